@@ -1,0 +1,190 @@
+//! The object-safe `Tool` trait, its `ToolSpec`, and what a call gives and returns.
+
+use std::{any::Any, future::Future, pin::Pin};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{context::ToolContext, error::ToolError, schema::ArgsError};
+
+/// A boxed, `Send` future: how `dyn` traits in this workspace return async work.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Everything the model and the harness need to know about a tool, without running it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls (snake_case, unique in a registry).
+    pub name: String,
+    /// What the tool does and when to use it, written for the model.
+    pub description: String,
+    /// The JSON Schema of the arguments, exactly as sent to the model.
+    pub parameters: Value,
+    /// Whether `parameters` satisfies OpenAI's strict rules and is sent with `strict: true`.
+    pub strict: bool,
+    /// Other names the model may use for this tool (for models trained on other harnesses).
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// What running the tool may do; drives concurrency and the permission defaults.
+    pub effects: Effects,
+    /// The name permission rules use for this tool (`Bash`, `Edit`, `Read`, …).
+    pub rule_name: String,
+}
+
+impl ToolSpec {
+    /// The permission-rule name derived from a snake_case tool name: `list_dir` → `ListDir`.
+    /// Names containing `__` (MCP tools such as `mcp__server__tool`) are kept as they are.
+    pub fn default_rule_name(name: &str) -> String {
+        if name.contains("__") {
+            return name.to_owned();
+        }
+        name.split('_')
+            .map(|word| {
+                let mut chars = word.chars();
+                match chars.next() {
+                    Some(first) => first.to_uppercase().chain(chars).collect::<String>(),
+                    None => String::new(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// What running a tool may do. The executor runs read-only tools concurrently and everything else
+/// one at a time; the permission policy asks before effects the mode does not allow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Effects {
+    /// Only reads state; safe to run concurrently with other reads.
+    pub read_only: bool,
+    /// Creates, changes or deletes files.
+    pub writes_files: bool,
+    /// Starts processes (which run under the OS sandbox).
+    pub runs_processes: bool,
+    /// Talks to the network.
+    pub network: bool,
+}
+
+impl Effects {
+    /// No side effects: reads, searches, pure functions.
+    pub const READ_ONLY: Effects =
+        Effects { read_only: true, writes_files: false, runs_processes: false, network: false };
+    /// Changes files in the workspace.
+    pub const WRITES_FILES: Effects =
+        Effects { read_only: false, writes_files: true, runs_processes: false, network: false };
+    /// Starts processes; anything may happen inside the sandbox.
+    pub const RUNS_PROCESSES: Effects =
+        Effects { read_only: false, writes_files: true, runs_processes: true, network: false };
+    /// Reads from the network without changing local state.
+    pub const NETWORK: Effects =
+        Effects { read_only: true, writes_files: false, runs_processes: false, network: true };
+}
+
+/// One thing a call will touch, as the permission policy sees it.
+///
+/// A tool reports these from its validated input, before it runs, so rules such as
+/// `Bash(cargo test *)`, `Edit(src/**)` or `WebSearch(domain:docs.rs)` can be judged.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "target", rename_all = "snake_case")]
+pub enum Access {
+    /// Reads a path (as given; the policy resolves it against the workspace).
+    Read(String),
+    /// Creates or changes a path.
+    Write(String),
+    /// Runs a shell command line.
+    Command(String),
+    /// Contacts a network domain (empty when any domain may be contacted).
+    Network(String),
+}
+
+/// A call whose arguments parsed and validated, ready for the permission policy and then to run.
+pub struct PreparedCall {
+    input: Box<dyn Any + Send>,
+    access: Vec<Access>,
+}
+
+impl PreparedCall {
+    /// Wraps a validated input and what the call will touch.
+    pub fn new<T: Any + Send>(input: T, access: Vec<Access>) -> Self {
+        Self { input: Box::new(input), access }
+    }
+
+    /// What the call will touch.
+    pub fn access(&self) -> &[Access] {
+        &self.access
+    }
+
+    /// Takes the input back as the type the tool prepared; `None` if a different tool prepared it.
+    pub fn into_input<T: Any>(self) -> Option<T> {
+        self.input.downcast::<T>().ok().map(|input| *input)
+    }
+}
+
+impl std::fmt::Debug for PreparedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedCall").field("access", &self.access).finish_non_exhaustive()
+    }
+}
+
+/// What a successful call returns: the text the model reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// Model-visible text (structured results as compact JSON).
+    pub text: String,
+}
+
+impl ToolOutput {
+    /// Plain text output.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { text: text.into() }
+    }
+
+    /// Compact JSON output of a structured result.
+    pub fn json<T: Serialize + ?Sized>(value: &T) -> Result<Self, ToolError> {
+        serde_json::to_string(value).map(Self::text).map_err(|err| {
+            ToolError::new(
+                crate::ToolErrorKind::ToolError,
+                format!("could not serialize the result: {err}"),
+            )
+        })
+    }
+}
+
+/// A tool the executor can run: object-safe so a registry can hold any mix of tools.
+///
+/// Implementors guarantee that `prepare` is pure and cheap (it runs for every call, before the
+/// permission check) and that `run` honours `ctx.cancel`: when the token is cancelled the tool stops
+/// its work (a process tool kills its process group) and returns promptly.
+///
+/// Most tools implement [`crate::TypedTool`] and are wrapped in [`crate::Typed`] instead of
+/// implementing this trait by hand.
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's spec.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Parses and validates the raw argument string and reports what the call will touch.
+    fn prepare(&self, arguments: &str) -> Result<PreparedCall, ArgsError>;
+
+    /// Runs a call prepared by this tool's [`Tool::prepare`].
+    fn run<'a>(
+        &'a self,
+        call: PreparedCall,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(name: &str, expect: &str) {
+        assert_eq!(ToolSpec::default_rule_name(name), expect);
+    }
+
+    #[test]
+    fn rule_names() {
+        check("bash", "Bash");
+        check("list_dir", "ListDir");
+        check("web_search", "WebSearch");
+        check("mcp__github__create_issue", "mcp__github__create_issue");
+    }
+}
