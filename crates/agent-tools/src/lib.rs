@@ -3,3 +3,54 @@
 //! A tool here gets validated input and a [`agent_core::ToolContext`] and returns output or a typed
 //! error. It must not contain dispatch logic (lookup, validation, permissions, timeouts, capping):
 //! that is `agent-exec`'s job. Tools that start processes do so through `agent-exec`'s sandbox.
+//!
+//! [`builtin`] builds every tool with one shared [`FileTracker`], so read_file, write_file and
+//! edit_file agree on what the model has seen in this session. The semantics and model-visible
+//! texts are documented in `docs/tools.md`.
+
+mod blocking;
+mod closest;
+mod edit_file;
+mod ladder;
+mod read_file;
+mod render;
+mod text;
+mod tracker;
+mod uppercase;
+mod workspace;
+mod write_file;
+
+use std::sync::Arc;
+
+use agent_core::{Tool, Typed, schema::StrictError};
+
+pub use crate::{
+    edit_file::{EditFile, EditFileInput},
+    read_file::{ReadFile, ReadFileInput, read_blocking},
+    tracker::FileTracker,
+    uppercase::{Uppercase, UppercaseInput},
+    write_file::{WriteFile, WriteFileInput},
+};
+
+/// What the user configures for the built-in tools.
+#[derive(Debug, Clone, Default)]
+pub struct BuiltinConfig {}
+
+/// Every built-in tool, sharing one fresh [`FileTracker`] (one per session).
+pub fn builtin(config: &BuiltinConfig) -> Result<Vec<Arc<dyn Tool>>, StrictError> {
+    builtin_with_tracker(config, FileTracker::new())
+}
+
+/// Every built-in tool, sharing `tracker`.
+pub fn builtin_with_tracker(
+    config: &BuiltinConfig,
+    tracker: Arc<FileTracker>,
+) -> Result<Vec<Arc<dyn Tool>>, StrictError> {
+    let _ = config;
+    Ok(vec![
+        Arc::new(Typed::new(Uppercase)?),
+        Arc::new(Typed::new(ReadFile::new(tracker.clone()))?),
+        Arc::new(Typed::new(WriteFile::new(tracker.clone()))?),
+        Arc::new(Typed::new(EditFile::new(tracker))?),
+    ])
+}
