@@ -110,10 +110,12 @@ fn describe(number: usize, have: &str, want: &str) -> String {
     let indent = |s: &str| s.len() - s.trim_start_matches([' ', '\t']).len();
     let (hi, wi) = (&have[..indent(have)], &want[..indent(want)]);
     if hi != wi {
+        let rest_differs = have.trim() != want.trim();
         return format!(
-            "line {number} is indented with \"{}\" where old_string has \"{}\"",
+            "line {number} is indented with \"{}\" where old_string has \"{}\"{}",
             visible_whitespace(&format!("{hi}x")).trim_end_matches('x'),
-            visible_whitespace(&format!("{wi}x")).trim_end_matches('x')
+            visible_whitespace(&format!("{wi}x")).trim_end_matches('x'),
+            if rest_differs { ", and its text differs too" } else { "" }
         );
     }
     if have.trim_end() == want.trim_end() {

@@ -285,7 +285,7 @@ fn success(
     }
     let count = new_ranges.len();
     let plural = if count == 1 { "replacement" } else { "replacements" };
-    let lines = if spans.len() == 1 { "line" } else { "lines" };
+    let lines = if spans.len() == 1 && !spans[0].contains('–') { "line" } else { "lines" };
     let mut out = format!("Edited {shown}: {count} {plural} at {lines} {} (+{added} −{removed})", spans.join(", "));
     for note in notes {
         let _ = write!(out, "\nNote: {note}.");
