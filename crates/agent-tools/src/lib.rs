@@ -11,12 +11,16 @@
 mod blocking;
 mod closest;
 mod edit_file;
+mod glob;
+mod grep;
 mod ladder;
+mod list_dir;
 mod read_file;
 mod render;
 mod text;
 mod tracker;
 mod uppercase;
+mod walk;
 mod workspace;
 mod write_file;
 
@@ -26,6 +30,9 @@ use agent_core::{Tool, Typed, schema::StrictError};
 
 pub use crate::{
     edit_file::{EditFile, EditFileInput},
+    glob::{Glob, GlobInput},
+    grep::{Grep, GrepInput, OutputMode, grep_blocking},
+    list_dir::{ListDir, ListDirInput},
     read_file::{ReadFile, ReadFileInput, read_blocking},
     tracker::FileTracker,
     uppercase::{Uppercase, UppercaseInput},
@@ -52,5 +59,8 @@ pub fn builtin_with_tracker(
         Arc::new(Typed::new(ReadFile::new(tracker.clone()))?),
         Arc::new(Typed::new(WriteFile::new(tracker.clone()))?),
         Arc::new(Typed::new(EditFile::new(tracker))?),
+        Arc::new(Typed::new(ListDir)?),
+        Arc::new(Typed::new(Grep)?),
+        Arc::new(Typed::new(Glob)?),
     ])
 }
