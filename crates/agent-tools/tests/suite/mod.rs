@@ -1,6 +1,9 @@
 //! Shared fixture: a temporary workspace and the built-in tools, called as the executor would.
 
 mod edit_file;
+mod glob;
+mod grep;
+mod list_dir;
 mod read_file;
 mod specs;
 mod uppercase;
