@@ -31,15 +31,13 @@ const MAX_LINE_CHARS: usize = 500;
 /// A search running longer returns what it found so far, with a notice.
 const TIME_LIMIT: Duration = Duration::from_secs(30);
 
-/// What grep returns.
+/// What grep returns. Variants are documented on [`GrepInput::output_mode`] rather than here, so
+/// the schema is a plain string enum (OpenAI's strict mode has no `oneOf`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputMode {
-    /// Paths of files that contain a match (the default).
     FilesWithMatches,
-    /// Matching lines as `path:line:text`, with context lines as `path-line-text`.
     Content,
-    /// The number of matching lines per file, as `path:count`.
     Count,
 }
 
@@ -58,7 +56,9 @@ pub struct GrepInput {
     /// Only search files of this type, such as `rust`, `py`, `js`, `ts`, `go`, `md`.
     #[serde(rename = "type")]
     pub file_type: Option<String>,
-    /// What to return. Default files_with_matches.
+    /// What to return: `files_with_matches` (paths of matching files; the default), `content`
+    /// (matching lines as `path:line:text`, context lines as `path-line-text`), or `count`
+    /// (matching lines per file as `path:count`).
     pub output_mode: Option<OutputMode>,
     /// Match letters regardless of case. Default false.
     pub case_insensitive: Option<bool>,

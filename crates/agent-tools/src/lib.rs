@@ -21,6 +21,7 @@ mod text;
 mod tracker;
 mod uppercase;
 mod walk;
+mod web_search;
 mod workspace;
 mod write_file;
 
@@ -36,12 +37,16 @@ pub use crate::{
     read_file::{ReadFile, ReadFileInput, read_blocking},
     tracker::FileTracker,
     uppercase::{Uppercase, UppercaseInput},
+    web_search::{ApiKey, ProviderKind, WebSearch, WebSearchConfig, WebSearchInput},
     write_file::{WriteFile, WriteFileInput},
 };
 
 /// What the user configures for the built-in tools.
 #[derive(Debug, Clone, Default)]
-pub struct BuiltinConfig {}
+pub struct BuiltinConfig {
+    /// The web search provider; `None` makes web_search answer `not_configured`.
+    pub web_search: Option<WebSearchConfig>,
+}
 
 /// Every built-in tool, sharing one fresh [`FileTracker`] (one per session).
 pub fn builtin(config: &BuiltinConfig) -> Result<Vec<Arc<dyn Tool>>, StrictError> {
@@ -53,7 +58,6 @@ pub fn builtin_with_tracker(
     config: &BuiltinConfig,
     tracker: Arc<FileTracker>,
 ) -> Result<Vec<Arc<dyn Tool>>, StrictError> {
-    let _ = config;
     Ok(vec![
         Arc::new(Typed::new(Uppercase)?),
         Arc::new(Typed::new(ReadFile::new(tracker.clone()))?),
@@ -62,5 +66,6 @@ pub fn builtin_with_tracker(
         Arc::new(Typed::new(ListDir)?),
         Arc::new(Typed::new(Grep)?),
         Arc::new(Typed::new(Glob)?),
+        Arc::new(Typed::new(WebSearch::new(config.web_search.clone()))?),
     ])
 }

@@ -7,6 +7,7 @@ mod list_dir;
 mod read_file;
 mod specs;
 mod uppercase;
+mod web_search;
 mod write_file;
 
 use std::{path::Path, sync::Arc};
