@@ -1,5 +1,50 @@
-//! `cargo xtask`: developer tasks.
+//! `cargo xtask`: developer tasks (ci, tidy), one module per task.
+//!
+//! Maintenance tasks use no workspace crate, so they still run when the product does not build.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-fn main() {}
+mod ci;
+mod tidy;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+
+const HELP: &str = "\
+cargo xtask <task>
+
+tasks:
+  ci      fmt --check, clippy -D warnings, tests, docs with warnings denied
+  tidy    repository invariants: //! headers, library dependencies, crate edges, lints
+";
+
+fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let task = args.next();
+    let rest: Vec<String> = args.collect();
+    match task.as_deref() {
+        Some("ci") => ci::run(&project_root()),
+        Some("tidy") => {
+            let problems = tidy::check(&project_root())?;
+            if problems.is_empty() {
+                println!("tidy: ok");
+                return Ok(());
+            }
+            for problem in &problems {
+                eprintln!("tidy: {problem}");
+            }
+            bail!("tidy found {} problem(s)", problems.len())
+        }
+        Some("help" | "--help" | "-h") | None => {
+            print!("{HELP}");
+            Ok(())
+        }
+        Some(other) => bail!("unknown task `{other}` (args: {rest:?})\n\n{HELP}"),
+    }
+}
+
+/// The workspace root, found from this crate's manifest directory so the tasks work from anywhere.
+fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}

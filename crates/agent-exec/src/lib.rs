@@ -5,3 +5,6 @@
 //! cancellation, cap the output) and turns every failure into an observation the model reads. It sees
 //! models only through [`agent_core::ModelClient`]; it must not depend on a concrete model adapter or
 //! on the built-in tools.
+
+pub mod process;
+pub mod sandbox;

@@ -1,0 +1,392 @@
+//! Starting a sandboxed process and collecting what it prints.
+//!
+//! Every process gets its own process group, stdin from `/dev/null`, the scrubbed environment and
+//! the sandbox of [`SandboxConfig`]. stdout and stderr share one pipe by default, so the output is
+//! interleaved exactly as it was written. On timeout or cancellation the whole group (and, for
+//! root, every process in the command's pids cgroup) gets SIGTERM, then SIGKILL after
+//! [`SandboxConfig::kill_grace`]; when the command exits normally, processes it left running are
+//! killed too, so nothing a tool starts outlives the call.
+
+#![allow(unsafe_code)]
+
+use std::{
+    collections::VecDeque,
+    ffi::OsString,
+    io,
+    os::unix::process::ExitStatusExt,
+    path::PathBuf,
+    process::Stdio,
+    sync::{Arc, Mutex, PoisonError},
+    time::{Duration, Instant},
+};
+
+use tokio::{io::AsyncReadExt, net::unix::pipe, process::Command};
+use tokio_util::sync::CancellationToken;
+
+use crate::sandbox::{self, CgroupLease, FsRules, SandboxConfig, SandboxError};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    /// The program (looked up in `PATH` when it has no slash).
+    pub program: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// The working directory; the workspace when `None`.
+    pub cwd: Option<PathBuf>,
+    /// The environment before scrubbing; this process's environment when `None`.
+    pub base_env: Option<Vec<(OsString, OsString)>>,
+    /// Keep stdout and stderr apart instead of interleaving them in one stream.
+    pub separate_stderr: bool,
+    /// Output kept per stream: the first and last halves of this many bytes; the middle is dropped.
+    pub max_output_bytes: usize,
+}
+
+impl ProcessSpec {
+    /// Runs `program` with no arguments.
+    pub fn new(program: impl Into<OsString>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: None,
+            base_env: None,
+            separate_stderr: false,
+            max_output_bytes: 1 << 20,
+        }
+    }
+
+    /// `bash -c <script>`: a fresh non-interactive shell.
+    pub fn bash(script: impl Into<OsString>) -> Self {
+        Self::new("bash").arg("-c").arg(script)
+    }
+
+    /// Adds an argument.
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Sets the working directory.
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Sets the environment before scrubbing (instead of this process's environment).
+    pub fn base_env<K: Into<OsString>, V: Into<OsString>>(
+        mut self,
+        env: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        self.base_env = Some(env.into_iter().map(|(k, v)| (k.into(), v.into())).collect());
+        self
+    }
+}
+
+/// What a finished process left behind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessOutput {
+    /// The exit code, when the process exited on its own.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the process, when one did.
+    pub signal: Option<i32>,
+    /// stdout and stderr interleaved in arrival order (only stdout with `separate_stderr`).
+    pub output: String,
+    /// stderr, when `separate_stderr` was set; empty otherwise.
+    pub stderr: String,
+    /// Bytes dropped from the middle of the output because of `max_output_bytes`.
+    pub dropped_bytes: u64,
+    /// Wall time from spawn to the end of the process.
+    pub duration: Duration,
+    /// Whether the process was killed because it ran past the timeout.
+    pub timed_out: bool,
+    /// Whether the process was killed because the call was cancelled.
+    pub cancelled: bool,
+    /// The process id, which is also its process group id.
+    pub pid: u32,
+}
+
+impl ProcessOutput {
+    /// Whether the process exited with code 0.
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+}
+
+/// Why a process could not be run.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// The sandbox could not be set up; nothing was started.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// The program could not be started (not found, not executable, or the sandbox setup in the
+    /// child failed).
+    #[error("could not start `{program}`: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The output pipe failed.
+    #[error("could not read the output: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// Runs `spec` under `config` until it exits, `timeout` passes, or `cancel` fires.
+pub async fn run(
+    spec: ProcessSpec,
+    config: &SandboxConfig,
+    cancel: CancellationToken,
+    timeout: Option<Duration>,
+) -> Result<ProcessOutput, SpawnError> {
+    // A fresh private temp dir unless the caller keeps one for the session.
+    let fresh_temp = match &config.temp_dir {
+        Some(_) => None,
+        None => Some(tempfile::Builder::new().prefix("agent-sandbox-").tempdir()?),
+    };
+    let temp_dir = config
+        .temp_dir
+        .clone()
+        .or_else(|| fresh_temp.as_ref().map(|dir| dir.path().to_path_buf()))
+        .unwrap_or_else(std::env::temp_dir);
+    let rules = sandbox::policy_rules(config, &temp_dir);
+    let env = sandbox::sandbox_env(
+        spec.base_env.clone().unwrap_or_else(|| std::env::vars_os().collect()),
+        config.policy,
+        config.network,
+        Some(&temp_dir),
+    );
+    let cwd = spec.cwd.clone().unwrap_or_else(|| config.workspace.clone());
+    let options = RunOptions { rules: rules.as_ref(), env, cwd, cancel, timeout };
+    run_with(spec, config, options).await
+}
+
+/// The sandbox-specific inputs of [`run_with`], resolved by the caller.
+pub(crate) struct RunOptions<'a> {
+    pub(crate) rules: Option<&'a FsRules>,
+    pub(crate) env: Vec<(OsString, OsString)>,
+    pub(crate) cwd: PathBuf,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// Runs `spec` with explicit file-system rules and environment (the code sandbox uses this to
+/// run an interpreter with narrower rules than any policy).
+pub(crate) async fn run_with(
+    spec: ProcessSpec,
+    config: &SandboxConfig,
+    options: RunOptions<'_>,
+) -> Result<ProcessOutput, SpawnError> {
+    let sandbox::Prepared { plan, cgroup } =
+        sandbox::prepare(options.rules, config.network, &config.limits)?;
+
+    let (out_reader, out_writer) = io::pipe()?;
+    let (err_reader, err_writer) = if spec.separate_stderr {
+        let (reader, writer) = io::pipe()?;
+        (Some(reader), writer)
+    } else {
+        (None, out_writer.try_clone()?)
+    };
+
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .current_dir(&options.cwd)
+        .env_clear()
+        .envs(options.env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out_writer))
+        .stderr(Stdio::from(err_writer))
+        .process_group(0)
+        .kill_on_drop(true);
+    // SAFETY: `ChildPlan::apply` only makes async-signal-safe system calls on data prepared
+    // above (see `sandbox/child.rs`), as required between fork and exec.
+    unsafe {
+        command.pre_exec(move || plan.apply());
+    }
+
+    let started = Instant::now();
+    let spawned = command.spawn();
+    // Dropping the command closes the parent's copies of the write ends, so EOF arrives when the
+    // last process holding them exits, and closes the Landlock ruleset fd.
+    drop(command);
+    let mut child = spawned.map_err(|source| SpawnError::Spawn {
+        program: spec.program.to_string_lossy().into_owned(),
+        source,
+    })?;
+    let pid = child.id().unwrap_or(0);
+    let group = Group { pgid: pid as i32, cgroup };
+
+    let half = spec.max_output_bytes / 2;
+    let out = Arc::new(Mutex::new(Capture::new(half)));
+    let err = Arc::new(Mutex::new(Capture::new(half)));
+    let mut readers = vec![tokio::spawn(drain(pipe::Receiver::from_owned_fd(out_reader.into())?, out.clone()))];
+    if let Some(reader) = err_reader {
+        readers.push(tokio::spawn(drain(pipe::Receiver::from_owned_fd(reader.into())?, err.clone())));
+    }
+
+    let deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
+    let sleep = async {
+        match deadline {
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    };
+    let (mut timed_out, mut cancelled) = (false, false);
+    let status = tokio::select! {
+        status = child.wait() => Some(status?),
+        () = sleep => { timed_out = true; None }
+        () = options.cancel.cancelled() => { cancelled = true; None }
+    };
+    let status = match status {
+        Some(status) => {
+            // The command is done; whatever it left running in the background goes too.
+            group.signal(libc::SIGKILL);
+            status
+        }
+        None => group.terminate(&mut child, config.kill_grace).await?,
+    };
+    let duration = started.elapsed();
+
+    // Output already in the pipe is still read after the writers are gone; a reader only waits
+    // longer if a process escaped the kill while holding the pipe, so it is bounded.
+    for reader in readers {
+        let abort = reader.abort_handle();
+        if tokio::time::timeout(Duration::from_millis(500), reader).await.is_err() {
+            abort.abort();
+        }
+    }
+    if let Some(lease) = group.cgroup {
+        // Removing the cgroup may wait a few milliseconds for killed processes to be reaped.
+        let _ = tokio::task::spawn_blocking(move || drop(lease)).await;
+    }
+
+    let (output, out_dropped) = take(&out);
+    let (stderr, err_dropped) = take(&err);
+    Ok(ProcessOutput {
+        exit_code: status.code(),
+        signal: status.signal(),
+        output,
+        stderr,
+        dropped_bytes: out_dropped + err_dropped,
+        duration,
+        timed_out,
+        cancelled,
+        pid,
+    })
+}
+
+/// A process group, and the pids cgroup that also holds the command's processes (root only).
+struct Group {
+    pgid: i32,
+    cgroup: Option<CgroupLease>,
+}
+
+impl Group {
+    /// Signals the group and the cgroup; returns whether any process was still there.
+    fn signal(&self, signal: i32) -> bool {
+        // SAFETY: `kill` with a negative pid signals the group; no memory is involved.
+        let group_alive = self.pgid > 0 && unsafe { libc::kill(-self.pgid, signal) } == 0;
+        let cgroup_alive = self.cgroup.as_ref().is_some_and(|lease| lease.signal_all(signal) > 0);
+        group_alive || cgroup_alive
+    }
+
+    /// SIGTERM, a grace period while anything is left, then SIGKILL; reaps the leader.
+    async fn terminate(
+        &self,
+        child: &mut tokio::process::Child,
+        grace: Duration,
+    ) -> io::Result<std::process::ExitStatus> {
+        self.signal(libc::SIGTERM);
+        let until = Instant::now() + grace;
+        let mut status = None;
+        while Instant::now() < until {
+            if status.is_none() {
+                status = child.try_wait()?;
+            }
+            // Signal 0 only checks existence; zombies still count, so a reaped leader matters.
+            if status.is_some() && !self.signal(0) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.signal(libc::SIGKILL);
+        match status {
+            Some(status) => Ok(status),
+            None => child.wait().await,
+        }
+    }
+}
+
+/// Reads a pipe to EOF into `capture`.
+async fn drain(mut reader: pipe::Receiver, capture: Arc<Mutex<Capture>>) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => capture.lock().unwrap_or_else(PoisonError::into_inner).push(&buf[..n]),
+        }
+    }
+}
+
+fn take(capture: &Mutex<Capture>) -> (String, u64) {
+    capture.lock().unwrap_or_else(PoisonError::into_inner).finish()
+}
+
+/// Output kept as a head and a tail of at most `half` bytes each.
+#[derive(Debug)]
+struct Capture {
+    half: usize,
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    dropped: u64,
+}
+
+impl Capture {
+    fn new(half: usize) -> Self {
+        Self { half, head: Vec::new(), tail: VecDeque::new(), dropped: 0 }
+    }
+
+    fn push(&mut self, mut bytes: &[u8]) {
+        let room = self.half.saturating_sub(self.head.len());
+        let now = room.min(bytes.len());
+        self.head.extend_from_slice(&bytes[..now]);
+        bytes = &bytes[now..];
+        self.tail.extend(bytes);
+        let excess = self.tail.len().saturating_sub(self.half);
+        self.tail.drain(..excess);
+        self.dropped += excess as u64;
+    }
+
+    fn finish(&mut self) -> (String, u64) {
+        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+        if self.dropped > 0 {
+            text.push_str(&format!("\n[… {} bytes dropped …]\n", self.dropped));
+        }
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        text.push_str(&String::from_utf8_lossy(&tail));
+        (text, self.dropped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(half: usize, chunks: &[&str], expect: &str, dropped: u64) {
+        let mut capture = Capture::new(half);
+        for chunk in chunks {
+            capture.push(chunk.as_bytes());
+        }
+        assert_eq!(capture.finish(), (expect.to_owned(), dropped));
+    }
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        check(4, &["abc"], "abc", 0);
+        check(4, &["abcd", "efgh"], "abcdefgh", 0);
+        check(2, &["abcdef"], "ab\n[… 2 bytes dropped …]\nef", 2);
+        check(2, &["a", "b", "c", "d", "e", "f", "g"], "ab\n[… 3 bytes dropped …]\nfg", 3);
+    }
+}

@@ -1,0 +1,189 @@
+//! What this kernel can enforce: Landlock ABI, seccomp, user namespaces, the process limit, and
+//! therefore which policies can run here.
+
+#![allow(unsafe_code)]
+
+use std::fmt;
+
+use super::{ProcessLimit, SandboxPolicy};
+
+/// The sandboxing features of the running kernel, as seen by this process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The kernel's Landlock ABI version (`None` when Landlock is missing or disabled).
+    pub landlock_abi: Option<u32>,
+    /// Whether seccomp filters (`SECCOMP_MODE_FILTER`) can be installed.
+    pub seccomp: bool,
+    /// Whether an unprivileged process can create a user namespace.
+    pub user_namespaces: bool,
+    /// Whether this process runs as root (uid 0).
+    pub root: bool,
+    /// How the process-count limit is enforced.
+    pub process_limit: ProcessLimit,
+}
+
+/// Whether one policy can be enforced, and what is missing when not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicySupport {
+    /// The policy.
+    pub policy: SandboxPolicy,
+    /// `None` when enforceable; otherwise what is missing and how to get it.
+    pub missing: Option<super::SandboxError>,
+    /// Guarantees that hold only partly on this kernel (enforceable all the same).
+    pub gaps: Vec<&'static str>,
+}
+
+/// Probes the kernel. Cheap after the first call (about a millisecond for the first).
+pub fn probe() -> Capabilities {
+    Capabilities {
+        landlock_abi: landlock_abi(),
+        seccomp: seccomp_available(),
+        user_namespaces: user_namespaces(true),
+        // SAFETY: `geteuid` has no preconditions.
+        root: unsafe { libc::geteuid() } == 0,
+        process_limit: ProcessLimit::current().clone(),
+    }
+}
+
+impl Capabilities {
+    /// Whether `policy` can be enforced, for every policy.
+    pub fn policies(&self) -> Vec<PolicySupport> {
+        SandboxPolicy::ALL.into_iter().map(|policy| self.support(policy)).collect()
+    }
+
+    /// Whether `policy` can be enforced here.
+    pub fn support(&self, policy: SandboxPolicy) -> PolicySupport {
+        let mut gaps = Vec::new();
+        if !policy.is_restricted() {
+            return PolicySupport { policy, missing: None, gaps };
+        }
+        let missing = self.missing();
+        let abi = self.landlock_abi.unwrap_or(0);
+        if abi < 3 {
+            gaps.push("truncating files outside writable roots is not blocked (Landlock ABI < 3)");
+        }
+        if abi < 4 {
+            gaps.push("TCP is blocked by seccomp only (Landlock ABI < 4 has no network rules)");
+        }
+        if abi < 6 {
+            gaps.push("signals to processes outside the sandbox are not blocked (Landlock ABI < 6)");
+        }
+        if policy == SandboxPolicy::WorkspaceWrite {
+            gaps.push(".git inside the workspace stays writable (Landlock rules cannot narrow a writable root)");
+        }
+        if let ProcessLimit::Unavailable(_) = self.process_limit {
+            gaps.push("the process-count limit is not enforced (see `process limit`)");
+        }
+        PolicySupport { policy, missing, gaps }
+    }
+
+    /// The error a restricted policy fails with here, if any.
+    pub(crate) fn missing(&self) -> Option<super::SandboxError> {
+        if self.landlock_abi.is_none() {
+            return Some(super::SandboxError::Unavailable {
+                missing: "Landlock (file-system rules)".to_owned(),
+                fix: "use Linux ≥ 5.13 with Landlock enabled (`lsm=landlock,...` on the kernel \
+                      command line; check with `cat /sys/kernel/security/lsm`)"
+                    .to_owned(),
+            });
+        }
+        if !self.seccomp {
+            return Some(super::SandboxError::Unavailable {
+                missing: "seccomp filters (network and ptrace blocking)".to_owned(),
+                fix: "use a kernel built with CONFIG_SECCOMP_FILTER, and do not run inside a \
+                      container profile that forbids installing filters"
+                    .to_owned(),
+            });
+        }
+        None
+    }
+}
+
+impl fmt::Display for Capabilities {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let yes_no = |b: bool| if b { "yes" } else { "no" };
+        let landlock = match self.landlock_abi {
+            Some(abi) => format!("yes (ABI {abi})"),
+            None => "no".to_owned(),
+        };
+        let process_limit = match &self.process_limit {
+            ProcessLimit::PidsCgroup(base) => format!("pids cgroup under {}", base.display()),
+            ProcessLimit::UserNamespace => "user namespace + RLIMIT_NPROC".to_owned(),
+            ProcessLimit::Unavailable(reason) => format!("not enforced: {reason}"),
+        };
+        writeln!(f, "kernel feature                 available")?;
+        writeln!(f, "landlock                       {landlock}")?;
+        writeln!(f, "seccomp filters                {}", yes_no(self.seccomp))?;
+        writeln!(f, "unprivileged user namespaces   {}", yes_no(self.user_namespaces))?;
+        writeln!(f, "running as root                {}", yes_no(self.root))?;
+        writeln!(f, "process limit                  {process_limit}")?;
+        writeln!(f)?;
+        writeln!(f, "policy               enforceable")?;
+        for support in self.policies() {
+            let verdict = match &support.missing {
+                None if support.policy.is_restricted() => "yes".to_owned(),
+                None => "yes (no sandbox: full access)".to_owned(),
+                Some(err) => format!("no: {err}"),
+            };
+            writeln!(f, "{:<20} {verdict}", support.policy.as_str())?;
+            for gap in &support.gaps {
+                writeln!(f, "{:<20}   note: {gap}", "")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The kernel's Landlock ABI version. The `landlock` crate keeps its own query private (it wants
+/// callers to rely on best-effort rules), so the probe asks the kernel directly.
+fn landlock_abi() -> Option<u32> {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: with a null attribute pointer and size 0 this flag only returns the ABI version.
+    let version = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    u32::try_from(version).ok().filter(|v| *v > 0)
+}
+
+/// Seccomp filter support: `PR_SET_SECCOMP` with a null program fails with `EFAULT` when filters
+/// are supported and `EINVAL` when they are not, without installing anything.
+fn seccomp_available() -> bool {
+    // SAFETY: a null filter pointer is rejected by the kernel before any state changes.
+    let rc = unsafe {
+        libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, std::ptr::null::<u8>(), 0, 0)
+    };
+    rc == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EFAULT)
+}
+
+/// Whether a user namespace can be created, tested in a forked child. With `as_unprivileged`,
+/// root first drops to `nobody` so the answer is the one an ordinary user would get.
+pub(crate) fn user_namespaces(as_unprivileged: bool) -> bool {
+    // SAFETY: the child only makes async-signal-safe system calls and leaves with `_exit`.
+    unsafe {
+        let pid = libc::fork();
+        if pid < 0 {
+            return false;
+        }
+        if pid == 0 {
+            if as_unprivileged && libc::geteuid() == 0 {
+                libc::setgroups(0, std::ptr::null());
+                if libc::setresgid(65534, 65534, 65534) != 0 || libc::setresuid(65534, 65534, 65534) != 0 {
+                    libc::_exit(2);
+                }
+            }
+            libc::_exit(if libc::unshare(libc::CLONE_NEWUSER) == 0 { 0 } else { 1 });
+        }
+        let mut status = 0;
+        while libc::waitpid(pid, &mut status, 0) < 0 {
+            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return false;
+            }
+        }
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+    }
+}
