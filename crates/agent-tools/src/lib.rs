@@ -8,6 +8,7 @@
 //! edit_file agree on what the model has seen in this session. The semantics and model-visible
 //! texts are documented in `docs/tools.md`.
 
+mod bash;
 mod blocking;
 mod closest;
 mod edit_file;
@@ -30,6 +31,7 @@ use std::sync::Arc;
 use agent_core::{Tool, Typed, schema::StrictError};
 
 pub use crate::{
+    bash::{Bash, BashConfig, BashInput},
     edit_file::{EditFile, EditFileInput},
     glob::{Glob, GlobInput},
     grep::{Grep, GrepInput, OutputMode, grep_blocking},
@@ -46,6 +48,8 @@ pub use crate::{
 pub struct BuiltinConfig {
     /// The web search provider; `None` makes web_search answer `not_configured`.
     pub web_search: Option<WebSearchConfig>,
+    /// Timeouts and the sandbox of the bash tool.
+    pub bash: BashConfig,
 }
 
 /// Every built-in tool, sharing one fresh [`FileTracker`] (one per session).
@@ -60,6 +64,7 @@ pub fn builtin_with_tracker(
 ) -> Result<Vec<Arc<dyn Tool>>, StrictError> {
     Ok(vec![
         Arc::new(Typed::new(Uppercase)?),
+        Arc::new(Typed::new(Bash::new(config.bash.clone()))?),
         Arc::new(Typed::new(ReadFile::new(tracker.clone()))?),
         Arc::new(Typed::new(WriteFile::new(tracker.clone()))?),
         Arc::new(Typed::new(EditFile::new(tracker))?),

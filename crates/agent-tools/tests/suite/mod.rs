@@ -1,5 +1,6 @@
 //! Shared fixture: a temporary workspace and the built-in tools, called as the executor would.
 
+mod bash;
 mod edit_file;
 mod glob;
 mod grep;

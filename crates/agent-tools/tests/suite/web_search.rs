@@ -80,7 +80,7 @@ async fn serve(replies: Vec<Reply>) -> Server {
 }
 
 fn fixture(config: WebSearchConfig) -> Fixture {
-    Fixture::with_config(BuiltinConfig { web_search: Some(config) })
+    Fixture::with_config(BuiltinConfig { web_search: Some(config), ..BuiltinConfig::default() })
 }
 
 fn redact_port(text: &str, server: &Server) -> String {
