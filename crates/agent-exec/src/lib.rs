@@ -6,5 +6,6 @@
 //! models only through [`agent_core::ModelClient`]; it must not depend on a concrete model adapter or
 //! on the built-in tools.
 
+pub mod code;
 pub mod process;
 pub mod sandbox;

@@ -3,3 +3,59 @@
 //! This is the only crate that knows provider JSON. It owns the wire types, transport, retries,
 //! streaming and provider quirks, and a scripted OpenAI-compatible server for tests and demos. It
 //! must not know about tools beyond [`agent_core::ToolSpec`].
+//!
+//! - [`ChatClient`] speaks Chat Completions, the API every compatible server has.
+//! - [`ResponsesClient`] speaks the Responses API, continuing stored responses with
+//!   `previous_response_id`, or stateless with encrypted reasoning.
+//! - [`ClientConfig`] (base URL, [`ApiKey`], model, timeouts, [`RetryPolicy`]) configures both.
+//! - `scripted` (feature `scripted-server`) is a real loopback HTTP server that plays a script of
+//!   turns and faults, for the tests and demos of every crate.
+//!
+//! HTTP goes through async-openai's `byot` methods with our own lenient wire types, so an odd
+//! field from a compatible server never discards a response; async-openai's own retry is replaced
+//! by one policy of ours (see `docs/models.md`).
+//!
+//! ```no_run
+//! use agent_core::{Item, Message, ModelClient, ModelRequest, ToolChoice};
+//! use agent_model::{ApiKey, ChatClient, ClientConfig};
+//! use futures_util::StreamExt;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = ClientConfig::new("https://api.openai.com/v1", "gpt-4.1")
+//!     .with_api_key(ApiKey::new("sk-…"));
+//! let client = ChatClient::new(&config)?;
+//! let items = [Item::Message(Message::user("Say hi."))];
+//! let request = ModelRequest {
+//!     instructions: "You are terse.",
+//!     items: &items,
+//!     tools: &[],
+//!     tool_choice: &ToolChoice::Auto,
+//!     parallel_tool_calls: false,
+//!     continuation: None,
+//! };
+//! let mut events = client.stream(request).await?;
+//! while let Some(event) = events.next().await {
+//!     let _event = event?;
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+#![warn(missing_docs)]
+
+mod chat;
+mod config;
+mod connection;
+mod error;
+mod events;
+mod lenient;
+mod responses;
+#[cfg(feature = "scripted-server")]
+pub mod scripted;
+mod transport;
+
+pub use crate::{
+    chat::ChatClient,
+    config::{ApiKey, ClientConfig, RetryPolicy},
+    responses::ResponsesClient,
+};

@@ -1,0 +1,285 @@
+//! Chat Completions wire types: the request we send, and lenient response and chunk types.
+
+use agent_core::{Item, ModelRequest, Role, ToolChoice};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::lenient;
+
+/// `POST /chat/completions` body.
+#[derive(Debug, Serialize)]
+pub(crate) struct ChatRequest<'a> {
+    pub(crate) model: &'a str,
+    pub(crate) messages: Vec<RequestMessage<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tools: Option<Vec<RequestTool<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) parallel_tool_calls: Option<bool>,
+    pub(crate) stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stream_options: Option<StreamOptions>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct StreamOptions {
+    pub(crate) include_usage: bool,
+}
+
+/// One message. `content` is always written (as `null` on an assistant message that only calls
+/// tools, which is what OpenAI documents and what strict servers expect).
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestMessage<'a> {
+    role: &'static str,
+    content: Option<&'a str>,
+    /// Reasoning text replayed to servers that need it (DeepSeek rejects a tool-call turn without
+    /// its `reasoning_content`); written under the field name the server itself used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<RequestToolCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+impl<'a> RequestMessage<'a> {
+    fn new(role: &'static str, content: Option<&'a str>) -> Self {
+        Self {
+            role,
+            content,
+            reasoning_content: None,
+            reasoning: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct RequestToolCall<'a> {
+    id: &'a str,
+    r#type: &'static str,
+    function: RequestFunctionCall<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct RequestFunctionCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestTool<'a> {
+    r#type: &'static str,
+    function: RequestFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct RequestFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    strict: bool,
+}
+
+/// Which field carries replayed reasoning text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReasoningField {
+    /// `reasoning_content` (DeepSeek, vLLM, llama.cpp).
+    ReasoningContent,
+    /// `reasoning` (Ollama, OpenRouter).
+    Reasoning,
+}
+
+/// Builds the request body from a transcript.
+///
+/// Invariant: consecutive tool calls (and the assistant text and reasoning right before them)
+/// become one assistant message, so every `role: "tool"` message follows the assistant message
+/// that holds its `tool_call_id`.
+pub(crate) fn build<'a>(
+    model: &'a str,
+    request: &ModelRequest<'a>,
+    stream: bool,
+    reasoning_field: ReasoningField,
+) -> ChatRequest<'a> {
+    let mut messages = Vec::with_capacity(request.items.len() + 1);
+    if !request.instructions.is_empty() {
+        messages.push(RequestMessage::new("system", Some(request.instructions)));
+    }
+    // Reasoning text waits for the assistant message it belongs to.
+    let mut reasoning: Option<&'a str> = None;
+    // Whether the last message is an assistant message that later tool calls may join.
+    let mut open_assistant = false;
+    for item in request.items {
+        match item {
+            Item::Message(message) => {
+                let mut wire = RequestMessage::new(message.role.as_str(), Some(&message.content));
+                open_assistant = message.role == Role::Assistant;
+                if open_assistant {
+                    set_reasoning(&mut wire, reasoning.take(), reasoning_field);
+                }
+                messages.push(wire);
+            }
+            Item::ToolCall(call) => {
+                if !open_assistant {
+                    let mut wire = RequestMessage::new("assistant", None);
+                    set_reasoning(&mut wire, reasoning.take(), reasoning_field);
+                    messages.push(wire);
+                    open_assistant = true;
+                }
+                if let Some(last) = messages.last_mut() {
+                    last.tool_calls.push(RequestToolCall {
+                        id: &call.call_id,
+                        r#type: "function",
+                        function: RequestFunctionCall { name: &call.name, arguments: &call.arguments },
+                    });
+                }
+            }
+            Item::ToolOutput(output) => {
+                let mut wire = RequestMessage::new("tool", Some(&output.output));
+                wire.tool_call_id = Some(&output.call_id);
+                messages.push(wire);
+                open_assistant = false;
+            }
+            Item::Reasoning(item) => {
+                // Only plain reasoning text means anything to a Chat server; encrypted Responses
+                // reasoning cannot be replayed here and is dropped.
+                if let Some(text) = item.text.as_deref().filter(|text| !text.is_empty()) {
+                    reasoning = Some(text);
+                }
+                open_assistant = false;
+            }
+        }
+    }
+    let has_tools = !request.tools.is_empty();
+    let tools = has_tools.then(|| {
+        request
+            .tools
+            .iter()
+            .map(|tool| RequestTool {
+                r#type: "function",
+                function: RequestFunction {
+                    name: &tool.name,
+                    description: &tool.description,
+                    parameters: &tool.parameters,
+                    strict: tool.strict,
+                },
+            })
+            .collect()
+    });
+    ChatRequest {
+        model,
+        messages,
+        tools,
+        tool_choice: has_tools.then(|| tool_choice(request.tool_choice)),
+        parallel_tool_calls: has_tools.then_some(request.parallel_tool_calls),
+        stream,
+        stream_options: stream.then_some(StreamOptions { include_usage: true }),
+    }
+}
+
+fn set_reasoning<'a>(wire: &mut RequestMessage<'a>, text: Option<&'a str>, field: ReasoningField) {
+    match field {
+        ReasoningField::ReasoningContent => wire.reasoning_content = text,
+        ReasoningField::Reasoning => wire.reasoning = text,
+    }
+}
+
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+    }
+}
+
+/// A whole response (`choices[].message`) or one streamed chunk (`choices[].delta`). Every field
+/// is optional: compatible servers omit `id`, `object`, `created`, `type` and `index` at will.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ChatResponse {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) id: Option<String>,
+    #[serde(default, deserialize_with = "lenient::nullable")]
+    pub(crate) choices: Vec<Choice>,
+    #[serde(default)]
+    pub(crate) usage: Option<ChatUsage>,
+    /// An error object sent in place of a chunk (OpenAI, vLLM, proxies).
+    #[serde(default)]
+    pub(crate) error: Option<Value>,
+    /// vLLM marks its error objects with `"object": "error"`.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) object: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) message: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Choice {
+    #[serde(default)]
+    pub(crate) message: Option<Delta>,
+    #[serde(default)]
+    pub(crate) delta: Option<Delta>,
+    /// Any string: `stop`, `tool_calls`, `length`, `eos`, `""`, `insufficient_system_resource`…
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) finish_reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Delta {
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub(crate) content: Option<String>,
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub(crate) refusal: Option<String>,
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub(crate) reasoning_content: Option<String>,
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub(crate) reasoning: Option<String>,
+    #[serde(default, deserialize_with = "lenient::nullable")]
+    pub(crate) tool_calls: Vec<ToolCallDelta>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ToolCallDelta {
+    #[serde(default)]
+    pub(crate) index: Option<u32>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) id: Option<String>,
+    #[serde(default)]
+    pub(crate) function: Option<FunctionDelta>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct FunctionDelta {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) name: Option<String>,
+    #[serde(default, deserialize_with = "lenient::arguments")]
+    pub(crate) arguments: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ChatUsage {
+    #[serde(default, deserialize_with = "lenient::count")]
+    pub(crate) prompt_tokens: u64,
+    #[serde(default, deserialize_with = "lenient::count")]
+    pub(crate) completion_tokens: u64,
+    #[serde(default)]
+    pub(crate) prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    pub(crate) completion_tokens_details: Option<CompletionDetails>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct PromptDetails {
+    #[serde(default, deserialize_with = "lenient::count")]
+    pub(crate) cached_tokens: u64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct CompletionDetails {
+    #[serde(default, deserialize_with = "lenient::count")]
+    pub(crate) reasoning_tokens: u64,
+}

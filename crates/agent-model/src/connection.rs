@@ -1,0 +1,52 @@
+//! The async-openai client both adapters share, wired to our transport, timeouts and key handling.
+
+use agent_core::{ModelError, ModelErrorKind};
+use async_openai::Client;
+use secrecy::ExposeSecret;
+
+use crate::{
+    config::{ClientConfig, WireConfig},
+    error,
+    transport::Transport,
+};
+
+/// One configured HTTP client for one model.
+pub(crate) struct Connection {
+    pub(crate) client: Client<WireConfig>,
+    pub(crate) model: String,
+    pub(crate) stream: bool,
+    key: Option<secrecy::SecretString>,
+}
+
+impl Connection {
+    pub(crate) fn new(config: &ClientConfig) -> Result<Self, ModelError> {
+        // reqwest is built without a default crypto provider so that only ring is compiled; the
+        // process-wide default is installed here, and a second install fails harmlessly.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let wire = WireConfig::new(config)
+            .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .read_timeout(config.read_timeout)
+            .build()
+            .map_err(|error| {
+                ModelError::new(
+                    ModelErrorKind::InvalidRequest,
+                    format!("could not build the http client: {error}"),
+                )
+            })?;
+        let client = Client::build(http.clone(), wire)
+            .with_http_service(Transport::new(http, config.retry.clone()));
+        Ok(Self {
+            client,
+            model: config.model.clone(),
+            stream: config.stream,
+            key: config.api_key.as_ref().map(|key| key.secret().clone()),
+        })
+    }
+
+    /// Removes the key from an error's message, in case a server echoed it.
+    pub(crate) fn scrub(&self, error: ModelError) -> ModelError {
+        error::scrub(error, self.key.as_ref().map(|key| key.expose_secret()))
+    }
+}

@@ -1,0 +1,78 @@
+//! The pump from a stream of parsed wire chunks to [`ModelEvent`]s, shared by both adapters.
+
+use std::{collections::VecDeque, pin::Pin};
+
+use agent_core::{ModelError, ModelEvent, ModelStream};
+use async_openai::error::OpenAIError;
+use futures_util::{Stream, StreamExt};
+
+use crate::{connection::Connection, error};
+
+/// Turns wire chunks into events. `push` may queue deltas or complete items; `finish` runs when
+/// the HTTP stream ends and must fail if the response never reached a terminal state.
+pub(crate) trait Accumulator: Send {
+    type Chunk;
+
+    fn push(&mut self, chunk: Self::Chunk, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError>;
+
+    fn finish(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError>;
+
+    /// Whether the terminal event was already queued, so nothing more needs to be read.
+    fn is_complete(&self) -> bool;
+}
+
+pub(crate) type WireStream<T> = Pin<Box<dyn Stream<Item = Result<T, OpenAIError>> + Send>>;
+
+struct Pump<'a, A: Accumulator> {
+    inner: WireStream<A::Chunk>,
+    accumulator: A,
+    queue: VecDeque<ModelEvent>,
+    ended: bool,
+    connection: &'a Connection,
+}
+
+/// Drives `accumulator` over `inner`. The first error ends the stream: a response that broke
+/// after output began is reported, never replayed.
+pub(crate) fn pump<'a, A>(
+    inner: WireStream<A::Chunk>,
+    accumulator: A,
+    connection: &'a Connection,
+) -> ModelStream<'a>
+where
+    A: Accumulator + 'a,
+    A::Chunk: 'static,
+{
+    let state = Pump { inner, accumulator, queue: VecDeque::new(), ended: false, connection };
+    Box::pin(futures_util::stream::unfold(state, |mut state| async move {
+        loop {
+            if let Some(event) = state.queue.pop_front() {
+                return Some((Ok(event), state));
+            }
+            if state.ended {
+                return None;
+            }
+            if state.accumulator.is_complete() {
+                state.ended = true;
+                continue;
+            }
+            let step = match state.inner.next().await {
+                Some(Ok(chunk)) => state.accumulator.push(chunk, &mut state.queue),
+                Some(Err(wire)) => Err(error::from_openai(wire)),
+                None => {
+                    state.ended = true;
+                    state.accumulator.finish(&mut state.queue)
+                }
+            };
+            if let Err(failure) = step {
+                state.ended = true;
+                state.queue.clear();
+                return Some((Err(state.connection.scrub(failure)), state));
+            }
+        }
+    }))
+}
+
+/// The events of a whole (non-streamed) response, as a stream.
+pub(crate) fn ready<'a>(events: VecDeque<ModelEvent>) -> ModelStream<'a> {
+    Box::pin(futures_util::stream::iter(events.into_iter().map(Ok)))
+}

@@ -1,0 +1,133 @@
+//! The Responses API adapter (`POST /responses`): stored continuation or stateless replay.
+
+mod stream;
+pub(crate) mod wire;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use agent_core::{
+    BoxFuture, ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelStream,
+};
+use async_openai::traits::RequestOptionsBuilder;
+
+use self::{
+    stream::ResponsesAccumulator,
+    wire::{Mode, ResponseBody, ResponsesRequest, StreamEvent},
+};
+use crate::{config::ClientConfig, connection::Connection, error, events};
+
+/// A [`ModelClient`] over the Responses API.
+///
+/// By default responses are stored on the server and a [`agent_core::Continuation`] sends only the
+/// new items with `previous_response_id` (instructions and tools are re-sent, since the API does
+/// not carry them over). In stateless mode (`store: false`) the whole transcript is sent each time
+/// with reasoning replayed through its `encrypted_content`. A server that rejects
+/// `previous_response_id` switches the client to stateless mode for the rest of its life.
+pub struct ResponsesClient {
+    connection: Connection,
+    name: String,
+    stateless: AtomicBool,
+}
+
+impl std::fmt::Debug for ResponsesClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponsesClient")
+            .field("name", &self.name)
+            .field("stateless", &self.stateless.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResponsesClient {
+    /// A client that stores responses and continues them with `previous_response_id`.
+    pub fn new(config: &ClientConfig) -> Result<Self, ModelError> {
+        Ok(Self {
+            connection: Connection::new(config)?,
+            name: format!("responses:{}", config.model),
+            stateless: AtomicBool::new(false),
+        })
+    }
+
+    /// A client that never stores responses (`store: false`) and replays the whole transcript,
+    /// for zero-data-retention accounts and servers without stored responses.
+    pub fn stateless(config: &ClientConfig) -> Result<Self, ModelError> {
+        let client = Self::new(config)?;
+        client.stateless.store(true, Ordering::Relaxed);
+        Ok(client)
+    }
+
+    /// Whether the client runs stateless, by choice or after a server rejected continuation.
+    pub fn is_stateless(&self) -> bool {
+        self.stateless.load(Ordering::Relaxed)
+    }
+
+    async fn open<'a>(&'a self, request: ModelRequest<'a>) -> Result<ModelStream<'a>, ModelError> {
+        let continuation = request
+            .continuation
+            .filter(|continuation| continuation.items_known <= request.items.len());
+        let Some(continuation) = continuation.filter(|_| !self.is_stateless()) else {
+            let mode = if self.is_stateless() {
+                Mode::Stateless
+            } else {
+                Mode::Stored { previous_response_id: None }
+            };
+            return self.send(wire::build(&self.connection.model, &request, request.items, mode, self.connection.stream)).await;
+        };
+        let items = &request.items[continuation.items_known..];
+        let mode = Mode::Stored { previous_response_id: Some(&continuation.previous_response_id) };
+        let body = wire::build(&self.connection.model, &request, items, mode, self.connection.stream);
+        match self.send(body).await {
+            Err(error) if rejects_continuation(&error) => {
+                tracing::warn!(model = %self.connection.model, "server rejected previous_response_id; switching to stateless requests");
+                self.stateless.store(true, Ordering::Relaxed);
+                let body = wire::build(&self.connection.model, &request, request.items, Mode::Stateless, self.connection.stream);
+                self.send(body).await
+            }
+            other => other,
+        }
+    }
+
+    async fn send<'a>(&'a self, body: ResponsesRequest<'_>) -> Result<ModelStream<'a>, ModelError> {
+        let connection = &self.connection;
+        tracing::debug!(model = %connection.model, items = body.input.len(), continued = body.previous_response_id.is_some(), "responses request");
+        if !connection.stream {
+            let response: ResponseBody =
+                connection.client.responses().create_byot(&body).await.map_err(error::from_openai)?;
+            return Ok(events::ready(ResponsesAccumulator::whole(response)?));
+        }
+        let inner = connection
+            .client
+            .responses()
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .map_err(error::from_openai)?
+            .create_stream_byot::<_, StreamEvent>(&body)
+            .await
+            .map_err(error::from_openai)?;
+        Ok(events::pump(inner, ResponsesAccumulator::default(), connection))
+    }
+}
+
+/// Whether a failed continued request failed because the server cannot continue a stored
+/// response (unknown id, storage disabled, or the parameter unsupported).
+fn rejects_continuation(error: &ModelError) -> bool {
+    let message = error.message.to_lowercase();
+    matches!(error.kind, ModelErrorKind::InvalidRequest | ModelErrorKind::ModelNotFound)
+        && (message.contains("previous_response") || message.contains("previous response"))
+}
+
+impl ModelClient for ResponsesClient {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn supports_continuation(&self) -> bool {
+        !self.is_stateless()
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelStream<'a>, ModelError>> {
+        Box::pin(async move { self.open(request).await.map_err(|e| self.connection.scrub(e)) })
+    }
+}

@@ -1,0 +1,293 @@
+//! Responses API wire types: the request we send, and lenient response and event types.
+
+use agent_core::{Item, ModelRequest, ToolChoice};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::lenient;
+
+/// `POST /responses` body.
+#[derive(Debug, Serialize)]
+pub(crate) struct ResponsesRequest<'a> {
+    pub(crate) model: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub(crate) instructions: &'a str,
+    pub(crate) input: Vec<InputItem<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tools: Option<Vec<RequestTool<'a>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tool_choice: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) previous_response_id: Option<&'a str>,
+    pub(crate) store: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) include: Vec<&'static str>,
+    pub(crate) stream: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum InputItem<'a> {
+    Message {
+        role: &'static str,
+        content: &'a str,
+    },
+    FunctionCall {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
+        call_id: &'a str,
+        name: &'a str,
+        arguments: &'a str,
+    },
+    FunctionCallOutput {
+        call_id: &'a str,
+        output: &'a str,
+    },
+    Reasoning {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
+        summary: Vec<TextPart<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        content: Vec<TextPart<'a>>,
+    },
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct TextPart<'a> {
+    r#type: &'static str,
+    text: &'a str,
+}
+
+/// A flat function tool (the Responses API does not nest it under `function`).
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestTool<'a> {
+    r#type: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    strict: bool,
+}
+
+/// Whether a request relies on server-side state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode<'a> {
+    /// `store: true`, optionally continuing a stored response.
+    Stored { previous_response_id: Option<&'a str> },
+    /// `store: false`, the whole transcript with encrypted reasoning.
+    Stateless,
+}
+
+/// Builds the request body from `items` (already cut to what the server does not hold).
+pub(crate) fn build<'a>(
+    model: &'a str,
+    request: &ModelRequest<'a>,
+    items: &'a [Item],
+    mode: Mode<'a>,
+    stream: bool,
+) -> ResponsesRequest<'a> {
+    let stateless = mode == Mode::Stateless;
+    let input = items.iter().filter_map(|item| input_item(item, stateless)).collect();
+    let has_tools = !request.tools.is_empty();
+    let tools = has_tools.then(|| {
+        request
+            .tools
+            .iter()
+            .map(|tool| RequestTool {
+                r#type: "function",
+                name: &tool.name,
+                description: &tool.description,
+                parameters: &tool.parameters,
+                strict: tool.strict,
+            })
+            .collect()
+    });
+    let (previous_response_id, store, include) = match mode {
+        Mode::Stored { previous_response_id } => (previous_response_id, true, Vec::new()),
+        Mode::Stateless => (None, false, vec!["reasoning.encrypted_content"]),
+    };
+    ResponsesRequest {
+        model,
+        instructions: request.instructions,
+        input,
+        tools,
+        tool_choice: has_tools.then(|| tool_choice(request.tool_choice)),
+        parallel_tool_calls: has_tools.then_some(request.parallel_tool_calls),
+        previous_response_id,
+        store,
+        include,
+        stream,
+    }
+}
+
+/// One transcript item as input. Item ids are only sent when the server stores items; without
+/// storage OpenAI rejects ids it cannot look up, so a reasoning item is only replayable through
+/// its `encrypted_content`, and one without it is dropped.
+fn input_item(item: &Item, stateless: bool) -> Option<InputItem<'_>> {
+    Some(match item {
+        Item::Message(message) => {
+            InputItem::Message { role: message.role.as_str(), content: &message.content }
+        }
+        Item::ToolCall(call) => InputItem::FunctionCall {
+            id: if stateless { None } else { call.item_id.as_deref() },
+            call_id: &call.call_id,
+            name: &call.name,
+            arguments: &call.arguments,
+        },
+        Item::ToolOutput(output) => {
+            InputItem::FunctionCallOutput { call_id: &output.call_id, output: &output.output }
+        }
+        Item::Reasoning(reasoning) => {
+            let replayable = if stateless {
+                reasoning.encrypted_content.is_some()
+            } else {
+                reasoning.id.is_some()
+            };
+            if !replayable {
+                return None;
+            }
+            InputItem::Reasoning {
+                id: if stateless { None } else { reasoning.id.as_deref() },
+                summary: reasoning
+                    .summary
+                    .iter()
+                    .map(|text| TextPart { r#type: "summary_text", text })
+                    .collect(),
+                encrypted_content: reasoning.encrypted_content.as_deref(),
+                content: reasoning
+                    .text
+                    .iter()
+                    .map(|text| TextPart { r#type: "reasoning_text", text })
+                    .collect(),
+            }
+        }
+    })
+}
+
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
+    }
+}
+
+/// A response object (the whole answer, or the one inside `response.*` events).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ResponseBody {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) id: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) status: Option<String>,
+    #[serde(default, deserialize_with = "lenient::nullable")]
+    pub(crate) output: Vec<OutputItem>,
+    #[serde(default)]
+    pub(crate) usage: Option<ResponsesUsage>,
+    #[serde(default)]
+    pub(crate) incomplete_details: Option<IncompleteDetails>,
+    #[serde(default)]
+    pub(crate) error: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct IncompleteDetails {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) reason: Option<String>,
+}
+
+/// An output item. Types we do not use (web search calls, images, new item kinds) are kept as
+/// `Other` instead of failing the whole response.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum OutputItem {
+    Message {
+        #[serde(default, deserialize_with = "lenient::string")]
+        id: Option<String>,
+        #[serde(default, deserialize_with = "lenient::nullable")]
+        content: Vec<Part>,
+    },
+    FunctionCall {
+        #[serde(default, deserialize_with = "lenient::string")]
+        id: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        call_id: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        name: Option<String>,
+        #[serde(default, deserialize_with = "lenient::arguments")]
+        arguments: Option<String>,
+    },
+    Reasoning {
+        #[serde(default, deserialize_with = "lenient::string")]
+        id: Option<String>,
+        #[serde(default, deserialize_with = "lenient::nullable")]
+        summary: Vec<Part>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        encrypted_content: Option<String>,
+        #[serde(default, deserialize_with = "lenient::nullable")]
+        content: Vec<Part>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+/// A content or summary part; only its text matters.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Part {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) text: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) refusal: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ResponsesUsage {
+    #[serde(default, deserialize_with = "lenient::count")]
+    pub(crate) input_tokens: u64,
+    #[serde(default, deserialize_with = "lenient::count")]
+    pub(crate) output_tokens: u64,
+    #[serde(default)]
+    pub(crate) input_tokens_details: Option<InputDetails>,
+    #[serde(default)]
+    pub(crate) output_tokens_details: Option<OutputDetails>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct InputDetails {
+    #[serde(default, deserialize_with = "lenient::count")]
+    pub(crate) cached_tokens: u64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct OutputDetails {
+    #[serde(default, deserialize_with = "lenient::count")]
+    pub(crate) reasoning_tokens: u64,
+}
+
+/// One SSE event. The `type` decides which fields matter; unknown types are ignored.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct StreamEvent {
+    #[serde(rename = "type", default, deserialize_with = "lenient::string")]
+    pub(crate) kind: Option<String>,
+    #[serde(default)]
+    pub(crate) output_index: Option<u64>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) item_id: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) delta: Option<String>,
+    #[serde(default, deserialize_with = "lenient::arguments")]
+    pub(crate) arguments: Option<String>,
+    #[serde(default)]
+    pub(crate) item: Option<OutputItem>,
+    #[serde(default)]
+    pub(crate) response: Option<ResponseBody>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) code: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) message: Option<String>,
+    #[serde(default)]
+    pub(crate) error: Option<Value>,
+}

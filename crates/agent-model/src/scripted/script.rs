@@ -1,0 +1,199 @@
+//! The script a [`super::ScriptedServer`] plays: one turn per request, each an answer or a fault.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The turns to play, in order; each request to either API consumes the next one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Script {
+    /// The turns.
+    pub turns: Vec<Turn>,
+}
+
+impl Script {
+    /// A script of these turns.
+    pub fn new(turns: impl IntoIterator<Item = Turn>) -> Self {
+        Self { turns: turns.into_iter().collect() }
+    }
+
+    /// Reads a script from its JSON form (see `docs/models.md`).
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+/// One answer: reasoning, text and tool calls (rendered in the realistic order for the API the
+/// request used), or a fault instead of (or in the middle of) it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Turn {
+    /// Reasoning text: `reasoning_content` in Chat, a reasoning item (summary and
+    /// `encrypted_content`) in Responses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// The assistant's text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Tool calls, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ScriptedCall>,
+    /// A fault to inject.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
+    /// Milliseconds to wait before answering.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub delay_ms: u64,
+    /// Milliseconds to wait between two streamed events.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub event_delay_ms: u64,
+    /// Deviations from OpenAI's payloads, as compatible servers produce them.
+    #[serde(skip_serializing_if = "Quirks::is_default")]
+    pub quirks: Quirks,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
+impl Turn {
+    /// A text answer.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { text: Some(text.into()), ..Self::default() }
+    }
+
+    /// An answer made of tool calls.
+    pub fn tool_calls(calls: impl IntoIterator<Item = ScriptedCall>) -> Self {
+        Self { tool_calls: calls.into_iter().collect(), ..Self::default() }
+    }
+
+    /// A fault instead of an answer.
+    pub fn fault(fault: Fault) -> Self {
+        Self { fault: Some(fault), ..Self::default() }
+    }
+
+    /// The same turn with reasoning before the rest.
+    pub fn with_reasoning(mut self, reasoning: impl Into<String>) -> Self {
+        self.reasoning = Some(reasoning.into());
+        self
+    }
+
+    /// The same turn with these quirks.
+    pub fn with_quirks(mut self, quirks: Quirks) -> Self {
+        self.quirks = quirks;
+        self
+    }
+
+    /// The same turn with a fault injected while it is streamed.
+    pub fn with_fault(mut self, fault: Fault) -> Self {
+        self.fault = Some(fault);
+        self
+    }
+
+    /// The same turn answered after a delay.
+    pub fn with_delay_ms(mut self, delay_ms: u64) -> Self {
+        self.delay_ms = delay_ms;
+        self
+    }
+}
+
+/// A tool call the scripted model makes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedCall {
+    /// The call id (`call_…`).
+    pub call_id: String,
+    /// The tool name.
+    pub name: String,
+    /// The arguments: a JSON string is sent verbatim (even if it is not valid JSON), anything
+    /// else is serialised.
+    pub arguments: Value,
+}
+
+impl ScriptedCall {
+    /// A call with structured arguments.
+    pub fn new(call_id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self { call_id: call_id.into(), name: name.into(), arguments }
+    }
+
+    /// The argument text as sent on the wire.
+    pub(crate) fn argument_text(&self) -> String {
+        match &self.arguments {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// A failure to inject.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Fault {
+    /// Answer with this status, body and headers (such as `retry-after`).
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The body, sent verbatim.
+        #[serde(default)]
+        body: String,
+        /// The content type (default `application/json`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content_type: Option<String>,
+        /// Extra headers.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        headers: BTreeMap<String, String>,
+    },
+    /// Reset the connection (TCP RST) without answering.
+    Reset,
+    /// Stream this many events of the turn, then reset the connection.
+    ResetAfter {
+        /// Events sent before the reset.
+        events: usize,
+    },
+    /// Stream this many events of the turn, then end the body cleanly with no terminal event.
+    Truncate {
+        /// Events sent before the end.
+        events: usize,
+    },
+    /// Stream this many events, then this raw chunk (such as `{"error":{…}}`), then end.
+    Chunk {
+        /// Events sent before the chunk.
+        events: usize,
+        /// The chunk, sent as one `data:` line.
+        chunk: Value,
+    },
+    /// Send a body (or, streaming, an event) that is not valid JSON.
+    MalformedJson,
+    /// Answer a streaming request with the whole JSON response instead of SSE.
+    NotSse,
+}
+
+/// Deviations from OpenAI's exact payloads.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Quirks {
+    /// Omit `id`, `object`, `created` and the tool calls' `id` and `type`.
+    pub omit_ids: bool,
+    /// Send tool-call arguments as a JSON object instead of a string (Ollama).
+    pub arguments_as_object: bool,
+    /// Use this `finish_reason` (Chat) instead of `stop` / `tool_calls`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+    /// Stream Chat tool-call fragments without `index` (old Ollama, Gemini).
+    pub omit_tool_index: bool,
+    /// Interleave the argument fragments of parallel calls.
+    pub interleave_arguments: bool,
+    /// Add an output item of an unknown type (Responses) or unknown fields (Chat).
+    pub unknown_item: bool,
+    /// Send Chat reasoning as `reasoning` (Ollama) instead of `reasoning_content`.
+    pub reasoning_field: bool,
+    /// Characters per streamed fragment (0 means 8).
+    pub fragment_chars: usize,
+}
+
+impl Quirks {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}

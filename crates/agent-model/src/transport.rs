@@ -1,0 +1,203 @@
+//! The HTTP transport under async-openai: our retry policy, timeouts, and failures that keep their
+//! HTTP status, request id, `Retry-After` and body.
+//!
+//! async-openai sends every request through a tower service. Its default one retries on its own
+//! (three times, `Retry-After` uncapped) and, for error bodies that are not OpenAI's JSON, loses the
+//! HTTP status. We install this service instead with `Client::with_http_service`, so there is one
+//! retry loop (this one) and every non-success answer becomes an [`HttpFailure`] carried through
+//! `OpenAIError::Boxed` to the adapter, which classifies it.
+
+use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
+
+use async_openai::{error::OpenAIError, middleware::HttpRequestFactory};
+use reqwest::{
+    Response,
+    header::{ACCEPT, CONTENT_TYPE, HeaderMap},
+};
+
+use crate::config::RetryPolicy;
+
+/// Error bodies longer than this are cut; they only feed an error message.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// A response that was not the success the adapter expected.
+#[derive(Debug, thiserror::Error)]
+#[error("http status {status}")]
+pub(crate) struct HttpFailure {
+    /// The HTTP status.
+    pub(crate) status: u16,
+    /// The `x-request-id` header, when the server sent one.
+    pub(crate) request_id: Option<String>,
+    /// The server's requested delay (`retry-after-ms` or `retry-after` in seconds).
+    pub(crate) retry_after: Option<Duration>,
+    /// The body, cut to a sane size.
+    pub(crate) body: String,
+    /// Set when a streaming request got a success whose content type is not SSE.
+    pub(crate) unexpected_content_type: Option<String>,
+}
+
+/// The tower service async-openai sends requests through.
+#[derive(Clone)]
+pub(crate) struct Transport {
+    http: reqwest::Client,
+    retry: Arc<RetryPolicy>,
+}
+
+impl Transport {
+    pub(crate) fn new(http: reqwest::Client, retry: RetryPolicy) -> Self {
+        Self { http, retry: Arc::new(retry) }
+    }
+}
+
+type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response, OpenAIError>> + Send>>;
+
+impl tower::Service<HttpRequestFactory> for Transport {
+    type Response = Response;
+    type Error = OpenAIError;
+    type Future = ResponseFuture;
+
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
+        Box::pin(send(self.http.clone(), self.retry.clone(), factory))
+    }
+}
+
+/// Sends a request, retrying what the policy allows. Only failures before a response starts are
+/// retried: once this returns a response, its body belongs to the caller and is never replayed.
+async fn send(
+    http: reqwest::Client,
+    policy: Arc<RetryPolicy>,
+    factory: HttpRequestFactory,
+) -> Result<Response, OpenAIError> {
+    let mut retries = 0;
+    loop {
+        let request = factory.build().await?;
+        let wants_sse = request
+            .headers()
+            .get(ACCEPT)
+            .is_some_and(|accept| accept.as_bytes().starts_with(b"text/event-stream"));
+        let wait = match http.execute(request).await {
+            Ok(response) if response.status().is_success() => {
+                let content_type = header(response.headers(), CONTENT_TYPE.as_str());
+                let is_sse =
+                    content_type.as_deref().is_some_and(|ty| ty.starts_with("text/event-stream"));
+                if wants_sse && !is_sse {
+                    let mut failure = read_failure(response).await;
+                    failure.unexpected_content_type =
+                        Some(content_type.unwrap_or_else(|| "no content type".to_owned()));
+                    return Err(OpenAIError::Boxed(Box::new(failure)));
+                }
+                return Ok(response);
+            }
+            Ok(response) => {
+                let failure = read_failure(response).await;
+                match retry_delay(&policy, retries, &failure) {
+                    Some(wait) => wait,
+                    None => return Err(OpenAIError::Boxed(Box::new(failure))),
+                }
+            }
+            Err(error) if error.is_connect() && retries < policy.max_retries => {
+                policy.backoff(retries)
+            }
+            Err(error) => return Err(OpenAIError::Reqwest(error)),
+        };
+        tracing::warn!(retry = retries + 1, wait_ms = wait.as_millis() as u64, "retrying model request");
+        tokio::time::sleep(wait).await;
+        retries += 1;
+    }
+}
+
+/// How long to wait before retrying this failure, or `None` when it must not be retried.
+fn retry_delay(policy: &RetryPolicy, retries: u32, failure: &HttpFailure) -> Option<Duration> {
+    if retries >= policy.max_retries {
+        return None;
+    }
+    // A 429 for an exhausted quota will not get better by waiting.
+    let retryable = (failure.status == 429 && !failure.body.contains("insufficient_quota"))
+        || failure.status >= 500;
+    if !retryable {
+        return None;
+    }
+    match failure.retry_after {
+        Some(asked) if asked > policy.max_retry_after => None,
+        Some(asked) => Some(asked),
+        None => Some(policy.backoff(retries)),
+    }
+}
+
+async fn read_failure(response: Response) -> HttpFailure {
+    let status = response.status().as_u16();
+    let headers = response.headers();
+    let request_id = header(headers, "x-request-id");
+    let retry_after = header(headers, "retry-after-ms")
+        .and_then(|ms| ms.trim().parse::<f64>().ok())
+        .map(|ms| ms / 1000.0)
+        .or_else(|| header(headers, "retry-after").and_then(|s| s.trim().parse::<f64>().ok()))
+        .filter(|secs| secs.is_finite() && *secs >= 0.0)
+        .map(|secs| Duration::from_secs_f64(secs.min(1e9)));
+    let body = match response.bytes().await {
+        Ok(bytes) => {
+            let cut = &bytes[..bytes.len().min(MAX_ERROR_BODY)];
+            String::from_utf8_lossy(cut).into_owned()
+        }
+        Err(_) => String::new(),
+    };
+    HttpFailure { status, request_id, retry_after, body, unexpected_content_type: None }
+}
+
+fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers.get(name).and_then(|value| value.to_str().ok()).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(status: u16, body: &str, retry_after: Option<u64>, retries: u32, expect: Option<u64>) {
+        let policy = RetryPolicy {
+            max_retries: 2,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(100),
+            max_retry_after: Duration::from_secs(5),
+        };
+        let failure = HttpFailure {
+            status,
+            request_id: None,
+            retry_after: retry_after.map(Duration::from_secs),
+            body: body.to_owned(),
+            unexpected_content_type: None,
+        };
+        let got = retry_delay(&policy, retries, &failure).map(|wait| wait.as_millis() as u64);
+        match (got, expect) {
+            (Some(got), Some(expect)) => assert!(got <= expect && got * 4 >= expect * 3, "{got}"),
+            (got, expect) => assert_eq!(got, expect),
+        }
+    }
+
+    #[test]
+    fn retries_rate_limits_and_server_errors_only() {
+        check(429, "", None, 0, Some(100));
+        check(503, "", None, 1, Some(100));
+        check(400, "", None, 0, None);
+        check(401, "", None, 0, None);
+    }
+
+    #[test]
+    fn honours_retry_after_up_to_the_cap() {
+        check(429, "", Some(2), 0, Some(2000));
+        check(429, "", Some(3600), 0, None);
+    }
+
+    #[test]
+    fn stops_after_max_retries_and_on_exhausted_quota() {
+        check(500, "", None, 2, None);
+        check(429, r#"{"error":{"code":"insufficient_quota"}}"#, None, 0, None);
+    }
+}
