@@ -51,6 +51,9 @@ pub struct WebSearch {
 impl WebSearch {
     /// A web_search tool using `config`; `None` answers every call with `not_configured`.
     pub fn new(config: Option<WebSearchConfig>) -> Self {
+        // reqwest is built without a default crypto provider so that only ring is compiled (the
+        // same TLS stack as agent-model); a second install fails harmlessly.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let timeout = config.as_ref().map_or(config::DEFAULT_TIMEOUT, |c| c.timeout);
         let client = reqwest::Client::builder()
             .timeout(timeout)
