@@ -12,6 +12,7 @@ mod bash;
 mod blocking;
 mod closest;
 mod edit_file;
+mod execute_code;
 mod glob;
 mod grep;
 mod ladder;
@@ -29,10 +30,12 @@ mod write_file;
 use std::sync::Arc;
 
 use agent_core::{Tool, Typed, schema::StrictError};
+use agent_exec::code::CodeLimits;
 
 pub use crate::{
     bash::{Bash, BashConfig, BashInput},
     edit_file::{EditFile, EditFileInput},
+    execute_code::{CodeLanguage, ExecuteCode, ExecuteCodeInput},
     glob::{Glob, GlobInput},
     grep::{Grep, GrepInput, OutputMode, grep_blocking},
     list_dir::{ListDir, ListDirInput},
@@ -50,6 +53,8 @@ pub struct BuiltinConfig {
     pub web_search: Option<WebSearchConfig>,
     /// Timeouts and the sandbox of the bash tool.
     pub bash: BashConfig,
+    /// Deadline and memory of execute_code.
+    pub code: CodeLimits,
 }
 
 /// Every built-in tool, sharing one fresh [`FileTracker`] (one per session).
@@ -72,5 +77,6 @@ pub fn builtin_with_tracker(
         Arc::new(Typed::new(Grep)?),
         Arc::new(Typed::new(Glob)?),
         Arc::new(Typed::new(WebSearch::new(config.web_search.clone()))?),
+        Arc::new(Typed::new(ExecuteCode::new(config.code))?),
     ])
 }

@@ -2,6 +2,7 @@
 
 mod bash;
 mod edit_file;
+mod execute_code;
 mod glob;
 mod grep;
 mod list_dir;
