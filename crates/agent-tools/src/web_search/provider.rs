@@ -250,3 +250,30 @@ impl Provider for Tavily {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(allowed: &[&str], blocked: &[&str], url: &str, expect: bool) {
+        let query = Query {
+            text: String::new(),
+            max_results: 5,
+            allowed: allowed.iter().map(|d| (*d).to_owned()).collect(),
+            blocked: blocked.iter().map(|d| (*d).to_owned()).collect(),
+            recency_days: None,
+        };
+        assert_eq!(query.admits(url), expect, "{url}");
+    }
+
+    #[test]
+    fn domain_filters_cover_subdomains_only() {
+        check(&["docs.rs"], &[], "https://docs.rs/serde", true);
+        check(&["rust-lang.org"], &[], "https://doc.rust-lang.org/book", true);
+        check(&["docs.rs"], &[], "https://notdocs.rs/x", false);
+        check(&[], &["example.com"], "https://www.example.com/a", false);
+        check(&[], &["example.com"], "https://example.org/a", true);
+        check(&[], &[], "not a url", true);
+    }
+}

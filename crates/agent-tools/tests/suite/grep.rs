@@ -107,3 +107,13 @@ async fn multiline_matches_span_lines() {
     src/a.rs:2:// TODO: one
     ");
 }
+
+#[tokio::test]
+async fn a_single_file_path_is_searched_even_if_ignored() {
+    let fx = Fixture::new();
+    project(&fx);
+    assert_snapshot!(fx.call("grep", json!({"pattern": "TODO", "path": "app.log", "output_mode": "content"})).await, @r"
+    1 matching lines in 1 files (newest first; showing lines 1–1 of 1):
+    app.log:1:TODO in a log
+    ");
+}

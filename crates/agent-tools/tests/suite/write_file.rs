@@ -81,3 +81,22 @@ async fn refusals() {
     let big = "x".repeat(1024 * 1024 + 1);
     assert_snapshot!(fx.call("write_file", json!({"path": "big.txt", "content": big})).await, @r#"{"ok":false,"error":"invalid_arguments","message":"content is 1.0 MB; the limit is 1 MB. Write a smaller file or generate it with a command"}"#);
 }
+
+#[tokio::test]
+async fn symlinks_are_written_through_only_inside_the_workspace() {
+    let fx = Fixture::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("target.txt"), "outside\n").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("target.txt"), fx.root().join("out-link")).unwrap();
+    let out = fx.call("write_file", json!({"path": "out-link", "content": "pwned"})).await;
+    assert!(out.contains("outside_workspace"), "{out}");
+    assert_eq!(std::fs::read_to_string(outside.path().join("target.txt")).unwrap(), "outside\n");
+
+    fx.put("real.txt", "a\n");
+    std::os::unix::fs::symlink("real.txt", fx.root().join("in-link")).unwrap();
+    fx.call("read_file", json!({"path": "in-link"})).await;
+    let out = fx.call("write_file", json!({"path": "in-link", "content": "b\n"})).await;
+    assert_snapshot!(out, @"Overwrote real.txt: 1 → 1 lines (+1 −1)");
+    assert!(std::fs::symlink_metadata(fx.root().join("in-link")).unwrap().file_type().is_symlink());
+    assert_eq!(fx.get_text("real.txt"), "b\n");
+}
