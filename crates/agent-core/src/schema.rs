@@ -3,12 +3,27 @@
 //! One Rust type gives three things that can never drift apart: the schema schemars generates, the
 //! strict schema derived from it by [`make_strict`], and the validation [`parse_args`] applies to
 //! the model's arguments before serde has the final word.
+//!
+//! Schemas and validators are built once per type and cached for the life of the process, so a
+//! registry can ask for them freely; the hot path ([`ArgsValidator::parse`]) takes no lock.
+
+mod args;
+mod cache;
+mod json;
+mod limits;
+mod node;
+mod nulls;
+mod report;
+mod strict;
 
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+pub use self::{args::ArgsValidator, limits::StrictLimits};
+use self::cache::TypeCache;
 
 /// Why a schema has no OpenAI strict form.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -20,6 +35,12 @@ pub struct StrictError {
     pub reason: String,
     /// How to change the Rust type (or the schema) so that it converts.
     pub fix: String,
+}
+
+impl StrictError {
+    pub(crate) fn new(path: &str, reason: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self { path: path.to_owned(), reason: reason.into(), fix: fix.into() }
+    }
 }
 
 /// Why an argument string was refused. The message names the JSON path and what was expected,
@@ -60,59 +81,52 @@ pub struct InvalidSchema {
     pub message: String,
 }
 
-/// Converts a JSON Schema to OpenAI's strict form, or says why it cannot.
+/// Converts a JSON Schema to OpenAI's strict form, or says why it cannot, checking the current
+/// OpenAI limits ([`StrictLimits::default`]).
 pub fn make_strict(schema: Value) -> Result<Value, StrictError> {
-    let mut schema = schema;
-    if let Some(map) = schema.as_object_mut() {
-        map.remove("$schema");
-    }
-    Ok(schema)
+    make_strict_with(schema, &StrictLimits::default())
+}
+
+/// Converts a JSON Schema to OpenAI's strict form and checks it against `limits`.
+pub fn make_strict_with(schema: Value, limits: &StrictLimits) -> Result<Value, StrictError> {
+    let strict = strict::transform(schema)?;
+    limits.check(&strict)?;
+    Ok(strict)
 }
 
 /// The strict schema of `T`, generated once per type.
-pub fn strict_schema_for<T: JsonSchema>() -> Result<Value, StrictError> {
-    make_strict(plain_schema_for::<T>())
+pub fn strict_schema_for<T: JsonSchema + 'static>() -> Result<Value, StrictError> {
+    strict_schema_arc::<T>().as_ref().clone()
+}
+
+/// The strict schema of `T` as a shared, cached value (no copy).
+pub fn strict_schema_arc<T: JsonSchema + 'static>() -> Arc<Result<Value, StrictError>> {
+    static CACHE: TypeCache<Arc<Result<Value, StrictError>>> = TypeCache::new();
+    CACHE.get_or_insert_with::<T>(|| Arc::new(make_strict(plain_schema_arc::<T>().as_ref().clone())))
 }
 
 /// The schema of `T` as schemars generates it (draft 2020-12, `$schema` removed), for tools sent
-/// with `strict: false`.
-pub fn plain_schema_for<T: JsonSchema>() -> Value {
-    let mut schema = schemars::schema_for!(T).to_value();
-    if let Some(map) = schema.as_object_mut() {
-        map.remove("$schema");
-    }
-    schema
+/// with `strict: false`. Generated once per type.
+pub fn plain_schema_for<T: JsonSchema + 'static>() -> Value {
+    plain_schema_arc::<T>().as_ref().clone()
 }
 
-/// Parses and validates tool arguments for `T`.
-pub fn parse_args<T: DeserializeOwned + JsonSchema>(json: &str) -> Result<T, ArgsError> {
+/// The plain schema of `T` as a shared, cached value (no copy).
+pub fn plain_schema_arc<T: JsonSchema + 'static>() -> Arc<Value> {
+    static CACHE: TypeCache<Arc<Value>> = TypeCache::new();
+    CACHE.get_or_insert_with::<T>(|| {
+        let mut schema = schemars::schema_for!(T).to_value();
+        if let Some(map) = schema.as_object_mut() {
+            map.remove("$schema");
+        }
+        Arc::new(schema)
+    })
+}
+
+/// Parses and validates tool arguments for `T` (see [`ArgsValidator::parse`]).
+///
+/// The validator is looked up in a per-type cache on every call; a dispatcher that validates
+/// many calls should hold the [`ArgsValidator::for_type`] handle instead, as [`crate::Typed`] does.
+pub fn parse_args<T: DeserializeOwned + JsonSchema + 'static>(json: &str) -> Result<T, ArgsError> {
     ArgsValidator::for_type::<T>().parse(json)
-}
-
-/// A compiled validator for one input type or one JSON Schema; build once, use for every call.
-#[derive(Debug)]
-pub struct ArgsValidator {
-    _schema: Value,
-}
-
-impl ArgsValidator {
-    /// The validator of `T`, compiled once per type.
-    pub fn for_type<T: JsonSchema>() -> Arc<ArgsValidator> {
-        Arc::new(ArgsValidator { _schema: plain_schema_for::<T>() })
-    }
-
-    /// A validator for a tool defined only by a JSON Schema (MCP, configuration).
-    pub fn from_schema(schema: &Value) -> Result<ArgsValidator, InvalidSchema> {
-        Ok(ArgsValidator { _schema: schema.clone() })
-    }
-
-    /// Parses, validates and deserializes `json`.
-    pub fn parse<T: DeserializeOwned>(&self, json: &str) -> Result<T, ArgsError> {
-        serde_json::from_str(json).map_err(|err| ArgsError::Json { message: err.to_string() })
-    }
-
-    /// Parses and validates `json` as a plain JSON value (for schema-only tools).
-    pub fn parse_value(&self, json: &str) -> Result<Value, ArgsError> {
-        self.parse(json)
-    }
 }

@@ -6,6 +6,28 @@
 //! models only through [`agent_core::ModelClient`]; it must not depend on a concrete model adapter or
 //! on the built-in tools.
 
+pub mod agent;
+mod batch;
 pub mod code;
+mod error;
+mod executor;
+mod output;
+pub mod permission;
 pub mod process;
+mod registry;
 pub mod sandbox;
+mod schema_tool;
+mod workspace;
+
+pub use crate::{
+    error::{Error, Result},
+    executor::{Executor, ExecutorConfig, Outcome},
+    output::DEFAULT_OUTPUT_CAP,
+    permission::{
+        Approval, ApprovalRequest, Approver, PermissionMode, PermissionPolicy, PolicyBuilder,
+        RuleAction, RuleWarning, Verdict,
+    },
+    registry::{Registry, ToolLimits},
+    schema_tool::SchemaTool,
+    workspace::Workspace,
+};

@@ -1,0 +1,3 @@
+//! Integration tests of agent-core: strict schemas, their errors, and argument validation.
+
+mod suite;

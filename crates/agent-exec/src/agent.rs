@@ -1,0 +1,335 @@
+//! The agent loop: model turn → tool batch → outputs → next turn, until an answer or a stop.
+//!
+//! The loop sees the model only through [`ModelClient`] and the tools only through the
+//! [`Executor`]; adding a tool or a provider never changes it.
+
+use std::time::Duration;
+
+use agent_core::{
+    CancellationToken, Continuation, Item, ModelClient, ModelError, ModelErrorKind, ModelEvent,
+    ModelRequest, ToolCall, ToolChoice, Usage,
+};
+use futures_util::StreamExt;
+use serde::Serialize;
+
+use crate::executor::{Executor, Outcome};
+
+/// How a run behaves. Build with [`AgentConfig::new`] and change fields as needed.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// The system prompt, sent with every request.
+    pub instructions: String,
+    /// The most model turns one run may take; reaching it ends the run with [`Finish::MaxTurns`].
+    pub max_turns: usize,
+    /// How the model may use tools.
+    pub tool_choice: ToolChoice,
+    /// Whether the model may call several tools in one turn.
+    pub parallel_tool_calls: bool,
+    /// After how many identical failing calls in a row the harness tells the model to change
+    /// approach.
+    pub repeat_failure_limit: usize,
+}
+
+impl AgentConfig {
+    /// Defaults: 50 turns, automatic tool choice, parallel calls allowed, a note after 3 repeats.
+    pub fn new(instructions: impl Into<String>) -> Self {
+        Self {
+            instructions: instructions.into(),
+            max_turns: 50,
+            tool_choice: ToolChoice::Auto,
+            parallel_tool_calls: true,
+            repeat_failure_limit: 3,
+        }
+    }
+}
+
+/// The state a conversation keeps between runs: the transcript and the server-side continuation.
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    /// Every item so far, in order.
+    pub items: Vec<Item>,
+    /// The stored response to continue, when the model supports it.
+    pub continuation: Option<Continuation>,
+}
+
+/// What happened during a run, for any front end (terminal, JSON lines, a GUI).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A model turn began (1-based).
+    TurnStarted {
+        /// The turn number within this run.
+        turn: usize,
+    },
+    /// A piece of assistant text.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// A piece of visible reasoning.
+    ReasoningDelta {
+        /// The text.
+        text: String,
+    },
+    /// A tool call is about to run.
+    ToolCallStarted {
+        /// The call's id.
+        call_id: String,
+        /// The tool name as called.
+        name: String,
+        /// The raw arguments.
+        arguments: String,
+    },
+    /// A tool call finished (successfully or not).
+    ToolCallFinished {
+        /// The call's id.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// Whether it succeeded.
+        ok: bool,
+        /// The error code when it did not.
+        error: Option<String>,
+        /// How long it took, in milliseconds.
+        duration_ms: u64,
+        /// Whether the output was capped.
+        truncated: bool,
+    },
+    /// Token usage of one model response.
+    Usage {
+        /// The counts.
+        usage: Usage,
+    },
+    /// The run ended.
+    Finished {
+        /// Why.
+        reason: FinishReason,
+        /// The final assistant text, when there is one.
+        text: Option<String>,
+    },
+    /// The model failed and the run stopped.
+    Error {
+        /// What went wrong (never contains a key).
+        message: String,
+    },
+}
+
+/// Why a run ended, as reported in [`AgentEvent::Finished`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// The model answered without calling tools.
+    Answered,
+    /// The run reached `max_turns`.
+    MaxTurns,
+    /// The run was cancelled.
+    Cancelled,
+    /// The model failed.
+    ModelError,
+}
+
+/// The result of [`run`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finish {
+    /// The model answered; the text of its last message.
+    Answered(String),
+    /// The run took `max_turns` turns without an answer.
+    MaxTurns(usize),
+    /// The run was cancelled; every call made so far has an output.
+    Cancelled,
+    /// The model failed; the transcript holds only complete turns.
+    ModelError(ModelError),
+}
+
+/// Runs the loop until the model answers, the turn limit is reached, `cancel` fires, or the model
+/// fails. `conversation` is extended in place and is always valid for the next request: a turn
+/// that broke off is removed whole, and every call that was made has exactly one output.
+pub async fn run(
+    model: &dyn ModelClient,
+    executor: &Executor,
+    config: &AgentConfig,
+    conversation: &mut Conversation,
+    cancel: &CancellationToken,
+    on_event: &mut (dyn FnMut(AgentEvent) + Send),
+) -> Finish {
+    let tools = executor.specs();
+    let mut failures = RepeatedFailures::default();
+    for turn in 1..=config.max_turns {
+        on_event(AgentEvent::TurnStarted { turn });
+        let turn_start = conversation.items.len();
+        let continuation =
+            if model.supports_continuation() { conversation.continuation.clone() } else { None };
+        let request = ModelRequest {
+            instructions: &config.instructions,
+            items: &conversation.items,
+            tools: &tools,
+            tool_choice: &config.tool_choice,
+            parallel_tool_calls: config.parallel_tool_calls,
+            continuation: continuation.as_ref(),
+        };
+        let response = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(cancelled_error()),
+            response = read_response(model, request, on_event) => response,
+        };
+        let response = match response {
+            Ok(response) => response,
+            Err(err) => {
+                // A turn that broke off is dropped whole, so the transcript never holds a call
+                // without its output or half a message.
+                conversation.items.truncate(turn_start);
+                if err.kind == ModelErrorKind::Cancelled {
+                    return finish(on_event, Finish::Cancelled);
+                }
+                on_event(AgentEvent::Error { message: err.to_string() });
+                return finish(on_event, Finish::ModelError(err));
+            }
+        };
+        conversation.items.extend(response.items);
+        let calls: Vec<ToolCall> = conversation.items[turn_start..]
+            .iter()
+            .filter_map(|item| match item {
+                Item::ToolCall(call) => Some(call.clone()),
+                _ => None,
+            })
+            .collect();
+        if calls.is_empty() {
+            conversation.continuation = response.response_id.map(|id| Continuation {
+                previous_response_id: id,
+                items_known: conversation.items.len(),
+            });
+            return finish(on_event, Finish::Answered(response.text));
+        }
+        // The server holds everything up to and including this response; the outputs appended
+        // below are what the next request must send.
+        conversation.continuation = response.response_id.map(|id| Continuation {
+            previous_response_id: id,
+            items_known: conversation.items.len(),
+        });
+        for call in &calls {
+            on_event(AgentEvent::ToolCallStarted {
+                call_id: call.call_id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            });
+        }
+        let outcomes = executor.execute_batch(&calls, cancel).await;
+        for (call, mut outcome) in calls.iter().zip(outcomes) {
+            if failures.record(call, &outcome) >= config.repeat_failure_limit {
+                outcome.text.push_str(&repeat_note(config.repeat_failure_limit));
+            }
+            on_event(AgentEvent::ToolCallFinished {
+                call_id: outcome.call_id.clone(),
+                name: outcome.tool.clone(),
+                ok: outcome.ok,
+                error: outcome.error_code.map(str::to_owned),
+                duration_ms: duration_ms(outcome.duration),
+                truncated: outcome.truncated,
+            });
+            conversation.items.push(Item::ToolOutput(outcome.into_call_output()));
+        }
+        if cancel.is_cancelled() {
+            return finish(on_event, Finish::Cancelled);
+        }
+    }
+    finish(on_event, Finish::MaxTurns(config.max_turns))
+}
+
+/// One model response, collected from its stream.
+struct Response {
+    items: Vec<Item>,
+    text: String,
+    response_id: Option<String>,
+}
+
+async fn read_response(
+    model: &dyn ModelClient,
+    request: ModelRequest<'_>,
+    on_event: &mut (dyn FnMut(AgentEvent) + Send),
+) -> Result<Response, ModelError> {
+    let mut stream = model.stream(request).await?;
+    let mut response = Response { items: Vec::new(), text: String::new(), response_id: None };
+    while let Some(event) = stream.next().await {
+        match event? {
+            ModelEvent::TextDelta(text) => on_event(AgentEvent::TextDelta { text }),
+            ModelEvent::ReasoningDelta(text) => on_event(AgentEvent::ReasoningDelta { text }),
+            ModelEvent::Message(message) => {
+                if !response.text.is_empty() {
+                    response.text.push('\n');
+                }
+                response.text.push_str(&message.content);
+                response.items.push(Item::Message(message));
+            }
+            ModelEvent::ToolCall(call) => response.items.push(Item::ToolCall(call)),
+            ModelEvent::Reasoning(reasoning) => response.items.push(Item::Reasoning(reasoning)),
+            ModelEvent::Usage(usage) => on_event(AgentEvent::Usage { usage }),
+            ModelEvent::Completed { response_id, .. } => {
+                response.response_id = response_id;
+                return Ok(response);
+            }
+        }
+    }
+    Err(ModelError::new(
+        ModelErrorKind::BadResponse,
+        "the model's stream ended without a completion event",
+    ))
+}
+
+/// Counts identical failing calls in a row: same tool, same arguments, same error code.
+#[derive(Default)]
+struct RepeatedFailures {
+    last: Option<(String, String, &'static str)>,
+    count: usize,
+}
+
+impl RepeatedFailures {
+    /// Records an outcome and returns how many times in a row this exact failure has happened
+    /// (0 for a success).
+    fn record(&mut self, call: &ToolCall, outcome: &Outcome) -> usize {
+        let Some(code) = outcome.error_code else {
+            self.last = None;
+            self.count = 0;
+            return 0;
+        };
+        let same = self.last.as_ref().is_some_and(|(name, arguments, last_code)| {
+            *name == call.name && *arguments == call.arguments && *last_code == code
+        });
+        if same {
+            self.count += 1;
+        } else {
+            self.last = Some((call.name.clone(), call.arguments.clone(), code));
+            self.count = 1;
+        }
+        self.count
+    }
+}
+
+fn repeat_note(limit: usize) -> String {
+    format!(
+        "\n[harness] This exact call has now failed {limit} times in a row with the same error. \
+         Do not repeat it: read the error above, change the arguments, use a different tool, or \
+         explain the problem to the user."
+    )
+}
+
+fn finish(on_event: &mut (dyn FnMut(AgentEvent) + Send), finish: Finish) -> Finish {
+    let (reason, text) = match &finish {
+        Finish::Answered(text) => (FinishReason::Answered, Some(text.clone())),
+        Finish::MaxTurns(_) => (FinishReason::MaxTurns, None),
+        Finish::Cancelled => (FinishReason::Cancelled, None),
+        Finish::ModelError(_) => (FinishReason::ModelError, None),
+    };
+    on_event(AgentEvent::Finished { reason, text });
+    finish
+}
+
+fn cancelled_error() -> ModelError {
+    ModelError::new(ModelErrorKind::Cancelled, "cancelled by the user")
+}
+
+fn duration_ms(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests;

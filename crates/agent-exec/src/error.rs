@@ -1,0 +1,54 @@
+//! The crate's `Error`: failures of the harness itself, never of a tool call.
+//!
+//! A tool call that fails is a value the model reads (see [`crate::Outcome`]); an `Error` means the
+//! harness was set up wrongly (two tools with one name, a rule that does not parse, a workspace root
+//! that does not exist) and the caller must fix its configuration.
+
+use std::path::PathBuf;
+
+/// The errors of this crate's fallible functions.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A tool's name or alias is already taken by another registered tool.
+    #[error(
+        "tool `{new}` cannot be registered: the name `{name}` is already used by tool `{existing}`"
+    )]
+    NameTaken {
+        /// The tool being registered.
+        new: String,
+        /// The clashing name or alias.
+        name: String,
+        /// The tool that already owns `name`.
+        existing: String,
+    },
+    /// A JSON Schema given for a schema-only tool does not compile.
+    #[error("tool `{tool}` has an invalid schema: {source}")]
+    Schema {
+        /// The tool name.
+        tool: String,
+        /// What the schema compiler reported.
+        source: agent_core::schema::InvalidSchema,
+    },
+    /// A permission rule does not parse.
+    #[error("invalid permission rule `{rule}`: {reason}")]
+    Rule {
+        /// The rule text as given.
+        rule: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A permission mode name is not one of the known modes.
+    #[error("unknown permission mode `{0}`; use default, accept-edits, plan, dont-ask or bypass")]
+    Mode(String),
+    /// The workspace root cannot be used.
+    #[error("workspace root {path} cannot be used: {source}")]
+    Workspace {
+        /// The root as given.
+        path: PathBuf,
+        /// Why it cannot be canonicalized.
+        source: std::io::Error,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,323 @@
+//! Permission rules: `Tool` or `Tool(specifier)`, parsed once and matched per call.
+//!
+//! The specifier's meaning depends on the tool: a command pattern for `Bash`
+//! (`Bash(cargo test *)`), a gitignore-style path for `Read`/`Edit`/`Write` and the file tools
+//! (`Edit(src/**)`), a domain for the web tools (`WebSearch(domain:docs.rs)`).
+
+use std::{fmt, path::Path};
+
+use crate::{
+    error::{Error, Result},
+    permission::paths::{self, PathSet},
+};
+
+/// What a rule does when it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuleAction {
+    /// Run without asking.
+    Allow,
+    /// Ask the user (even if an allow rule or the mode would allow).
+    Ask,
+    /// Refuse (whatever else says).
+    Deny,
+}
+
+impl RuleAction {
+    /// `allow`, `ask` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleAction::Allow => "allow",
+            RuleAction::Ask => "ask",
+            RuleAction::Deny => "deny",
+        }
+    }
+}
+
+/// A rule that parsed but can never match, reported when rules are loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleWarning {
+    /// The rule text as given.
+    pub rule: String,
+    /// Where it came from (`--allow`, a settings file, …).
+    pub origin: String,
+    /// Why it never matches and how to fix it.
+    pub message: String,
+}
+
+impl fmt::Display for RuleWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "rule `{}` ({}) never matches: {}", self.rule, self.origin, self.message)
+    }
+}
+
+/// One parsed rule.
+#[derive(Debug, Clone)]
+pub(crate) struct Rule {
+    pub(crate) action: RuleAction,
+    /// The rule text, for messages.
+    pub(crate) text: String,
+    /// Where the rule came from, for messages.
+    pub(crate) origin: String,
+    /// The tool's rule name (`Bash`, `Edit`, `mcp__server__tool`).
+    pub(crate) tool: String,
+    pub(crate) specifier: Specifier,
+}
+
+/// What a rule's parenthesised part matches.
+#[derive(Debug, Clone)]
+pub(crate) enum Specifier {
+    /// No specifier: every call of the tool.
+    Any,
+    /// A command pattern with `*` wildcards, matched against one segment's text.
+    Command(String),
+    /// Canonical paths.
+    Path(PathSet),
+    /// A network domain and its subdomains.
+    Domain(String),
+    /// A specifier that can never match (already reported as a warning).
+    Never,
+}
+
+/// Rule names the built-in tools use; other names warn at load unless they are MCP tools or were
+/// declared by the caller.
+pub(crate) const KNOWN_TOOLS: &[&str] = &[
+    "Bash",
+    "Read",
+    "Edit",
+    "Write",
+    "ListDir",
+    "Grep",
+    "Glob",
+    "WebSearch",
+    "WebFetch",
+    "ExecuteCode",
+    "Uppercase",
+];
+
+const PATH_TOOLS: &[&str] = &["Read", "Edit", "Write", "ListDir", "Grep", "Glob"];
+const DOMAIN_TOOLS: &[&str] = &["WebSearch", "WebFetch"];
+const BARE_TOOLS: &[&str] = &["ExecuteCode", "Uppercase"];
+
+impl Rule {
+    /// Parses `text`. Syntax errors are `Err`; a rule that parses but can never match is returned
+    /// with [`Specifier::Never`] and a warning.
+    pub(crate) fn parse(
+        action: RuleAction,
+        text: &str,
+        origin: &str,
+        root: &Path,
+        known: &[String],
+    ) -> Result<(Rule, Option<RuleWarning>)> {
+        let bad = |reason: &str| Error::Rule { rule: text.to_owned(), reason: reason.to_owned() };
+        let trimmed = text.trim();
+        let (tool, spec) = match trimmed.split_once('(') {
+            None => (trimmed, None),
+            Some((tool, rest)) => match rest.strip_suffix(')') {
+                Some(spec) => (tool.trim(), Some(spec)),
+                None => return Err(bad("a `(` without a closing `)` at the end")),
+            },
+        };
+        if tool.is_empty() {
+            return Err(bad("the tool name is missing; write `Tool` or `Tool(specifier)`"));
+        }
+        if !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(bad("a tool name has only letters, digits, `_` and `-`"));
+        }
+        let warn = |message: String| RuleWarning {
+            rule: text.to_owned(),
+            origin: origin.to_owned(),
+            message,
+        };
+        let mut warning = None;
+        let is_known = KNOWN_TOOLS.contains(&tool)
+            || tool.starts_with("mcp__")
+            || known.iter().any(|name| name == tool);
+        if !is_known {
+            warning = Some(warn(format!(
+                "no tool has the rule name `{tool}`; known names are {}",
+                KNOWN_TOOLS.join(", ")
+            )));
+        }
+        let specifier = match spec.map(str::trim) {
+            None => Specifier::Any,
+            Some("") => {
+                warning = Some(warn(
+                    "the specifier is empty; write the bare tool name to match every call"
+                        .to_owned(),
+                ));
+                Specifier::Never
+            }
+            Some(spec) if tool == "Bash" => Specifier::Command(command_pattern(spec)),
+            Some(spec) if spec.starts_with("domain:") || DOMAIN_TOOLS.contains(&tool) => {
+                match spec.strip_prefix("domain:").map(str::trim) {
+                    Some(domain) if !domain.is_empty() => {
+                        Specifier::Domain(domain.trim_start_matches("*.").to_ascii_lowercase())
+                    }
+                    _ => {
+                        warning = Some(warn(format!(
+                            "`{tool}` takes `domain:<name>`, as in `{tool}(domain:docs.rs)`"
+                        )));
+                        Specifier::Never
+                    }
+                }
+            }
+            Some(_) if BARE_TOOLS.contains(&tool) => {
+                warning = Some(warn(format!("`{tool}` takes no specifier; write `{tool}`")));
+                Specifier::Never
+            }
+            Some(spec) if PATH_TOOLS.contains(&tool) || !is_known || tool.starts_with("mcp__") => {
+                let home = std::env::home_dir();
+                match paths::anchor(spec, root, home.as_deref())
+                    .and_then(|patterns| PathSet::new(&patterns).map_err(|err| err.to_string()))
+                {
+                    Ok(set) => Specifier::Path(set),
+                    Err(err) => {
+                        warning = Some(warn(format!("the path pattern is invalid: {err}")));
+                        Specifier::Never
+                    }
+                }
+            }
+            Some(_) => {
+                warning = Some(warn(format!("`{tool}` takes no specifier; write `{tool}`")));
+                Specifier::Never
+            }
+        };
+        let rule = Rule {
+            action,
+            text: text.trim().to_owned(),
+            origin: origin.to_owned(),
+            tool: tool.to_owned(),
+            specifier,
+        };
+        Ok((rule, warning))
+    }
+}
+
+/// Normalises a Bash specifier: the legacy `cmd:*` form means `cmd *`.
+fn command_pattern(spec: &str) -> String {
+    match spec.strip_suffix(":*") {
+        Some(prefix) => format!("{prefix} *"),
+        None => spec.to_owned(),
+    }
+}
+
+/// Whether a command pattern matches a segment's text. `*` matches any characters; a trailing
+/// ` *` also matches nothing, on a word boundary (`cargo test *` matches `cargo test` but not
+/// `cargo tests`).
+pub(crate) fn command_matches(pattern: &str, command: &str) -> bool {
+    if let Some(base) = pattern.strip_suffix(" *")
+        && wildcard(base, command)
+    {
+        return true;
+    }
+    wildcard(pattern, command)
+}
+
+/// Whether a domain is `rule_domain` or one of its subdomains.
+pub(crate) fn domain_matches(rule_domain: &str, domain: &str) -> bool {
+    let domain = domain.trim_end_matches('.').to_ascii_lowercase();
+    domain == rule_domain
+        || domain.strip_suffix(rule_domain).is_some_and(|head| head.ends_with('.'))
+}
+
+/// `*`-only glob matching in linear space, with the classic backtrack to the last star.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let pattern = pattern.as_bytes();
+    let text = text.as_bytes();
+    let (mut p, mut t) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        if p < pattern.len() && pattern[p] == b'*' {
+            star = Some((p, t));
+            p += 1;
+        } else if p < pattern.len() && pattern[p] == text[t] {
+            p += 1;
+            t += 1;
+        } else if let Some((star_p, star_t)) = star {
+            p = star_p + 1;
+            t = star_t + 1;
+            star = Some((star_p, star_t + 1));
+        } else {
+            return false;
+        }
+    }
+    pattern[p..].iter().all(|&b| b == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(pattern: &str, command: &str, expect: bool) {
+        assert_eq!(
+            command_matches(&command_pattern(pattern), command),
+            expect,
+            "{pattern} vs {command}"
+        );
+    }
+
+    #[test]
+    fn command_patterns() {
+        check("cargo test *", "cargo test", true);
+        check("cargo test *", "cargo test -p x", true);
+        check("cargo test *", "cargo tests", false);
+        check("cargo test:*", "cargo test --release", true);
+        check("cargo test", "cargo test -p x", false);
+        check("git * main", "git push origin main", true);
+        check("*", "anything at all", true);
+        check("npm run *", "npm run", true);
+        check("ls", "ls", true);
+    }
+
+    #[track_caller]
+    fn check_parse(text: &str, expect: &str) {
+        let got = match Rule::parse(RuleAction::Allow, text, "test", Path::new("/ws"), &[]) {
+            Ok((_, None)) => "ok".to_owned(),
+            Ok((_, Some(warning))) => format!("warn: {}", warning.message),
+            Err(err) => format!("error: {err}"),
+        };
+        assert_eq!(got, expect, "{text}");
+    }
+
+    #[test]
+    fn parsing_reports_rules_that_never_match() {
+        check_parse("Bash(cargo test *)", "ok");
+        check_parse("Bash", "ok");
+        check_parse("Edit(src/**)", "ok");
+        check_parse("WebSearch(domain:docs.rs)", "ok");
+        check_parse("mcp__github__create_issue", "ok");
+        check_parse(
+            "Bash()",
+            "warn: the specifier is empty; write the bare tool name to match every call",
+        );
+        check_parse("Uppercase(x)", "warn: `Uppercase` takes no specifier; write `Uppercase`");
+        check_parse(
+            "WebSearch(docs.rs)",
+            "warn: `WebSearch` takes `domain:<name>`, as in `WebSearch(domain:docs.rs)`",
+        );
+        check_parse(
+            "Edit(src/[)",
+            "warn: the path pattern is invalid: error parsing glob '/ws/src/[': unclosed character class; missing ']'",
+        );
+        check_parse(
+            "Bsh(ls)",
+            "warn: no tool has the rule name `Bsh`; known names are Bash, Read, Edit, Write, ListDir, Grep, Glob, WebSearch, WebFetch, ExecuteCode, Uppercase",
+        );
+        check_parse(
+            "Bash(ls",
+            "error: invalid permission rule `Bash(ls`: a `(` without a closing `)` at the end",
+        );
+        check_parse(
+            "",
+            "error: invalid permission rule ``: the tool name is missing; write `Tool` or `Tool(specifier)`",
+        );
+    }
+
+    #[test]
+    fn domains() {
+        assert!(domain_matches("docs.rs", "docs.rs"));
+        assert!(domain_matches("docs.rs", "www.docs.rs"));
+        assert!(!domain_matches("docs.rs", "evildocs.rs"));
+    }
+}

@@ -1,0 +1,156 @@
+//! Injected faults: what is retried, what is reported, and how often the server was asked.
+
+use std::{collections::BTreeMap, time::{Duration, Instant}};
+
+use agent_core::{ModelErrorKind, ModelEvent};
+use agent_model::scripted::{Fault, Turn};
+use serde_json::json;
+
+use super::{ALL, Api, client, config, failure, run, start, user};
+
+fn status(status: u16, body: &str, headers: &[(&str, &str)]) -> Turn {
+    Turn::fault(Fault::Status {
+        status,
+        body: body.into(),
+        content_type: None,
+        headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect::<BTreeMap<_, _>>(),
+    })
+}
+
+fn completed(events: &[ModelEvent]) -> bool {
+    matches!(events.last(), Some(ModelEvent::Completed { .. }))
+}
+
+#[tokio::test]
+async fn rate_limit_with_retry_after_then_success() {
+    let body = json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}).to_string();
+    for (api, stream) in ALL {
+        let server = start([status(429, &body, &[("retry-after", "0.2")]), Turn::text("ok")]).await;
+        let client = client(api, &config(&server, stream));
+        let started = Instant::now();
+        let events = run(client.as_ref(), &[user("go")], None).await.unwrap();
+        assert!(completed(&events));
+        assert!(started.elapsed() >= Duration::from_millis(200), "retry-after was not honoured");
+        assert_eq!(server.requests().len(), 2, "{api:?} stream={stream}");
+    }
+}
+
+#[tokio::test]
+async fn retry_after_beyond_the_cap_is_reported_not_waited() {
+    let server = start([status(429, "{}", &[("retry-after", "3600")]), Turn::text("never")]).await;
+    let client = client(Api::Chat, &config(&server, true));
+    let error = failure(run(client.as_ref(), &[user("go")], None).await);
+    assert_eq!(error.kind, ModelErrorKind::RateLimit { retry_after: Some(Duration::from_secs(3600)) });
+    assert!(error.is_retryable());
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn server_error_twice_then_success() {
+    for (api, stream) in ALL {
+        let server = start([status(500, "upstream crashed", &[]), status(503, "", &[]), Turn::text("ok")]).await;
+        let client = client(api, &config(&server, stream));
+        let events = run(client.as_ref(), &[user("go")], None).await.unwrap();
+        assert!(completed(&events));
+        assert_eq!(server.requests().len(), 3, "{api:?} stream={stream}");
+    }
+}
+
+#[tokio::test]
+async fn server_errors_past_the_retry_budget_fail_once() {
+    let turns = (0..5).map(|_| status(502, "bad gateway", &[]));
+    let server = start(turns).await;
+    let client = client(Api::Responses, &config(&server, true));
+    let error = failure(run(client.as_ref(), &[user("go")], None).await);
+    assert_eq!((error.kind, error.status), (ModelErrorKind::Server, Some(502)));
+    assert_eq!(server.requests().len(), 4, "one try and three retries, not retries stacked on retries");
+}
+
+#[tokio::test]
+async fn connection_reset_mid_stream_is_an_error_and_not_replayed() {
+    for api in [Api::Chat, Api::Responses] {
+        let turn = Turn::text("a long answer that gets cut").with_fault(Fault::ResetAfter { events: 3 });
+        let server = start([turn, Turn::text("must not be requested")]).await;
+        let client = client(api, &config(&server, true));
+        let error = failure(run(client.as_ref(), &[user("go")], None).await);
+        assert_eq!(error.kind, ModelErrorKind::Network, "{api:?}: {error}");
+        assert_eq!(server.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn stream_closed_without_terminal_event() {
+    for api in [Api::Chat, Api::Responses] {
+        // The body ends cleanly after the text; no finish_reason, no response.completed.
+        let turn = Turn::text("cut short").with_fault(Fault::Truncate { events: 3 });
+        let server = start([turn]).await;
+        let client = client(api, &config(&server, true));
+        let error = failure(run(client.as_ref(), &[user("go")], None).await);
+        assert_eq!(error.kind, ModelErrorKind::BadResponse, "{api:?}");
+        assert!(error.message.contains("cut short"), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn malformed_json() {
+    for (api, stream) in ALL {
+        let server = start([Turn::text("x").with_fault(Fault::MalformedJson)]).await;
+        let client = client(api, &config(&server, stream));
+        let error = failure(run(client.as_ref(), &[user("go")], None).await);
+        assert_eq!(error.kind, ModelErrorKind::BadResponse, "{api:?} stream={stream}");
+        assert!(error.message.starts_with("the server sent invalid json"), "{error}");
+        assert_eq!(server.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn unauthorized_is_a_clear_auth_error_without_retry() {
+    let body = json!({"error": {"message": "Incorrect API key provided: sk-test-0123456789.", "type": "invalid_request_error", "code": "invalid_api_key"}}).to_string();
+    for (api, stream) in ALL {
+        let server = start([status(401, &body, &[]), Turn::text("never")]).await;
+        let client = client(api, &config(&server, stream));
+        let error = failure(run(client.as_ref(), &[user("go")], None).await);
+        assert_eq!((error.kind.clone(), error.status), (ModelErrorKind::Auth, Some(401)));
+        assert_eq!(error.message, "the server refused the api key (http 401): Incorrect API key provided: <redacted>.");
+        assert_eq!(error.request_id.as_deref(), Some("req_scripted_1"));
+        assert!(!error.is_retryable());
+        assert_eq!(server.requests().len(), 1, "{api:?} stream={stream}");
+    }
+}
+
+#[tokio::test]
+async fn json_answer_to_a_streaming_request() {
+    for api in [Api::Chat, Api::Responses] {
+        let server = start([Turn::text("whole").with_fault(Fault::NotSse)]).await;
+        let client = client(api, &config(&server, true));
+        let error = failure(run(client.as_ref(), &[user("go")], None).await);
+        assert_eq!((error.kind.clone(), error.status), (ModelErrorKind::BadResponse, Some(200)));
+        assert!(error.message.starts_with("expected an event stream but the server answered with application/json"), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn stalled_server_hits_the_read_timeout() {
+    let server = start([Turn::text("late").with_delay_ms(2_000)]).await;
+    let mut config = config(&server, true);
+    config.read_timeout = Duration::from_millis(150);
+    config.retry.max_retries = 0;
+    let client = client(Api::Chat, &config);
+    let started = Instant::now();
+    let error = failure(run(client.as_ref(), &[user("go")], None).await);
+    assert_eq!(error.kind, ModelErrorKind::Network, "{error}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn refused_connection_is_retried_then_reported() {
+    // Bind and drop a listener to get a port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let server = start([]).await;
+    let mut config = config(&server, true);
+    config.base_url = format!("http://127.0.0.1:{port}/v1");
+    let client = client(Api::Chat, &config);
+    let error = failure(run(client.as_ref(), &[user("go")], None).await);
+    assert_eq!(error.kind, ModelErrorKind::Network);
+    assert!(error.message.starts_with("could not connect to the server"), "{error}");
+}

@@ -1,0 +1,145 @@
+//! The exact request bodies each adapter sends, captured by the scripted server.
+
+use agent_core::{Continuation, Item, Message, ModelClient, ModelEvent, Reasoning, ToolCall};
+use agent_model::{ResponsesClient, scripted::{Fault, ScriptedCall, Turn}};
+use insta::assert_json_snapshot;
+use serde_json::json;
+
+use super::{Api, call, client, config, output, reasoning_text, run, start, user};
+
+/// A transcript with a finished tool round: reasoning, text and two calls, then their outputs.
+fn tool_round() -> Vec<Item> {
+    vec![
+        user("What is in a.txt and b.txt?"),
+        Item::Reasoning(reasoning_text("I should read both files.")),
+        Item::Message(Message::assistant("Let me look.")),
+        Item::ToolCall(call("call_a", "read_file", r#"{"path":"a.txt"}"#)),
+        Item::ToolCall(call("call_b", "read_file", r#"{"path":"b.txt"}"#)),
+        output("call_a", "alpha"),
+        output("call_b", "beta"),
+    ]
+}
+
+#[tokio::test]
+async fn chat_first_turn() {
+    let server = start([Turn::text("Hi.")]).await;
+    let client = client(Api::Chat, &config(&server, true));
+    run(client.as_ref(), &[user("Hello")], None).await.unwrap();
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(request.header("authorization"), Some(format!("Bearer {}", super::KEY).as_str()));
+    assert_eq!(request.header("accept"), Some("text/event-stream"));
+    assert_json_snapshot!(request.json());
+}
+
+#[tokio::test]
+async fn chat_tool_result_turn() {
+    let server = start([Turn::text("alpha and beta")]).await;
+    let client = client(Api::Chat, &config(&server, false));
+    run(client.as_ref(), &tool_round(), None).await.unwrap();
+    assert_json_snapshot!(server.requests()[0].json());
+}
+
+#[tokio::test]
+async fn responses_first_turn() {
+    let server = start([Turn::text("Hi.")]).await;
+    let client = client(Api::Responses, &config(&server, true));
+    run(client.as_ref(), &[user("Hello")], None).await.unwrap();
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/responses");
+    assert_json_snapshot!(request.json());
+}
+
+/// Plays a first turn that calls two tools, answers them, and continues the stored response.
+async fn continued_turn(client: &dyn ModelClient) -> (Vec<Item>, Result<Vec<ModelEvent>, agent_core::ModelError>) {
+    let mut items = vec![user("What is in a.txt and b.txt?")];
+    let events = run(client, &items, None).await.unwrap();
+    let mut response_id = None;
+    for event in events {
+        match event {
+            ModelEvent::ToolCall(call) => items.push(Item::ToolCall(call)),
+            ModelEvent::Reasoning(reasoning) => items.push(Item::Reasoning(reasoning)),
+            ModelEvent::Message(message) => items.push(Item::Message(message)),
+            ModelEvent::Completed { response_id: id, .. } => response_id = id,
+            _ => {}
+        }
+    }
+    let continuation = Continuation {
+        previous_response_id: response_id.unwrap(),
+        items_known: items.len(),
+    };
+    items.push(output("call_a", "alpha"));
+    items.push(output("call_b", "beta"));
+    let second = run(client, &items, Some(&continuation)).await;
+    (items, second)
+}
+
+fn two_reads() -> Turn {
+    Turn::tool_calls([
+        ScriptedCall::new("call_a", "read_file", json!({"path": "a.txt"})),
+        ScriptedCall::new("call_b", "read_file", json!({"path": "b.txt"})),
+    ])
+    .with_reasoning("I should read both files.")
+}
+
+#[tokio::test]
+async fn responses_continuation_turn() {
+    let server = start([two_reads(), Turn::text("alpha and beta")]).await;
+    let client = client(Api::Responses, &config(&server, true));
+    assert!(client.supports_continuation());
+    let (_, second) = continued_turn(client.as_ref()).await;
+    second.unwrap();
+    let body = server.requests()[1].json();
+    assert_eq!(body["previous_response_id"], "resp_scripted_1");
+    assert_json_snapshot!(body);
+}
+
+#[tokio::test]
+async fn responses_stateless_turn() {
+    let server = start([Turn::text("alpha and beta")]).await;
+    let client = ResponsesClient::stateless(&config(&server, true)).unwrap();
+    assert!(!client.supports_continuation());
+    let mut items = tool_round();
+    // Encrypted reasoning is replayed; reasoning without it cannot be, and is dropped.
+    items.insert(1, Item::Reasoning(Reasoning {
+        id: Some("rs_1".into()),
+        summary: vec!["Reading both.".into()],
+        encrypted_content: Some("enc_1".into()),
+        text: None,
+    }));
+    if let Item::ToolCall(ToolCall { item_id, .. }) = &mut items[4] {
+        *item_id = Some("fc_1".into());
+    }
+    run(&client, &items, None).await.unwrap();
+    assert_json_snapshot!(server.requests()[0].json());
+}
+
+#[tokio::test]
+async fn responses_falls_back_to_stateless_when_continuation_is_rejected() {
+    let rejected = Fault::Status {
+        status: 400,
+        body: json!({"error": {"message": "Unsupported parameter: 'previous_response_id'.", "type": "invalid_request_error", "param": "previous_response_id", "code": null}}).to_string(),
+        content_type: None,
+        headers: Default::default(),
+    };
+    let server = start([two_reads(), Turn::fault(rejected), Turn::text("alpha and beta"), Turn::text("more")]).await;
+    let client = ResponsesClient::new(&config(&server, true)).unwrap();
+    let (mut items, second) = continued_turn(&client).await;
+    let events = second.unwrap();
+    assert!(matches!(events.last(), Some(ModelEvent::Completed { .. })));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let retried = requests[2].json();
+    assert_eq!(retried["store"], false);
+    assert_eq!(retried.get("previous_response_id"), None);
+    // The whole transcript: user, reasoning (encrypted), two calls, two outputs.
+    let kinds: Vec<_> = retried["input"].as_array().unwrap().iter().map(|item| item["type"].clone()).collect();
+    assert_eq!(kinds, ["message", "reasoning", "function_call", "function_call", "function_call_output", "function_call_output"]);
+    // The fallback is remembered: the next request is stateless without trying again.
+    assert!(!client.supports_continuation() && client.is_stateless());
+    items.push(Item::Message(Message::user("And c.txt?")));
+    let continuation = Continuation { previous_response_id: "resp_scripted_3".into(), items_known: 6 };
+    run(&client, &items, Some(&continuation)).await.unwrap();
+    let last = server.requests()[3].json();
+    assert_eq!((last["store"].clone(), last.get("previous_response_id")), (json!(false), None));
+}
