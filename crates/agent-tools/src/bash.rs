@@ -10,7 +10,7 @@ use agent_exec::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::workspace::{self, Workspace};
+use crate::workspace;
 
 /// Output kept per call: the first and last halves of this many bytes.
 const MAX_OUTPUT_BYTES: usize = 64 * 1024;
@@ -95,7 +95,7 @@ impl TypedTool for Bash {
     }
 
     async fn run(&self, input: BashInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let ws = Workspace::new(&*ctx.workspace);
+        let ws = workspace::open(&ctx.workspace)?;
         let dir = ws.resolve(input.workdir.as_deref().unwrap_or("."))?;
         let shown = workspace::display(ws.root(), &dir);
         if !dir.is_dir() {

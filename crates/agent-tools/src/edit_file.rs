@@ -79,7 +79,7 @@ impl TypedTool for EditFile {
 
     async fn run(&self, input: EditFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let tracker = self.tracker.clone();
-        blocking::run(move || edit(&Workspace::new(&*ctx.workspace), &tracker, input)).await
+        blocking::run(move || edit(&workspace::open(&ctx.workspace)?, &tracker, input)).await
     }
 }
 

@@ -57,7 +57,7 @@ impl TypedTool for Glob {
     }
 
     async fn run(&self, input: GlobInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking::run(move || glob(&Workspace::new(&*ctx.workspace), &input, &ctx)).await
+        blocking::run(move || glob(&workspace::open(&ctx.workspace)?, &input, &ctx)).await
     }
 }
 

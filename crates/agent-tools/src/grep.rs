@@ -108,7 +108,7 @@ impl TypedTool for Grep {
     }
 
     async fn run(&self, input: GrepInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking::run(move || grep(&Workspace::new(&*ctx.workspace), &input, &ctx.cancel)).await
+        blocking::run(move || grep(&workspace::open(&ctx.workspace)?, &input, &ctx.cancel)).await
     }
 }
 
@@ -137,7 +137,7 @@ fn invalid(message: impl Into<String>) -> ToolError {
 /// Runs grep without a runtime, for benchmarks.
 #[doc(hidden)]
 pub fn grep_blocking(root: &Path, input: &GrepInput) -> Result<ToolOutput, ToolError> {
-    grep(&Workspace::new(root), input, &CancellationToken::new())
+    grep(&workspace::open(root)?, input, &CancellationToken::new())
 }
 
 fn grep(ws: &Workspace, input: &GrepInput, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {

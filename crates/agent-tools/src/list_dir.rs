@@ -69,7 +69,7 @@ impl TypedTool for ListDir {
     }
 
     async fn run(&self, input: ListDirInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking::run(move || list(&Workspace::new(&*ctx.workspace), &input)).await
+        blocking::run(move || list(&workspace::open(&ctx.workspace)?, &input)).await
     }
 }
 

@@ -75,7 +75,7 @@ impl TypedTool for ReadFile {
 
     async fn run(&self, input: ReadFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let tracker = self.tracker.clone();
-        blocking::run(move || read(&Workspace::new(&*ctx.workspace), &tracker, &input)).await
+        blocking::run(move || read(&workspace::open(&ctx.workspace)?, &tracker, &input)).await
     }
 }
 
@@ -158,5 +158,5 @@ pub fn read_blocking(
     tracker: &FileTracker,
     input: &ReadFileInput,
 ) -> Result<ToolOutput, ToolError> {
-    read(&Workspace::new(root), tracker, input)
+    read(&workspace::open(root)?, tracker, input)
 }

@@ -1,92 +1,16 @@
-//! Path resolution inside the workspace, with the same contract as `agent_exec::Workspace`.
-//!
-//! `agent-exec` owns the workspace boundary; until its `Workspace` type is available to this crate
-//! the tools use this stand-in with the identical API (`new`, `root`, `resolve`,
-//! `resolve_for_write`), so switching is a one-line import change.
+//! The workspace boundary as the tools use it: `agent_exec::Workspace` for resolution, plus how
+//! paths are shown to the model and what a missing path suggests.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use agent_core::{ToolError, ToolErrorKind};
+pub(crate) use agent_exec::Workspace;
 
-/// The workspace root and the rule that every path a tool touches resolves inside it.
-#[derive(Debug, Clone)]
-pub(crate) struct Workspace {
-    root: PathBuf,
-}
-
-impl Workspace {
-    /// A workspace rooted at `root` (canonicalized when it exists).
-    pub(crate) fn new(root: impl AsRef<Path>) -> Self {
-        let root = root.as_ref();
-        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        Self { root }
-    }
-
-    /// The canonical root.
-    pub(crate) fn root(&self) -> &Path {
-        &self.root
-    }
-
-    /// Resolves `path` (relative to the root, or absolute) to a canonical path inside the
-    /// workspace. `..` and symlinks are resolved first; the path itself need not exist.
-    pub(crate) fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
-        let joined = self.root.join(path);
-        let resolved = canonicalize_lenient(&joined);
-        if resolved.starts_with(&self.root) {
-            Ok(resolved)
-        } else {
-            Err(ToolError::new(
-                ToolErrorKind::OutsideWorkspace,
-                format!(
-                    "{path} resolves to {} which is outside the workspace {}; use a path inside it",
-                    resolved.display(),
-                    self.root.display()
-                ),
-            ))
-        }
-    }
-
-    /// Like [`Workspace::resolve`], for a path about to be created or changed.
-    pub(crate) fn resolve_for_write(&self, path: &str) -> Result<PathBuf, ToolError> {
-        self.resolve(path)
-    }
-}
-
-/// Canonicalizes the longest existing ancestor of `path` and appends the rest lexically, so a
-/// missing file still resolves and a symlinked parent directory cannot hide an escape.
-fn canonicalize_lenient(path: &Path) -> PathBuf {
-    if let Ok(canonical) = std::fs::canonicalize(path) {
-        return canonical;
-    }
-    let mut base = path.to_path_buf();
-    let mut rest = Vec::new();
-    while let Some(name) = base.file_name().map(|n| n.to_os_string()) {
-        rest.push(name);
-        base.pop();
-        if let Ok(canonical) = std::fs::canonicalize(&base) {
-            let mut out = canonical;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return normalize_lexically(&out);
-        }
-    }
-    normalize_lexically(path)
-}
-
-/// Removes `.` and applies `..` without touching the file system.
-fn normalize_lexically(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+/// The workspace of a call, from the root its context carries.
+pub(crate) fn open(root: &Path) -> Result<Workspace, ToolError> {
+    Workspace::new(root).map_err(|err| {
+        ToolError::new(ToolErrorKind::ToolError, format!("the workspace cannot be used: {err}"))
+    })
 }
 
 /// `path` relative to the workspace root, with `/` separators; `.` for the root itself.
@@ -113,6 +37,7 @@ pub(crate) fn not_found(root: &Path, asked: &str, resolved: &Path) -> ToolError 
 /// Existing paths that look like `missing`: siblings in its nearest existing ancestor whose name
 /// is a few edits away, and files with the same name elsewhere in the workspace.
 fn similar_paths(root: &Path, missing: &Path) -> Vec<String> {
+    use std::path::PathBuf;
     let Some(wanted) = missing.file_name().map(|n| n.to_string_lossy().to_lowercase()) else {
         return Vec::new();
     };

@@ -67,7 +67,7 @@ impl TypedTool for WriteFile {
 
     async fn run(&self, input: WriteFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let tracker = self.tracker.clone();
-        blocking::run(move || write(&Workspace::new(&*ctx.workspace), &tracker, &input)).await
+        blocking::run(move || write(&workspace::open(&ctx.workspace)?, &tracker, &input)).await
     }
 }
 
