@@ -3,7 +3,12 @@
 //!
 //! Run with `cargo run --release -p agent-tools --example tool_bench`. Set `RG` to a ripgrep binary
 //! to compare; without one, only our figures are printed.
-#![allow(clippy::print_stdout, clippy::disallowed_methods, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::print_stdout,
+    clippy::disallowed_methods,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 
 use std::{
     io::Write as _,
@@ -11,7 +16,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use agent_tools::{FileTracker, GrepInput, OutputMode, ReadFileInput, grep_blocking, read_blocking};
+use agent_tools::{
+    FileTracker, GrepInput, OutputMode, ReadFileInput, grep_blocking, read_blocking,
+};
 
 /// A deterministic pseudo-random generator, so every run searches the same text.
 struct Lcg(u64);
@@ -89,7 +96,12 @@ fn main() {
     println!("generated 10000 files, {:.1} MB, in {:.1?}", bytes as f64 / 1e6, started.elapsed());
 
     let rg = std::env::var("RG").ok().or_else(|| {
-        std::process::Command::new("which").arg("rg").output().ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        std::process::Command::new("which")
+            .arg("rg")
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
     });
     let cases: [(&str, &str, OutputMode, bool, &[&str]); 3] = [
         ("rare literal, files", "NEEDLE_XYZ", OutputMode::FilesWithMatches, true, &["-l", "-F"]),
@@ -105,7 +117,12 @@ fn main() {
         print!("grep tool  {name:<22} {:>8.1} ms  ({header})", ours.as_secs_f64() * 1e3);
         if let Some(rg) = &rg {
             let (theirs, out) = best_of(5, || {
-                std::process::Command::new(rg).args(rg_flags).arg(pattern).arg(&tree).output().unwrap()
+                std::process::Command::new(rg)
+                    .args(rg_flags)
+                    .arg(pattern)
+                    .arg(&tree)
+                    .output()
+                    .unwrap()
             });
             let lines = out.stdout.iter().filter(|&&b| b == b'\n').count();
             print!(
@@ -127,7 +144,8 @@ fn main() {
         let mut written = 0usize;
         let mut n = 0u64;
         while written < 100 * 1024 * 1024 {
-            let line = format!("{n:>10} INFO request handled in {} ms by worker {}\n", n % 997, n % 13);
+            let line =
+                format!("{n:>10} INFO request handled in {} ms by worker {}\n", n % 997, n % 13);
             written += line.len();
             file.write_all(line.as_bytes()).unwrap();
             n += 1;
@@ -135,7 +153,10 @@ fn main() {
     }
     let lines = std::fs::read_to_string(&big).unwrap().lines().count();
     let tracker = FileTracker::new();
-    let input: ReadFileInput = serde_json::from_value(serde_json::json!({"path": "big.log", "offset": lines - 150, "limit": 100})).unwrap();
+    let input: ReadFileInput = serde_json::from_value(
+        serde_json::json!({"path": "big.log", "offset": lines - 150, "limit": 100}),
+    )
+    .unwrap();
     let (took, out) = best_of(5, || read_blocking(root, &tracker, &input).unwrap().text);
     println!(
         "read_file  100 MB, {lines} lines, offset={} limit=100: {:.1} ms  ({})",

@@ -119,11 +119,15 @@ impl TypedTool for Bash {
             .await
             .map_err(spawn_error)?;
         if out.cancelled {
-            return Err(ToolError::new(ToolErrorKind::Cancelled, "the command was cancelled and its process group killed"));
+            return Err(ToolError::new(
+                ToolErrorKind::Cancelled,
+                "the command was cancelled and its process group killed",
+            ));
         }
         if out.timed_out {
             let chars = out.output.chars().count();
-            let tail: String = out.output.chars().skip(chars.saturating_sub(TIMEOUT_TAIL_CHARS)).collect();
+            let tail: String =
+                out.output.chars().skip(chars.saturating_sub(TIMEOUT_TAIL_CHARS)).collect();
             let tail = if tail.trim().is_empty() { "(no output)".to_owned() } else { tail };
             return Err(ToolError::new(
                 ToolErrorKind::Timeout,
@@ -141,7 +145,8 @@ impl TypedTool for Bash {
         };
         let mut text = format!("{status} · {} · workdir {shown}", seconds(out.duration));
         if out.dropped_bytes > 0 {
-            let _ = write!(text, " · output cut: {} bytes dropped from the middle", out.dropped_bytes);
+            let _ =
+                write!(text, " · output cut: {} bytes dropped from the middle", out.dropped_bytes);
         }
         text.push('\n');
         if out.output.is_empty() {

@@ -64,7 +64,8 @@ pub(crate) fn find(content: &str, old: &str) -> Option<Candidate> {
 impl Candidate {
     /// The explanation and both texts with whitespace visible.
     pub(crate) fn render(&self, content: &str, old: &str) -> String {
-        let file: Vec<&str> = content.split_inclusive('\n').skip(self.first).take(self.len).collect();
+        let file: Vec<&str> =
+            content.split_inclusive('\n').skip(self.first).take(self.len).collect();
         let wanted: Vec<&str> = old.split_inclusive('\n').collect();
         let mut differences = Vec::new();
         for (j, (have, want)) in file.iter().zip(&wanted).enumerate() {

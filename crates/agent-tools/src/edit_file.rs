@@ -87,11 +87,17 @@ fn invalid(message: impl Into<String>) -> ToolError {
     ToolError::new(ToolErrorKind::InvalidArguments, message)
 }
 
-fn edit(ws: &Workspace, tracker: &FileTracker, input: EditFileInput) -> Result<ToolOutput, ToolError> {
+fn edit(
+    ws: &Workspace,
+    tracker: &FileTracker,
+    input: EditFileInput,
+) -> Result<ToolOutput, ToolError> {
     let path = ws.resolve_for_write(&input.path)?;
     let shown = workspace::display(ws.root(), &path);
     if input.old_string.is_empty() {
-        return Err(invalid("old_string is empty; to create a file or replace all of it, use write_file"));
+        return Err(invalid(
+            "old_string is empty; to create a file or replace all of it, use write_file",
+        ));
     }
     if input.old_string == input.new_string {
         return Err(invalid("old_string and new_string are identical; nothing to do"));
@@ -115,13 +121,16 @@ fn edit(ws: &Workspace, tracker: &FileTracker, input: EditFileInput) -> Result<T
     let Some(seen) = tracker.get(&path) else {
         return Err(ToolError::new(
             ToolErrorKind::StaleFile,
-            format!("{shown} has not been read in this session; read it with read_file first, then edit"),
+            format!(
+                "{shown} has not been read in this session; read it with read_file first, then edit"
+            ),
         ));
     };
     let fresh = seen.hash == text::content_hash(&current);
 
     let mut notes = Vec::new();
-    let (old_string, new_string) = strip_line_numbers(&input.old_string, &input.new_string, &mut notes);
+    let (old_string, new_string) =
+        strip_line_numbers(&input.old_string, &input.new_string, &mut notes);
     let replace_all = input.replace_all.unwrap_or(false);
     let outcome = if fresh {
         ladder::find(&content, &old_string, replace_all)
@@ -180,7 +189,8 @@ fn edit(ws: &Workspace, tracker: &FileTracker, input: EditFileInput) -> Result<T
     }
     let bytes = text::encode(&updated, encoding);
     let permissions = std::fs::metadata(&path).ok().map(|meta| meta.permissions());
-    write_atomic(&path, &bytes, permissions).map_err(|err| io_error(&format!("write {shown}"), &err))?;
+    write_atomic(&path, &bytes, permissions)
+        .map_err(|err| io_error(&format!("write {shown}"), &err))?;
     tracker.record(&path, &bytes);
     Ok(ToolOutput::text(success(&shown, &content, &updated, &ranges, &new_ranges, &notes)))
 }
@@ -215,7 +225,8 @@ fn strip_line_numbers(old: &str, new: &str, notes: &mut Vec<String>) -> (String,
 fn reindent(content: &str, match_start: usize, old: &str, replacement: &str) -> String {
     let line_start = content[..match_start].rfind('\n').map_or(0, |i| i + 1);
     let file_indent = &content[line_start..match_start];
-    let file_indent: &str = &file_indent[..file_indent.len() - file_indent.trim_start_matches([' ', '\t']).len()];
+    let file_indent: &str =
+        &file_indent[..file_indent.len() - file_indent.trim_start_matches([' ', '\t']).len()];
     let old_indent = leading_ws(old.lines().find(|l| !l.trim().is_empty()).unwrap_or(""));
     let tabs = file_indent.starts_with('\t');
     let mut out = String::with_capacity(replacement.len());
@@ -249,10 +260,9 @@ fn leading_ws(line: &str) -> &str {
 
 fn not_found(shown: &str, content: &str, old: &str) -> ToolError {
     let message = match closest::find(content, old) {
-        Some(candidate) => format!(
-            "old_string not found in {shown}. {}",
-            candidate.render(content, old)
-        ),
+        Some(candidate) => {
+            format!("old_string not found in {shown}. {}", candidate.render(content, old))
+        }
         None => format!(
             "old_string not found in {shown}, and no similar text was found. Re-read the file with read_file and copy the text exactly"
         ),
@@ -286,7 +296,10 @@ fn success(
     let count = new_ranges.len();
     let plural = if count == 1 { "replacement" } else { "replacements" };
     let lines = if spans.len() == 1 && !spans[0].contains('–') { "line" } else { "lines" };
-    let mut out = format!("Edited {shown}: {count} {plural} at {lines} {} (+{added} −{removed})", spans.join(", "));
+    let mut out = format!(
+        "Edited {shown}: {count} {plural} at {lines} {} (+{added} −{removed})",
+        spans.join(", ")
+    );
     for note in notes {
         let _ = write!(out, "\nNote: {note}.");
     }
@@ -297,7 +310,9 @@ fn success(
             out.push_str("\nFirst edited region:");
         }
         out.push('\n');
-        for (index, line) in after.split_inclusive('\n').enumerate().skip(from - 1).take(to + 1 - from) {
+        for (index, line) in
+            after.split_inclusive('\n').enumerate().skip(from - 1).take(to + 1 - from)
+        {
             render::numbered(&mut out, index + 1, line, MAX_LINE_CHARS);
         }
     }

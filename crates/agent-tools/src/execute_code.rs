@@ -78,7 +78,11 @@ impl TypedTool for ExecuteCode {
         Effects::READ_ONLY
     }
 
-    async fn run(&self, input: ExecuteCodeInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        &self,
+        input: ExecuteCodeInput,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         if input.code.len() > MAX_CODE_BYTES {
             return Err(ToolError::new(
                 ToolErrorKind::InvalidArguments,
@@ -87,7 +91,8 @@ impl TypedTool for ExecuteCode {
         }
         let mut limits = self.limits;
         if let Some(ms) = input.timeout_ms {
-            limits.timeout = Duration::from_millis(u64::from(ms)).clamp(Duration::from_millis(1), self.limits.timeout);
+            limits.timeout = Duration::from_millis(u64::from(ms))
+                .clamp(Duration::from_millis(1), self.limits.timeout);
         }
         let language = match input.language {
             CodeLanguage::Javascript => Language::JavaScript,
@@ -98,7 +103,12 @@ impl TypedTool for ExecuteCode {
         let stdout = cap(&result.stdout);
         let stderr = cap(&result.stderr);
         let Some(error) = result.error else {
-            let outcome = Outcome { value: result.value, stdout, stderr, duration_ms: result.duration.as_millis() };
+            let outcome = Outcome {
+                value: result.value,
+                stdout,
+                stderr,
+                duration_ms: result.duration.as_millis(),
+            };
             return ToolOutput::json(&outcome);
         };
         let kind = match error.kind {
@@ -137,5 +147,10 @@ fn cap(text: &str) -> String {
     while !text.is_char_boundary(tail_start) {
         tail_start += 1;
     }
-    format!("{}\n[… {} bytes dropped …]\n{}", &text[..head_end], tail_start - head_end, &text[tail_start..])
+    format!(
+        "{}\n[… {} bytes dropped …]\n{}",
+        &text[..head_end],
+        tail_start - head_end,
+        &text[tail_start..]
+    )
 }

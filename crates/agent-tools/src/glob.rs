@@ -74,7 +74,10 @@ fn glob(ws: &Workspace, input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutp
         .literal_separator(true)
         .build()
         .map_err(|err| {
-            ToolError::new(ToolErrorKind::InvalidArguments, format!("invalid glob {:?}: {}", input.pattern, err.kind()))
+            ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                format!("invalid glob {:?}: {}", input.pattern, err.kind()),
+            )
         })?
         .compile_matcher();
     let include_hidden = input.include_hidden.unwrap_or(false);
@@ -94,7 +97,11 @@ fn glob(ws: &Workspace, input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutp
         let rel = entry.path().strip_prefix(&dir).unwrap_or(entry.path());
         let hit = if by_name { matcher.is_match(entry.file_name()) } else { matcher.is_match(rel) };
         if hit {
-            let mtime = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
+            let mtime = entry
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
             found.push((mtime, entry.path().to_path_buf()));
         }
     }

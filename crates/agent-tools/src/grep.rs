@@ -10,7 +10,10 @@ use std::{
     time::{Duration, Instant, SystemTime},
 };
 
-use agent_core::{Access, CancellationToken, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
+use agent_core::{
+    Access, CancellationToken, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput,
+    TypedTool,
+};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkState;
@@ -18,8 +21,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
-    blocking,
-    render,
+    blocking, render,
     walk::{self, Skipped},
     workspace::{self, Workspace},
 };
@@ -140,7 +142,11 @@ pub fn grep_blocking(root: &Path, input: &GrepInput) -> Result<ToolOutput, ToolE
     grep(&workspace::open(root)?, input, &CancellationToken::new())
 }
 
-fn grep(ws: &Workspace, input: &GrepInput, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+fn grep(
+    ws: &Workspace,
+    input: &GrepInput,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
     let asked = input.path.as_deref().unwrap_or(".");
     let target = ws.resolve(asked)?;
     if !target.exists() {
@@ -225,7 +231,8 @@ fn grep(ws: &Workspace, input: &GrepInput, cancel: &CancellationToken) -> Result
             }
             if let Some((by_name, glob)) = glob {
                 let rel = entry.path().strip_prefix(target).unwrap_or(entry.path());
-                let hit = if *by_name { glob.is_match(entry.file_name()) } else { glob.is_match(rel) };
+                let hit =
+                    if *by_name { glob.is_match(entry.file_name()) } else { glob.is_match(rel) };
                 if !hit {
                     return WalkState::Continue;
                 }
@@ -240,8 +247,17 @@ fn grep(ws: &Workspace, input: &GrepInput, cancel: &CancellationToken) -> Result
                 return WalkState::Continue;
             }
             if sink.matched_lines > 0 {
-                let mtime = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
-                let hits = FileHits { path: entry.path().to_path_buf(), mtime, matched_lines: sink.matched_lines, lines: sink.hits };
+                let mtime = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                let hits = FileHits {
+                    path: entry.path().to_path_buf(),
+                    mtime,
+                    matched_lines: sink.matched_lines,
+                    lines: sink.hits,
+                };
                 results.lock().unwrap_or_else(|p| p.into_inner()).push(hits);
             }
             WalkState::Continue
@@ -254,12 +270,19 @@ fn grep(ws: &Workspace, input: &GrepInput, cancel: &CancellationToken) -> Result
     let searched = searched.into_inner();
     let binary = binary.into_inner();
     let notice = if timed_out.into_inner() {
-        format!("\nNote: the search stopped after {} s; results are partial. Narrow it with path, glob or type.", TIME_LIMIT.as_secs())
+        format!(
+            "\nNote: the search stopped after {} s; results are partial. Narrow it with path, glob or type.",
+            TIME_LIMIT.as_secs()
+        )
     } else {
         String::new()
     };
     if files.is_empty() {
-        let skipped = if target.is_dir() { Skipped::count(&target, include_hidden, include_ignored, searched) } else { Skipped::default() };
+        let skipped = if target.is_dir() {
+            Skipped::count(&target, include_hidden, include_ignored, searched)
+        } else {
+            Skipped::default()
+        };
         return Ok(ToolOutput::text(format!(
             "No matches for {:?} in {searched} files searched.{}{notice}",
             input.pattern,
@@ -267,11 +290,14 @@ fn grep(ws: &Workspace, input: &GrepInput, cancel: &CancellationToken) -> Result
         )));
     }
     files.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
-    let head_limit = input.head_limit.map_or(DEFAULT_HEAD_LIMIT, |h| h as usize).clamp(1, MAX_HEAD_LIMIT);
+    let head_limit =
+        input.head_limit.map_or(DEFAULT_HEAD_LIMIT, |h| h as usize).clamp(1, MAX_HEAD_LIMIT);
     let offset = input.offset.map_or(0, |o| o as usize);
     let total_lines: usize = files.iter().map(|f| f.matched_lines).sum();
     let entries: Vec<String> = match mode {
-        OutputMode::FilesWithMatches => files.iter().map(|f| workspace::display(ws.root(), &f.path)).collect(),
+        OutputMode::FilesWithMatches => {
+            files.iter().map(|f| workspace::display(ws.root(), &f.path)).collect()
+        }
         OutputMode::Count => files
             .iter()
             .map(|f| format!("{}:{}", workspace::display(ws.root(), &f.path), f.matched_lines))
@@ -354,14 +380,22 @@ impl Sink for Collect {
             OutputMode::Count => {}
             OutputMode::Content => {
                 for (index, line) in mat.lines().enumerate() {
-                    self.hits.push(Some(Line { number: first + index as u64, is_match: true, text: text_of(line) }));
+                    self.hits.push(Some(Line {
+                        number: first + index as u64,
+                        is_match: true,
+                        text: text_of(line),
+                    }));
                 }
             }
         }
         Ok(true)
     }
 
-    fn context(&mut self, _searcher: &Searcher, context: &SinkContext<'_>) -> Result<bool, Self::Error> {
+    fn context(
+        &mut self,
+        _searcher: &Searcher,
+        context: &SinkContext<'_>,
+    ) -> Result<bool, Self::Error> {
         let number = context.line_number().unwrap_or(0);
         self.hits.push(Some(Line { number, is_match: false, text: text_of(context.bytes()) }));
         Ok(true)
@@ -379,4 +413,3 @@ impl Sink for Collect {
         Ok(false)
     }
 }
-

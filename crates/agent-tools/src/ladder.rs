@@ -14,8 +14,13 @@ pub(crate) enum Step {
 }
 
 impl Step {
-    const ALL: [Step; 5] =
-        [Step::Exact, Step::LineEndings, Step::TrailingWhitespace, Step::Punctuation, Step::Indentation];
+    const ALL: [Step; 5] = [
+        Step::Exact,
+        Step::LineEndings,
+        Step::TrailingWhitespace,
+        Step::Punctuation,
+        Step::Indentation,
+    ];
 
     /// How the success message names the step; empty for an exact match.
     pub(crate) fn note(self) -> &'static str {
@@ -33,9 +38,15 @@ impl Step {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
     /// Byte ranges of the original text to replace, in order.
-    Found { step: Step, ranges: Vec<Range<usize>> },
+    Found {
+        step: Step,
+        ranges: Vec<Range<usize>>,
+    },
     /// The first step with any candidate found several, and `replace_all` was not set.
-    Ambiguous { step: Step, ranges: Vec<Range<usize>> },
+    Ambiguous {
+        step: Step,
+        ranges: Vec<Range<usize>>,
+    },
     NotFound,
 }
 
@@ -157,15 +168,30 @@ mod tests {
     fn each_rung_of_the_ladder() {
         check("a\nb\n", "a\nb", Outcome::Found { step: Step::Exact, ranges: vec![0..3] });
         check("a\r\nb\r\n", "a\nb", Outcome::Found { step: Step::LineEndings, ranges: vec![0..4] });
-        check("a  \nb\n", "a\nb", Outcome::Found { step: Step::TrailingWhitespace, ranges: vec![0..5] });
-        check("say “hi”\n", "say \"hi\"", Outcome::Found { step: Step::Punctuation, ranges: vec![0..12] });
-        check("\tif x {\n\t\ty\n", "if x {\n    y", Outcome::Found { step: Step::Indentation, ranges: vec![1..11] });
+        check(
+            "a  \nb\n",
+            "a\nb",
+            Outcome::Found { step: Step::TrailingWhitespace, ranges: vec![0..5] },
+        );
+        check(
+            "say “hi”\n",
+            "say \"hi\"",
+            Outcome::Found { step: Step::Punctuation, ranges: vec![0..12] },
+        );
+        check(
+            "\tif x {\n\t\ty\n",
+            "if x {\n    y",
+            Outcome::Found { step: Step::Indentation, ranges: vec![1..11] },
+        );
     }
 
     #[test]
     fn ambiguity_stops_the_ladder() {
         check("x\nx\n", "x", Outcome::Ambiguous { step: Step::Exact, ranges: vec![0..1, 2..3] });
         check("abc", "abd", Outcome::NotFound);
-        assert_eq!(find("x x", "x", true), Outcome::Found { step: Step::Exact, ranges: vec![0..1, 2..3] });
+        assert_eq!(
+            find("x x", "x", true),
+            Outcome::Found { step: Step::Exact, ranges: vec![0..1, 2..3] }
+        );
     }
 }

@@ -116,8 +116,12 @@ fn list(ws: &Workspace, input: &ListDirInput) -> Result<ToolOutput, ToolError> {
         ignores: Vec::new(),
     };
     // Ignore files above the listed directory (up to the root) apply to it too.
-    let mut ancestors: Vec<PathBuf> =
-        dir.ancestors().skip(1).take_while(|a| a.starts_with(ws.root())).map(Path::to_path_buf).collect();
+    let mut ancestors: Vec<PathBuf> = dir
+        .ancestors()
+        .skip(1)
+        .take_while(|a| a.starts_with(ws.root()))
+        .map(Path::to_path_buf)
+        .collect();
     ancestors.reverse();
     for ancestor in ancestors {
         if let Some(gi) = ignore_file(&ancestor) {
@@ -146,7 +150,10 @@ fn list(ws: &Workspace, input: &ListDirInput) -> Result<ToolOutput, ToolError> {
         out.push_str(".\n");
     }
     if walk.truncated {
-        let _ = writeln!(out, "Stopped after {MAX_COLLECTED} entries; list a subdirectory or lower depth.");
+        let _ = writeln!(
+            out,
+            "Stopped after {MAX_COLLECTED} entries; list a subdirectory or lower depth."
+        );
     }
     let mut hidden_parts = Vec::new();
     if walk.hidden > 0 {
@@ -215,7 +222,8 @@ impl Walk<'_> {
                 continue;
             }
             if kind.is_symlink() {
-                let target = std::fs::read_link(&path).map(|t| t.display().to_string()).unwrap_or_default();
+                let target =
+                    std::fs::read_link(&path).map(|t| t.display().to_string()).unwrap_or_default();
                 let outside = match std::fs::canonicalize(&path) {
                     Ok(real) => !real.starts_with(self.root),
                     Err(_) => false,

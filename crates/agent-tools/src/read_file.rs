@@ -79,7 +79,11 @@ impl TypedTool for ReadFile {
     }
 }
 
-fn read(ws: &Workspace, tracker: &FileTracker, input: &ReadFileInput) -> Result<ToolOutput, ToolError> {
+fn read(
+    ws: &Workspace,
+    tracker: &FileTracker,
+    input: &ReadFileInput,
+) -> Result<ToolOutput, ToolError> {
     let path = ws.resolve(&input.path)?;
     let shown = workspace::display(ws.root(), &path);
     let meta = match std::fs::metadata(&path) {

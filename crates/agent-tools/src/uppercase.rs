@@ -38,7 +38,9 @@ impl TypedTool for Uppercase {
         if chars > MAX_CHARS {
             return Err(ToolError::new(
                 ToolErrorKind::InvalidArguments,
-                format!("text has {chars} characters; the limit is {MAX_CHARS}. Split it into parts"),
+                format!(
+                    "text has {chars} characters; the limit is {MAX_CHARS}. Split it into parts"
+                ),
             ));
         }
         Ok(ToolOutput::text(input.text.to_uppercase()))

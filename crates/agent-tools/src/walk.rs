@@ -34,7 +34,12 @@ pub(crate) struct Skipped {
 impl Skipped {
     /// Counts the files under `path` that the filters left out, given `walked` files were walked.
     /// Costs two extra walks, so callers use it only to explain an empty result.
-    pub(crate) fn count(path: &Path, include_hidden: bool, include_ignored: bool, walked: usize) -> Self {
+    pub(crate) fn count(
+        path: &Path,
+        include_hidden: bool,
+        include_ignored: bool,
+        walked: usize,
+    ) -> Self {
         let files = |hidden: bool| {
             builder(path, hidden, true)
                 .build()

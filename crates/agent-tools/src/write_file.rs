@@ -71,7 +71,11 @@ impl TypedTool for WriteFile {
     }
 }
 
-fn write(ws: &Workspace, tracker: &FileTracker, input: &WriteFileInput) -> Result<ToolOutput, ToolError> {
+fn write(
+    ws: &Workspace,
+    tracker: &FileTracker,
+    input: &WriteFileInput,
+) -> Result<ToolOutput, ToolError> {
     if input.content.len() > MAX_CONTENT_BYTES {
         return Err(ToolError::new(
             ToolErrorKind::InvalidArguments,
@@ -99,7 +103,8 @@ fn write(ws: &Workspace, tracker: &FileTracker, input: &WriteFileInput) -> Resul
         std::fs::create_dir_all(parent)
             .map_err(|err| io_error(&format!("create the directories of {shown}"), &err))?;
         let bytes = input.content.as_bytes();
-        write_atomic(&path, bytes, None).map_err(|err| io_error(&format!("write {shown}"), &err))?;
+        write_atomic(&path, bytes, None)
+            .map_err(|err| io_error(&format!("write {shown}"), &err))?;
         tracker.record(&path, bytes);
         return Ok(ToolOutput::text(format!(
             "Created {shown} ({} lines, {})",
@@ -135,7 +140,9 @@ pub(crate) fn check_fresh(
     match tracker.get(path) {
         None => Err(ToolError::new(
             ToolErrorKind::StaleFile,
-            format!("{shown} exists and has not been read in this session; read it with read_file first, then write again"),
+            format!(
+                "{shown} exists and has not been read in this session; read it with read_file first, then write again"
+            ),
         )),
         Some(seen) if seen.hash != text::content_hash(current) => Err(ToolError::new(
             ToolErrorKind::StaleFile,

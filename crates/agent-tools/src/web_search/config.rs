@@ -91,7 +91,10 @@ impl WebSearchConfig {
 
     /// The host the tool contacts, for permission rules such as `WebSearch(domain:…)`.
     pub fn host(&self) -> String {
-        reqwest::Url::parse(self.base()).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default()
+        reqwest::Url::parse(self.base())
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .unwrap_or_default()
     }
 
     /// The provider, or `not_configured` naming what is missing.
@@ -99,14 +102,23 @@ impl WebSearchConfig {
         let missing = |what: &str| {
             ToolError::new(
                 ToolErrorKind::NotConfigured,
-                format!("web_search is not fully configured: the {:?} provider needs {what}. Ask the user to set it; do not retry", self.provider),
+                format!(
+                    "web_search is not fully configured: the {:?} provider needs {what}. Ask the user to set it; do not retry",
+                    self.provider
+                ),
             )
         };
         let base = reqwest::Url::parse(self.base()).map_err(|_| missing("a valid base_url"))?;
         Ok(match self.provider {
             ProviderKind::Searxng => Box::new(Searxng { base }),
-            ProviderKind::Brave => Box::new(Brave { base, key: self.api_key.clone().ok_or_else(|| missing("an api_key"))? }),
-            ProviderKind::Tavily => Box::new(Tavily { base, key: self.api_key.clone().ok_or_else(|| missing("an api_key"))? }),
+            ProviderKind::Brave => Box::new(Brave {
+                base,
+                key: self.api_key.clone().ok_or_else(|| missing("an api_key"))?,
+            }),
+            ProviderKind::Tavily => Box::new(Tavily {
+                base,
+                key: self.api_key.clone().ok_or_else(|| missing("an api_key"))?,
+            }),
         })
     }
 }

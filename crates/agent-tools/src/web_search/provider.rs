@@ -18,9 +18,13 @@ pub(crate) struct Query {
 impl Query {
     /// Whether a result URL passes the domain filters (subdomains count as their parent).
     pub(crate) fn admits(&self, url: &str) -> bool {
-        let host = Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_lowercase)).unwrap_or_default();
+        let host = Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_lowercase))
+            .unwrap_or_default();
         let within = |domain: &String| host == *domain || host.ends_with(&format!(".{domain}"));
-        (self.allowed.is_empty() || self.allowed.iter().any(within)) && !self.blocked.iter().any(within)
+        (self.allowed.is_empty() || self.allowed.iter().any(within))
+            && !self.blocked.iter().any(within)
     }
 
     /// The query text with `site:` operators for engines that support them.
@@ -38,7 +42,11 @@ impl Query {
 
     /// How many results to ask for: more when filtering afterwards may drop some.
     fn fetch_count(&self) -> usize {
-        if self.allowed.is_empty() && self.blocked.is_empty() { self.max_results } else { (self.max_results * 2).min(20) }
+        if self.allowed.is_empty() && self.blocked.is_empty() {
+            self.max_results
+        } else {
+            (self.max_results * 2).min(20)
+        }
     }
 }
 
@@ -165,7 +173,9 @@ impl Provider for Brave {
         let mut url = endpoint(&self.base, "res/v1/web/search");
         {
             let mut pairs = url.query_pairs_mut();
-            pairs.append_pair("q", &query.with_sites()).append_pair("count", &query.fetch_count().to_string());
+            pairs
+                .append_pair("q", &query.with_sites())
+                .append_pair("count", &query.fetch_count().to_string());
             if let Some(days) = query.recency_days {
                 let freshness = match days {
                     0..=1 => "pd",
@@ -176,7 +186,10 @@ impl Provider for Brave {
                 pairs.append_pair("freshness", freshness);
             }
         }
-        client.get(url).header("accept", "application/json").header("x-subscription-token", self.key.expose())
+        client
+            .get(url)
+            .header("accept", "application/json")
+            .header("x-subscription-token", self.key.expose())
     }
 
     fn parse(&self, body: &[u8]) -> Result<Vec<Hit>, String> {

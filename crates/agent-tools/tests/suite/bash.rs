@@ -35,7 +35,8 @@ fn sandbox_missing(out: &str) -> bool {
 #[tokio::test]
 async fn header_exit_code_and_interleaved_output() {
     let fx = Fixture::new();
-    let out = fx.call("bash", json!({"command": "echo one; echo two >&2; echo three; exit 3"})).await;
+    let out =
+        fx.call("bash", json!({"command": "echo one; echo two >&2; echo three; exit 3"})).await;
     if sandbox_missing(&out) {
         return;
     }
@@ -59,7 +60,11 @@ async fn workdir_is_resolved_inside_the_workspace() {
     exit 0 · [TIME] · workdir sub/dir
     file.txt
     ");
-    assert!(fx.call("bash", json!({"command": "ls", "workdir": ".."})).await.contains("outside_workspace"));
+    assert!(
+        fx.call("bash", json!({"command": "ls", "workdir": ".."}))
+            .await
+            .contains("outside_workspace")
+    );
     assert_snapshot!(fx.call("bash", json!({"command": "ls", "workdir": "nope"})).await, @r#"{"ok":false,"error":"invalid_arguments","message":"workdir nope is not an existing directory"}"#);
 }
 
@@ -81,7 +86,8 @@ async fn no_output_and_no_stdin() {
 async fn timeout_kills_and_returns_the_last_output() {
     let fx = Fixture::new();
     let started = std::time::Instant::now();
-    let out = fx.call("bash", json!({"command": "echo started; sleep 30", "timeout_ms": 500})).await;
+    let out =
+        fx.call("bash", json!({"command": "echo started; sleep 30", "timeout_ms": 500})).await;
     if sandbox_missing(&out) {
         return;
     }

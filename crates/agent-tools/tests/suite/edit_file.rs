@@ -56,7 +56,12 @@ async fn ladder_line_endings() {
     let fx = Fixture::new();
     fx.put("w.txt", "one\r\ntwo\r\nthree\r\n");
     read(&fx, "w.txt").await;
-    let out = fx.call("edit_file", json!({"path": "w.txt", "old_string": "one\ntwo\n", "new_string": "1\n2\n"})).await;
+    let out = fx
+        .call(
+            "edit_file",
+            json!({"path": "w.txt", "old_string": "one\ntwo\n", "new_string": "1\n2\n"}),
+        )
+        .await;
     assert!(out.contains("Note: matched after normalizing line endings."), "{out}");
     assert_eq!(fx.get("w.txt"), b"1\r\n2\r\nthree\r\n");
 }
@@ -66,7 +71,12 @@ async fn ladder_trailing_whitespace_and_punctuation() {
     let fx = Fixture::new();
     fx.put("t.md", "Title  \nbody\nIt’s “quoted” — here\n");
     read(&fx, "t.md").await;
-    let out = fx.call("edit_file", json!({"path": "t.md", "old_string": "Title\nbody", "new_string": "Heading\nbody"})).await;
+    let out = fx
+        .call(
+            "edit_file",
+            json!({"path": "t.md", "old_string": "Title\nbody", "new_string": "Heading\nbody"}),
+        )
+        .await;
     assert!(out.contains("Note: matched after ignoring trailing whitespace"), "{out}");
     let out = fx.call("edit_file", json!({"path": "t.md", "old_string": "It's \"quoted\" - here", "new_string": "It is quoted"})).await;
     assert!(out.contains("Note: matched after folding Unicode quotes, dashes and spaces"), "{out}");
@@ -88,7 +98,12 @@ async fn leaked_line_number_prefixes_are_removed() {
     let fx = Fixture::new();
     fx.put("a.txt", "alpha\nbeta\n");
     read(&fx, "a.txt").await;
-    let out = fx.call("edit_file", json!({"path": "a.txt", "old_string": "     2→beta", "new_string": "gamma"})).await;
+    let out = fx
+        .call(
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "     2→beta", "new_string": "gamma"}),
+        )
+        .await;
     assert!(out.contains("removed read_file line-number prefixes"), "{out}");
     assert_eq!(fx.get_text("a.txt"), "alpha\ngamma\n");
 }
@@ -101,12 +116,15 @@ async fn staleness() {
     read(&fx, "s.txt").await;
     // Changed since the read, but the text still matches exactly once: applied, with a note.
     fx.put("s.txt", "a\nb\nc\nd\n");
-    let out = fx.call("edit_file", json!({"path": "s.txt", "old_string": "b", "new_string": "B"})).await;
+    let out =
+        fx.call("edit_file", json!({"path": "s.txt", "old_string": "b", "new_string": "B"})).await;
     assert!(out.contains("the file changed since your last read"), "{out}");
     assert_eq!(fx.get_text("s.txt"), "a\nB\nc\nd\n");
     // Changed again and the old text is gone: refused with the fresh text.
     fx.put("s.txt", "a\nX\nc\nd\n");
-    let out = fx.call("edit_file", json!({"path": "s.txt", "old_string": "a\nB\nc", "new_string": "z"})).await;
+    let out = fx
+        .call("edit_file", json!({"path": "s.txt", "old_string": "a\nB\nc", "new_string": "z"}))
+        .await;
     assert_snapshot!(out);
     assert_eq!(fx.get_text("s.txt"), "a\nX\nc\nd\n");
 }

@@ -16,7 +16,10 @@ fn without_duration(out: &str) -> Value {
 async fn javascript_returns_value_and_console_output() {
     let fx = Fixture::new();
     let out = fx.call("execute_code", json!({"language": "javascript", "code": "console.log('hi'); console.error('warn'); [1,2,3].map(x => x * 2)"})).await;
-    assert_eq!(without_duration(&out), json!({"value": [2, 4, 6], "stdout": "hi\n", "stderr": "warn\n"}));
+    assert_eq!(
+        without_duration(&out),
+        json!({"value": [2, 4, 6], "stdout": "hi\n", "stderr": "warn\n"})
+    );
 }
 
 #[tokio::test]
@@ -30,7 +33,9 @@ async fn typescript_types_are_stripped() {
 #[tokio::test]
 async fn python_prints() {
     let fx = Fixture::new();
-    let out = fx.call("execute_code", json!({"language": "python", "code": "print(sum(range(10)))"})).await;
+    let out = fx
+        .call("execute_code", json!({"language": "python", "code": "print(sum(range(10)))"}))
+        .await;
     if out.contains("sandbox_unavailable") || out.contains("runtime_missing") {
         println!("SKIPPED: python cannot run sandboxed here: {out}");
         return;
@@ -41,7 +46,12 @@ async fn python_prints() {
 #[tokio::test]
 async fn failures_are_typed() {
     let fx = Fixture::new();
-    let out = fx.call("execute_code", json!({"language": "javascript", "code": "while (true) {}", "timeout_ms": 300})).await;
+    let out = fx
+        .call(
+            "execute_code",
+            json!({"language": "javascript", "code": "while (true) {}", "timeout_ms": 300}),
+        )
+        .await;
     assert!(out.starts_with(r#"{"ok":false,"error":"timeout""#), "{out}");
     let out = fx.call("execute_code", json!({"language": "javascript", "code": "console.log('before'); throw new Error('boom')"})).await;
     assert!(out.starts_with(r#"{"ok":false,"error":"exception""#), "{out}");

@@ -69,7 +69,9 @@ async fn filters_and_paging() {
     2 files match (newest first; showing files 1–1 of 2; offset=1 for more):
     src/a.rs
     ");
-    let all = fx.call("grep", json!({"pattern": "TODO", "include_ignored": true, "include_hidden": true})).await;
+    let all = fx
+        .call("grep", json!({"pattern": "TODO", "include_ignored": true, "include_hidden": true}))
+        .await;
     for path in ["app.log", "vendor/lib.rs", ".env", "src/a.rs"] {
         assert!(all.contains(path), "{path} missing from {all}");
     }

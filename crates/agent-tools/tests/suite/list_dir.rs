@@ -48,7 +48,9 @@ async fn include_flags_and_depth() {
       tool.rs
     main.rs
     ");
-    let all = fx.call("list_dir", json!({"depth": 1, "include_hidden": true, "include_ignored": true})).await;
+    let all = fx
+        .call("list_dir", json!({"depth": 1, "include_hidden": true, "include_ignored": true}))
+        .await;
     assert_snapshot!(all, @r"
     ./
     src/ (2 entries)

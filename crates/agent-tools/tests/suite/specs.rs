@@ -10,9 +10,14 @@ fn every_spec_is_strict_and_pinned() {
         assert!(spec.strict, "{} is not strict", spec.name);
         assert_eq!(spec.parameters["additionalProperties"], false, "{}", spec.name);
         // Strict mode: every property is listed as required (optional ones are nullable).
-        let properties: Vec<&String> = spec.parameters["properties"].as_object().unwrap().keys().collect();
-        let required: Vec<&str> =
-            spec.parameters["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let properties: Vec<&String> =
+            spec.parameters["properties"].as_object().unwrap().keys().collect();
+        let required: Vec<&str> = spec.parameters["required"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
         assert_eq!(properties, required, "{}", spec.name);
         insta::assert_json_snapshot!(format!("spec_{}", spec.name), spec);
     }
@@ -37,6 +42,9 @@ fn rule_names_match_the_permission_vocabulary() {
     ];
     assert_eq!(names.len(), expected.len(), "{names:?}");
     for (name, rule) in expected {
-        assert!(names.contains(&(name.to_owned(), rule.to_owned())), "{name} → {rule} in {names:?}");
+        assert!(
+            names.contains(&(name.to_owned(), rule.to_owned())),
+            "{name} → {rule} in {names:?}"
+        );
     }
 }

@@ -66,7 +66,8 @@ async fn keeps_crlf_bom_encoding_and_permission_bits() {
 async fn leaves_no_temporary_files_behind() {
     let fx = Fixture::new();
     fx.call("write_file", json!({"path": "a.txt", "content": "a"})).await;
-    let names: Vec<_> = std::fs::read_dir(fx.root()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> =
+        std::fs::read_dir(fx.root()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, vec![std::ffi::OsString::from("a.txt")]);
 }
 
@@ -87,7 +88,8 @@ async fn symlinks_are_written_through_only_inside_the_workspace() {
     let fx = Fixture::new();
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("target.txt"), "outside\n").unwrap();
-    std::os::unix::fs::symlink(outside.path().join("target.txt"), fx.root().join("out-link")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("target.txt"), fx.root().join("out-link"))
+        .unwrap();
     let out = fx.call("write_file", json!({"path": "out-link", "content": "pwned"})).await;
     assert!(out.contains("outside_workspace"), "{out}");
     assert_eq!(std::fs::read_to_string(outside.path().join("target.txt")).unwrap(), "outside\n");
