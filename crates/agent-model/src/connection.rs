@@ -35,8 +35,47 @@ impl Connection {
                     format!("could not build the http client: {error}"),
                 )
             })?;
-        let client = Client::build(http.clone(), wire)
-            .with_http_service(Transport::new(http, config.retry.clone()));
+        let transport = Transport::new(http.clone(), config.retry.clone());
+        Self::with_service(config, http, wire, transport)
+    }
+
+    /// A connection whose requests go through `service` instead of the network (benchmarks).
+    #[cfg(feature = "scripted-server")]
+    pub(crate) fn canned<S>(config: &ClientConfig, service: S) -> Result<Self, ModelError>
+    where
+        S: tower::Service<
+                async_openai::middleware::HttpRequestFactory,
+                Response = reqwest::Response,
+                Error = async_openai::error::OpenAIError,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Future: Send + 'static,
+    {
+        let wire = WireConfig::new(config)
+            .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
+        Self::with_service(config, reqwest::Client::new(), wire, service)
+    }
+
+    fn with_service<S>(
+        config: &ClientConfig,
+        http: reqwest::Client,
+        wire: WireConfig,
+        service: S,
+    ) -> Result<Self, ModelError>
+    where
+        S: tower::Service<
+                async_openai::middleware::HttpRequestFactory,
+                Response = reqwest::Response,
+                Error = async_openai::error::OpenAIError,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Future: Send + 'static,
+    {
+        let client = Client::build(http, wire).with_http_service(service);
         Ok(Self {
             client,
             model: config.model.clone(),

@@ -176,7 +176,12 @@ pub(crate) fn bad_json(parse: &serde_json::Error, body: &str) -> ModelError {
 
 /// The error for an error object the server put inside a stream or a 200 body.
 pub(crate) fn from_server_error(server: &ServerError) -> ModelError {
-    ModelError::new(classify(None, server), format!("the server reported an error: {}", server.message))
+    let message = match (server.message.is_empty(), &server.code) {
+        (false, _) => server.message.clone(),
+        (true, Some(code)) => code.clone(),
+        (true, None) => "no details given".to_owned(),
+    };
+    ModelError::new(classify(None, server), format!("the server reported an error: {message}"))
 }
 
 /// Removes the key from a message, in case a server echoes it back.

@@ -41,11 +41,15 @@ impl std::fmt::Debug for ResponsesClient {
 impl ResponsesClient {
     /// A client that stores responses and continues them with `previous_response_id`.
     pub fn new(config: &ClientConfig) -> Result<Self, ModelError> {
-        Ok(Self {
-            connection: Connection::new(config)?,
-            name: format!("responses:{}", config.model),
+        Ok(Self::with_connection(Connection::new(config)?))
+    }
+
+    pub(crate) fn with_connection(connection: Connection) -> Self {
+        Self {
+            name: format!("responses:{}", connection.model),
+            connection,
             stateless: AtomicBool::new(false),
-        })
+        }
     }
 
     /// A client that never stores responses (`store: false`) and replays the whole transcript,

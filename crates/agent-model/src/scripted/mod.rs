@@ -16,6 +16,7 @@
 //! # }
 //! ```
 
+mod bench;
 mod http;
 mod render;
 mod script;
@@ -35,6 +36,7 @@ use tokio::{
 };
 
 pub use self::{
+    bench::{Throughput, sse_parse_throughput},
     http::RecordedRequest,
     script::{Fault, Quirks, Script, ScriptedCall, Turn},
 };
