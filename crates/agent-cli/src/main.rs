@@ -9,6 +9,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod sandbox_cmd;
+
 /// An agent that reads, searches, edits and runs code through sandboxed tools, on any
 /// OpenAI-compatible model server.
 #[derive(Debug, Parser)]
@@ -19,11 +21,16 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Inspect the OS sandbox that confines every command the agent runs.
+    #[command(subcommand)]
+    Sandbox(sandbox_cmd::SandboxCommand),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Some(Command::Sandbox(command)) => sandbox_cmd::run(command),
         None => {
             eprintln!(
                 "agent: the interactive agent is not built yet; see README.md for what works today"

@@ -157,13 +157,23 @@ pub async fn run(
         Some(&temp_dir),
     );
     let cwd = spec.cwd.clone().unwrap_or_else(|| config.workspace.clone());
-    let options = RunOptions { rules: rules.as_ref(), env, cwd, cancel, timeout };
+    let read_only = sandbox::git_dir(config);
+    let options = RunOptions {
+        rules: rules.as_ref(),
+        read_only: read_only.as_deref(),
+        env,
+        cwd,
+        cancel,
+        timeout,
+    };
     run_with(spec, config, options).await
 }
 
 /// The sandbox-specific inputs of [`run_with`], resolved by the caller.
 pub(crate) struct RunOptions<'a> {
     pub(crate) rules: Option<&'a FsRules>,
+    /// A directory inside a writable root that stays read-only (`.git`).
+    pub(crate) read_only: Option<&'a std::path::Path>,
     pub(crate) env: Vec<(OsString, OsString)>,
     pub(crate) cwd: PathBuf,
     pub(crate) cancel: CancellationToken,
@@ -177,8 +187,12 @@ pub(crate) async fn run_with(
     config: &SandboxConfig,
     options: RunOptions<'_>,
 ) -> Result<ProcessOutput, SpawnError> {
-    let sandbox::Prepared { plan, cgroup } =
-        sandbox::prepare(options.rules, config.network, &config.limits)?;
+    let sandbox::Prepared { plan, cgroup } = sandbox::prepare(
+        options.rules,
+        config.network,
+        &config.limits,
+        options.read_only.map(|dir| (dir, options.cwd.as_path())),
+    )?;
 
     let (out_reader, out_writer) = io::pipe()?;
     let (err_reader, err_writer) = if spec.separate_stderr {
@@ -220,9 +234,11 @@ pub(crate) async fn run_with(
     let half = spec.max_output_bytes / 2;
     let out = Arc::new(Mutex::new(Capture::new(half)));
     let err = Arc::new(Mutex::new(Capture::new(half)));
-    let mut readers = vec![tokio::spawn(drain(pipe::Receiver::from_owned_fd(out_reader.into())?, out.clone()))];
+    let mut readers =
+        vec![tokio::spawn(drain(pipe::Receiver::from_owned_fd(out_reader.into())?, out.clone()))];
     if let Some(reader) = err_reader {
-        readers.push(tokio::spawn(drain(pipe::Receiver::from_owned_fd(reader.into())?, err.clone())));
+        readers
+            .push(tokio::spawn(drain(pipe::Receiver::from_owned_fd(reader.into())?, err.clone())));
     }
 
     let deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);

@@ -2,7 +2,15 @@
 //! command that succeeds where it must not is a breach. A test whose kernel feature is missing
 //! prints `SKIPPED: <reason>` and returns.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write as _;
+
+/// Says why a check is skipped, on the real stderr: libtest captures `println!`, and a skip must
+/// be visible in a passing run.
+fn skipped(reason: &str) {
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
+}
 
 use std::{
     io::ErrorKind,
@@ -21,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 fn skip(policy: SandboxPolicy) -> bool {
     match probe().support(policy).missing {
         Some(err) => {
-            println!("SKIPPED: {err}");
+            skipped(&err.to_string());
             true
         }
         None => false,
@@ -171,17 +179,28 @@ async fn network_is_off_for_loopback_and_any_address() {
         // connects anywhere (this machine must not send traffic off the host, even on a breach).
         for family in ["AF_INET", "AF_INET6"] {
             for kind in ["SOCK_STREAM", "SOCK_DGRAM"] {
-                let script = format!("import socket\nsocket.socket(socket.{family}, socket.{kind})\nprint('SOCKET')");
+                let script = format!(
+                    "import socket\nsocket.socket(socket.{family}, socket.{kind})\nprint('SOCKET')"
+                );
                 let out = run_python(&config, &python, &script).await;
                 assert_denied(&out, &format!("creating a {family} {kind} socket"));
             }
         }
-        let out = run_python(&config, &python, "import socket\na, b = socket.socketpair()\na.send(b'ok')\nprint(b.recv(2))").await;
+        let out = run_python(
+            &config,
+            &python,
+            "import socket\na, b = socket.socketpair()\na.send(b'ok')\nprint(b.recv(2))",
+        )
+        .await;
         assert_ok(&out, "an AF_UNIX socket pair");
     } else {
-        println!("SKIPPED (python part): python3 is not installed");
+        skipped("python part: python3 is not installed");
     }
-    assert_eq!(listener.accept().map(|_| ()).unwrap_err().kind(), ErrorKind::WouldBlock, "a connection got through");
+    assert_eq!(
+        listener.accept().map(|_| ()).unwrap_err().kind(),
+        ErrorKind::WouldBlock,
+        "a connection got through"
+    );
 
     let open = config.clone().with_network(true);
     let out = sh(&open, &format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED")).await;
@@ -190,7 +209,9 @@ async fn network_is_off_for_loopback_and_any_address() {
 
 async fn run_python(config: &SandboxConfig, python: &Path, script: &str) -> ProcessOutput {
     let spec = ProcessSpec::new(python).arg("-c").arg(script).base_env(base_env());
-    process::run(spec, config, CancellationToken::new(), Some(Duration::from_secs(20))).await.unwrap()
+    process::run(spec, config, CancellationToken::new(), Some(Duration::from_secs(20)))
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -199,14 +220,19 @@ async fn fork_bomb_is_stopped_by_the_process_limit() {
         return;
     }
     if let ProcessLimit::Unavailable(reason) = ProcessLimit::current() {
-        println!("SKIPPED: {reason}");
+        skipped(reason);
         return;
     }
     let ws = tempfile::tempdir().unwrap();
     let limits = Limits { processes: Some(32), ..Limits::default() };
     let config = config(ws.path(), SandboxPolicy::WorkspaceWrite).with_limits(limits);
     // Without a limit this exhausts the machine within the timeout; with one, forks fail fast.
-    let out = sh_timeout(&config, "bomb() { bomb | bomb & }; bomb; sleep 2; echo survived", Duration::from_secs(4)).await;
+    let out = sh_timeout(
+        &config,
+        "bomb() { bomb | bomb & }; bomb; sleep 2; echo survived",
+        Duration::from_secs(4),
+    )
+    .await;
     assert!(
         out.output.contains("Resource temporarily unavailable"),
         "the process limit never hit: {}",
@@ -224,7 +250,8 @@ async fn timeout_kills_the_whole_group_including_grandchildren() {
     }
     let ws = tempfile::tempdir().unwrap();
     let config = config(ws.path(), SandboxPolicy::WorkspaceWrite);
-    let script = "trap '' TERM; sleep 100 & (sleep 100 &); bash -c 'sleep 100' & echo started; sleep 100";
+    let script =
+        "trap '' TERM; sleep 100 & (sleep 100 &); bash -c 'sleep 100' & echo started; sleep 100";
     let out = sh_timeout(&config, script, Duration::from_secs(1)).await;
     assert!(out.timed_out);
     assert!(out.duration < Duration::from_secs(5), "took {:?}", out.duration);
@@ -282,9 +309,20 @@ async fn child_has_no_new_privs_seccomp_and_no_secrets() {
     assert_ok(&out, "reading status and env");
     assert!(out.output.contains("NoNewPrivs:\t1"), "{}", out.output);
     assert!(out.output.contains("Seccomp:\t2"), "{}", out.output);
-    assert!(!out.output.contains("OPENAI_API_KEY") && !out.output.contains("sk-test"), "{}", out.output);
+    assert!(
+        !out.output.contains("OPENAI_API_KEY") && !out.output.contains("sk-test"),
+        "{}",
+        out.output
+    );
     assert!(!out.output.contains("GITHUB_TOKEN"), "{}", out.output);
-    for fixed in ["CI=1", "PAGER=cat", "GIT_PAGER=cat", "NO_COLOR=1", "TERM=dumb", "AGENT_SANDBOX=workspace-write"] {
+    for fixed in [
+        "CI=1",
+        "PAGER=cat",
+        "GIT_PAGER=cat",
+        "NO_COLOR=1",
+        "TERM=dumb",
+        "AGENT_SANDBOX=workspace-write",
+    ] {
         assert!(out.output.lines().any(|line| line == fixed), "missing {fixed}");
     }
     if let Some(python) = python3() {
@@ -309,7 +347,44 @@ async fn danger_full_access_is_really_unsandboxed() {
     let ws = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let config = config(ws.path(), SandboxPolicy::DangerFullAccess);
-    let out = sh(&config, &format!("echo x > {}/f && grep NoNewPrivs /proc/self/status", outside.path().display())).await;
+    let out = sh(
+        &config,
+        &format!("echo x > {}/f && grep NoNewPrivs /proc/self/status", outside.path().display()),
+    )
+    .await;
     assert_ok(&out, "writing outside the workspace without a sandbox");
     assert!(out.output.contains("NoNewPrivs:\t0"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn git_dir_stays_read_only_under_workspace_write() {
+    if skip(SandboxPolicy::WorkspaceWrite) {
+        return;
+    }
+    if !probe().mount_namespaces {
+        skipped("no mount namespaces here, so .git cannot be kept read-only");
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".git/hooks")).unwrap();
+    std::fs::write(ws.path().join(".git/config"), "original").unwrap();
+    let config = config(ws.path(), SandboxPolicy::WorkspaceWrite);
+    for (script, what) in [
+        ("echo x >> .git/config", "appending to .git/config"),
+        ("printf '#!/bin/sh\\necho pwned' > .git/hooks/pre-commit", "planting a git hook"),
+        ("rm -rf .git", "deleting .git"),
+        ("mv .git moved", "renaming .git"),
+        ("cd .git && echo x > HEAD", "writing from inside .git"),
+    ] {
+        assert_denied(&sh(&config, script).await, what);
+    }
+    assert_eq!(std::fs::read_to_string(ws.path().join(".git/config")).unwrap(), "original");
+    assert!(!ws.path().join(".git/hooks/pre-commit").exists());
+    let out = sh(&config, "echo ok > file && cat .git/config").await;
+    assert_ok(&out, "writing the workspace next to .git");
+    assert_eq!(out.output, "original");
+    // With a working directory inside .git, the directory is entered again through the read-only mount.
+    let spec = ProcessSpec::bash("echo x > HEAD").base_env(base_env()).cwd(ws.path().join(".git"));
+    let out = process::run(spec, &config, CancellationToken::new(), None).await.unwrap();
+    assert_denied(&out, "writing .git with the working directory inside it");
 }

@@ -87,7 +87,11 @@ pub(super) async fn run(code: &str, limits: &CodeLimits, cancel: CancellationTok
     result
 }
 
-async fn run_inner(code: &str, limits: &CodeLimits, cancel: CancellationToken) -> Result<CodeResult, CodeError> {
+async fn run_inner(
+    code: &str,
+    limits: &CodeLimits,
+    cancel: CancellationToken,
+) -> Result<CodeResult, CodeError> {
     let interpreter = interpreter().await?;
     let temp = tempfile::Builder::new()
         .prefix("agent-python-")
@@ -139,7 +143,14 @@ async fn run_inner(code: &str, limits: &CodeLimits, cancel: CancellationToken) -
         .arg(code);
     spec.separate_stderr = true;
     spec.max_output_bytes = limits.max_output_bytes.saturating_mul(2);
-    let options = RunOptions { rules: Some(&rules), env, cwd: dir.clone(), cancel, timeout: Some(limits.timeout) };
+    let options = RunOptions {
+        rules: Some(&rules),
+        read_only: None,
+        env,
+        cwd: dir.clone(),
+        cancel,
+        timeout: Some(limits.timeout),
+    };
     let output = process::run_with(spec, &config, options).await.map_err(spawn_error)?;
 
     let value = std::fs::read_to_string(dir.join("__value__.json"))
@@ -155,7 +166,8 @@ async fn run_inner(code: &str, limits: &CodeLimits, cancel: CancellationToken) -
     } else if output.success() {
         None
     } else {
-        let last = output.stderr.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("").trim();
+        let last =
+            output.stderr.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("").trim();
         let kind = match () {
             () if last.starts_with("MemoryError") => CodeErrorKind::MemoryLimit,
             () if last.starts_with("SyntaxError") || last.starts_with("IndentationError") => {
@@ -171,7 +183,13 @@ async fn run_inner(code: &str, limits: &CodeLimits, cancel: CancellationToken) -
         };
         Some(CodeError::new(kind, message))
     };
-    Ok(CodeResult { stdout: output.output, stderr: output.stderr, value, duration: output.duration, error })
+    Ok(CodeResult {
+        stdout: output.output,
+        stderr: output.stderr,
+        value,
+        duration: output.duration,
+        error,
+    })
 }
 
 fn spawn_error(err: SpawnError) -> CodeError {
@@ -203,9 +221,10 @@ async fn discover() -> Result<Interpreter, CodeError> {
                   'path': [p for p in sys.path if p]}))";
     let spec = ProcessSpec::new(python).arg("-I").arg("-c").arg(script);
     let config = SandboxConfig::new(std::env::temp_dir()).with_policy(SandboxPolicy::ReadOnly);
-    let output = process::run(spec, &config, CancellationToken::new(), Some(Duration::from_secs(10)))
-        .await
-        .map_err(spawn_error)?;
+    let output =
+        process::run(spec, &config, CancellationToken::new(), Some(Duration::from_secs(10)))
+            .await
+            .map_err(spawn_error)?;
     if !output.success() {
         return Err(CodeError::new(
             CodeErrorKind::RuntimeMissing,
@@ -219,7 +238,9 @@ async fn discover() -> Result<Interpreter, CodeError> {
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| is_executable(candidate))
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
 }
 
 fn is_executable(path: &Path) -> bool {

@@ -84,15 +84,23 @@ fn pids_cgroup_base() -> Option<PathBuf> {
             let mut parts = line.splitn(3, ':');
             let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
             let matches = match *fstype {
-                "cgroup" => options.split(',').any(|o| o == "pids")
-                    && controllers.split(',').any(|c| c == "pids"),
+                "cgroup" => {
+                    options.split(',').any(|o| o == "pids")
+                        && controllers.split(',').any(|c| c == "pids")
+                }
                 "cgroup2" => controllers.is_empty(),
                 _ => false,
             };
             matches.then_some(path)
         });
         if let Some(path) = path {
-            candidates.push(Path::new(mount_point).join(path.trim_start_matches('/')));
+            let relative = path.trim_matches('/');
+            let base = Path::new(mount_point);
+            candidates.push(if relative.is_empty() {
+                base.to_path_buf()
+            } else {
+                base.join(relative)
+            });
         }
     }
     candidates.into_iter().find(|base| {
@@ -161,7 +169,10 @@ impl Drop for CgroupLease {
 }
 
 /// The `setrlimit` calls for `limits`, prepared before the fork.
-pub(crate) fn rlimits(limits: &Limits, nproc: bool) -> Vec<(libc::__rlimit_resource_t, libc::rlimit)> {
+pub(crate) fn rlimits(
+    limits: &Limits,
+    nproc: bool,
+) -> Vec<(libc::__rlimit_resource_t, libc::rlimit)> {
     let mut out = Vec::new();
     let mut push = |resource, soft: u64, hard: u64| {
         out.push((resource, libc::rlimit { rlim_cur: soft, rlim_max: hard }));

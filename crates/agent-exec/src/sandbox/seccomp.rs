@@ -53,8 +53,13 @@ fn compile(network: bool) -> Result<BpfProgram, seccompiler::BackendError> {
     if !network {
         // Only `AF_UNIX` sockets: pipes between local programs keep working, nothing else does.
         let not_unix = || {
-            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, libc::AF_UNIX as u64)
-                .and_then(|condition| SeccompRule::new(vec![condition]))
+            SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                libc::AF_UNIX as u64,
+            )
+            .and_then(|condition| SeccompRule::new(vec![condition]))
         };
         rules.insert(libc::SYS_socket, vec![not_unix()?]);
         rules.insert(libc::SYS_socketpair, vec![not_unix()?]);
