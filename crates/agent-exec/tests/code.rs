@@ -189,6 +189,10 @@ async fn python_runs_and_returns_output_and_value() {
     assert_eq!(result.error.unwrap().message, "ValueError: bad input");
     assert!(result.stderr.contains("line 2, in f"), "{}", result.stderr);
     assert_error(&py("def (:").await, CodeErrorKind::Syntax);
+
+    // Larger than one command-line argument may be (128 KiB).
+    let big = format!("{}x", "x = 1\n".repeat(30_000));
+    assert_eq!(py(&big).await.value, Some(json!(1)));
 }
 
 #[tokio::test(flavor = "multi_thread")]

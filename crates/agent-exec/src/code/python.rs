@@ -17,11 +17,12 @@ use crate::{
     sandbox::{FsRules, Grant, Limits, SandboxConfig, SandboxError, SandboxPolicy},
 };
 
-/// Runs the user's code as a module and, like a REPL, saves the value of a final expression as
+/// Runs the user's code (from the file named by the first argument) as `__main__` and, like a REPL, saves the value of a final expression as
 /// JSON in `__value__.json`. Tracebacks skip this runner's own frame.
 const RUNNER: &str = r#"
 import ast, json, sys, traceback
-src = sys.argv[1]
+with open(sys.argv[1], encoding='utf-8') as f:
+    src = f.read()
 del sys.argv[1:]
 try:
     tree = ast.parse(src, '<code>')
@@ -135,12 +136,17 @@ async fn run_inner(
     .into_iter()
     .map(|(k, v)| (OsString::from(k), v.to_os_string()))
     .collect();
+    // The code goes through a file: one argument may not exceed 128 KiB (`MAX_ARG_STRLEN`).
+    let source = dir.join("__code__.py");
+    std::fs::write(&source, code).map_err(|err| {
+        CodeError::new(CodeErrorKind::Internal, format!("writing the code: {err}"))
+    })?;
     let mut spec = ProcessSpec::new(&interpreter.executable)
         .arg("-I")
         .arg("-B")
         .arg("-c")
         .arg(RUNNER)
-        .arg(code);
+        .arg(&source);
     spec.separate_stderr = true;
     spec.max_output_bytes = limits.max_output_bytes.saturating_mul(2);
     let options = RunOptions {
