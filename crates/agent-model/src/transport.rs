@@ -107,7 +107,11 @@ async fn send(
             }
             Err(error) => return Err(OpenAIError::Reqwest(error)),
         };
-        tracing::warn!(retry = retries + 1, wait_ms = wait.as_millis() as u64, "retrying model request");
+        tracing::warn!(
+            retry = retries + 1,
+            wait_ms = wait.as_millis() as u64,
+            "retrying model request"
+        );
         tokio::time::sleep(wait).await;
         retries += 1;
     }

@@ -96,7 +96,8 @@ impl ChatAccumulator {
             let call = match position {
                 Some(position) => &mut self.calls[position],
                 None => {
-                    self.calls.push(PartialCall { index: fragment.index, ..PartialCall::default() });
+                    self.calls
+                        .push(PartialCall { index: fragment.index, ..PartialCall::default() });
                     let last = self.calls.len() - 1;
                     &mut self.calls[last]
                 }
@@ -133,10 +134,14 @@ impl ChatAccumulator {
 impl Accumulator for ChatAccumulator {
     type Chunk = ChatResponse;
 
-    fn push(&mut self, chunk: ChatResponse, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError> {
+    fn push(
+        &mut self,
+        chunk: ChatResponse,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError> {
         if let Some(error) = &chunk.error {
-            let server = ServerError::from_value(&serde_json::json!({ "error": error }))
-                .unwrap_or_default();
+            let server =
+                ServerError::from_value(&serde_json::json!({ "error": error })).unwrap_or_default();
             return Err(from_server_error(&server));
         }
         if chunk.object.as_deref() == Some("error") {
@@ -175,7 +180,10 @@ impl Accumulator for ChatAccumulator {
         };
         if !self.reasoning.is_empty() {
             let text = std::mem::take(&mut self.reasoning);
-            out.push_back(ModelEvent::Reasoning(Reasoning { text: Some(text), ..Reasoning::default() }));
+            out.push_back(ModelEvent::Reasoning(Reasoning {
+                text: Some(text),
+                ..Reasoning::default()
+            }));
         }
         if !self.text.is_empty() {
             out.push_back(ModelEvent::Message(Message::assistant(std::mem::take(&mut self.text))));

@@ -75,7 +75,11 @@ impl ResponsesAccumulator {
             })
     }
 
-    fn call_entry(&mut self, item_id: Option<String>, output_index: Option<u64>) -> &mut PartialCall {
+    fn call_entry(
+        &mut self,
+        item_id: Option<String>,
+        output_index: Option<u64>,
+    ) -> &mut PartialCall {
         let position = match self.call_position(item_id.as_deref(), output_index) {
             Some(position) => position,
             None => {
@@ -87,7 +91,12 @@ impl ResponsesAccumulator {
     }
 
     /// Emits a finished output item once.
-    fn emit(&mut self, item: OutputItem, output_index: Option<u64>, out: &mut VecDeque<ModelEvent>) {
+    fn emit(
+        &mut self,
+        item: OutputItem,
+        output_index: Option<u64>,
+        out: &mut VecDeque<ModelEvent>,
+    ) {
         let key = match &item {
             OutputItem::Message { id, .. } | OutputItem::Reasoning { id, .. } => id.clone(),
             OutputItem::FunctionCall { id, call_id, .. } => id.clone().or_else(|| call_id.clone()),
@@ -113,11 +122,16 @@ impl ResponsesAccumulator {
                 let (partial_call_id, partial_name, partial_arguments) = match partial {
                     Some(partial) => {
                         partial.emitted = true;
-                        (partial.call_id.take(), partial.name.take(), std::mem::take(&mut partial.arguments))
+                        (
+                            partial.call_id.take(),
+                            partial.name.take(),
+                            std::mem::take(&mut partial.arguments),
+                        )
                     }
                     None => (None, None, String::new()),
                 };
-                let arguments = arguments.filter(|text| !text.is_empty()).unwrap_or(partial_arguments);
+                let arguments =
+                    arguments.filter(|text| !text.is_empty()).unwrap_or(partial_arguments);
                 out.push_back(ModelEvent::ToolCall(ToolCall {
                     // Invariant: the call is answered under its `call_id`; the `fc_` item id is
                     // only kept to replay the item, and stands in only if a server sent no call id.
@@ -169,7 +183,9 @@ impl ResponsesAccumulator {
             }));
         }
         if !self.pending_text.is_empty() {
-            out.push_back(ModelEvent::Message(Message::assistant(std::mem::take(&mut self.pending_text))));
+            out.push_back(ModelEvent::Message(Message::assistant(std::mem::take(
+                &mut self.pending_text,
+            ))));
         }
         if let Some(usage) = response.usage {
             out.push_back(ModelEvent::Usage(Usage {
@@ -195,11 +211,16 @@ impl ResponsesAccumulator {
 impl Accumulator for ResponsesAccumulator {
     type Chunk = StreamEvent;
 
-    fn push(&mut self, event: StreamEvent, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError> {
+    fn push(
+        &mut self,
+        event: StreamEvent,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError> {
         let Some(kind) = event.kind.as_deref() else {
             // Servers that fail mid-stream sometimes send a bare `{"error": …}` chunk.
             if let Some(error) = &event.error {
-                let server = ServerError::from_value(&json!({ "error": error })).unwrap_or_default();
+                let server =
+                    ServerError::from_value(&json!({ "error": error })).unwrap_or_default();
                 return Err(from_server_error(&server));
             }
             return Ok(());
@@ -211,7 +232,8 @@ impl Accumulator for ResponsesAccumulator {
                 }
             }
             "response.output_item.added" => {
-                if let Some(OutputItem::FunctionCall { id, call_id, name, arguments }) = event.item {
+                if let Some(OutputItem::FunctionCall { id, call_id, name, arguments }) = event.item
+                {
                     let call = self.call_entry(id, event.output_index);
                     call.call_id = call_id.or(call.call_id.take());
                     call.name = name.or(call.name.take());

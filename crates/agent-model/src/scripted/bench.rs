@@ -68,7 +68,10 @@ impl tower::Service<HttpRequestFactory> for Canned {
 /// client, with async-openai's SSE decoding, our serde types and the accumulator, and reports
 /// the throughput.
 #[doc(hidden)]
-pub async fn sse_parse_throughput(responses: bool, rounds: usize) -> Result<Throughput, ModelError> {
+pub async fn sse_parse_throughput(
+    responses: bool,
+    rounds: usize,
+) -> Result<Throughput, ModelError> {
     let long = "fn main() { println!(\"hello, world\"); } // ".repeat(40);
     let turn = Turn {
         text: Some("The build failed because a lifetime is missing; let me look. ".repeat(60)),
@@ -80,7 +83,11 @@ pub async fn sse_parse_throughput(responses: bool, rounds: usize) -> Result<Thro
         ..Turn::default()
     };
     let ids = Ids { n: 1, model: "bench".into() };
-    let events = if responses { render::responses_stream(&turn, &ids) } else { render::chat_stream(&turn, &ids) };
+    let events = if responses {
+        render::responses_stream(&turn, &ids)
+    } else {
+        render::chat_stream(&turn, &ids)
+    };
     let body: Vec<u8> = events.concat().into_bytes();
     let config = ClientConfig::new("http://bench.invalid/v1", "bench");
     let connection = Connection::canned(&config, Canned(Arc::new(body.clone())))?;

@@ -77,7 +77,8 @@ pub(crate) async fn read_request(reader: &mut BufReader<TcpStream>) -> io::Resul
         loop {
             line.clear();
             reader.read_line(&mut line).await?;
-            let size = usize::from_str_radix(line.trim(), 16).map_err(|_| invalid("bad chunk size"))?;
+            let size =
+                usize::from_str_radix(line.trim(), 16).map_err(|_| invalid("bad chunk size"))?;
             if body.len() + size > MAX_BODY {
                 return Err(invalid("body too large"));
             }

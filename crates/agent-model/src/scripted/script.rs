@@ -230,9 +230,11 @@ mod tests {
                 content_type: None,
                 headers: [("retry-after".to_owned(), "1".to_owned())].into(),
             }),
-            Turn::text("It says hello.")
-                .with_delay_ms(50)
-                .with_quirks(Quirks { omit_ids: true, fragment_chars: 4, ..Quirks::default() }),
+            Turn::text("It says hello.").with_delay_ms(50).with_quirks(Quirks {
+                omit_ids: true,
+                fragment_chars: 4,
+                ..Quirks::default()
+            }),
             Turn::fault(Fault::ResetAfter { events: 2 }),
         ]);
         check(text, Ok(expect));
