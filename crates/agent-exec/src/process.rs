@@ -219,6 +219,12 @@ pub(crate) async fn run_with(
         command.pre_exec(move || plan.apply());
     }
 
+    // The read ends are registered with the runtime before the spawn, so no failure can leave a
+    // started process without a reader.
+    let out_reader = pipe::Receiver::from_owned_fd(out_reader.into())?;
+    let err_reader =
+        err_reader.map(|reader| pipe::Receiver::from_owned_fd(reader.into())).transpose()?;
+
     let started = Instant::now();
     let spawned = command.spawn();
     // Dropping the command closes the parent's copies of the write ends, so EOF arrives when the
@@ -234,11 +240,9 @@ pub(crate) async fn run_with(
     let half = spec.max_output_bytes / 2;
     let out = Arc::new(Mutex::new(Capture::new(half)));
     let err = Arc::new(Mutex::new(Capture::new(half)));
-    let mut readers =
-        vec![tokio::spawn(drain(pipe::Receiver::from_owned_fd(out_reader.into())?, out.clone()))];
+    let mut readers = vec![tokio::spawn(drain(out_reader, out.clone()))];
     if let Some(reader) = err_reader {
-        readers
-            .push(tokio::spawn(drain(pipe::Receiver::from_owned_fd(reader.into())?, err.clone())));
+        readers.push(tokio::spawn(drain(reader, err.clone())));
     }
 
     let deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);

@@ -167,6 +167,14 @@ async fn network_is_off_for_loopback_and_any_address() {
     assert_denied(&out, "bash /dev/tcp to 127.0.0.1");
     assert!(out.output.contains("Operation not permitted"), "{}", out.output);
 
+    // curl: exit 127 (not installed) says nothing either way, like Codex's `assert_network_blocked`.
+    let out = sh(&config, &format!("curl -sS --max-time 3 http://127.0.0.1:{port}/")).await;
+    if out.exit_code == Some(127) {
+        skipped("curl part: curl is not installed");
+    } else {
+        assert_denied(&out, "curl to 127.0.0.1");
+    }
+
     if let Some(python) = python3() {
         let script = format!(
             "import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)\nprint('CONNECTED')"
