@@ -2,7 +2,7 @@
 //! resource limits, a scrubbed environment and `no_new_privs`, all applied between `fork` and
 //! `exec` without helper binaries.
 //!
-//! [`crate::process::run`] is the only way tools start processes; it calls [`prepare`] in the
+//! [`crate::process::run`] is the only way tools start processes; it calls `prepare` in the
 //! parent (where allocating is safe) and applies the resulting plan in the child. A restricted
 //! policy that the kernel cannot enforce fails closed with [`SandboxError::Unavailable`]; nothing
 //! ever runs unsandboxed unless the policy is [`SandboxPolicy::DangerFullAccess`].
