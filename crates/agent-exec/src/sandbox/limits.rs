@@ -58,7 +58,10 @@ fn detect() -> ProcessLimit {
         };
     }
     match pids_cgroup_base() {
-        Some(base) => ProcessLimit::PidsCgroup(base),
+        Some(base) => {
+            remove_stale_cgroups(&base);
+            ProcessLimit::PidsCgroup(base)
+        }
         None => ProcessLimit::Unavailable(
             "running as root, where RLIMIT_NPROC does not apply, and no writable pids cgroup was found"
                 .to_owned(),
@@ -109,6 +112,22 @@ fn pids_cgroup_base() -> Option<PathBuf> {
         let _ = fs::remove_dir(&probe);
         usable
     })
+}
+
+/// Removes the empty cgroups that agents killed before they could clean up left behind.
+fn remove_stale_cgroups(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|name| name.strip_prefix("agent-sandbox-")) else {
+            continue;
+        };
+        let owner = rest.split('-').next().unwrap_or_default();
+        if !owner.is_empty() && !Path::new("/proc").join(owner).exists() {
+            // Fails harmlessly when processes are still inside.
+            let _ = fs::remove_dir(entry.path());
+        }
+    }
 }
 
 /// A `pids` cgroup made for one command; removed (after killing what is left in it) on drop.
