@@ -194,6 +194,14 @@ async fn network_is_off_for_loopback_and_any_address() {
                 assert_denied(&out, &format!("creating a {family} {kind} socket"));
             }
         }
+        // x32 system calls share the x86_64 architecture tag; the filter must catch them too
+        // (EPERM from the filter, not ENOSYS from a kernel without x32).
+        if cfg!(target_arch = "x86_64") {
+            let script = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n\
+                          r = libc.syscall(0x40000000 | 41, 2, 1, 0)\nprint(r, ctypes.get_errno())";
+            let out = run_python(&config, &python, script).await;
+            assert_eq!(out.output.trim(), "-1 1", "x32 socket not denied by the filter");
+        }
         let out = run_python(
             &config,
             &python,
