@@ -221,7 +221,9 @@ async fn discover() -> Result<Interpreter, CodeError> {
             "python3 is not installed (not found on PATH); install Python 3 or use JavaScript",
         )
     };
-    let python = find_on_path("python3").ok_or_else(missing)?;
+    let python = std::env::var_os("PATH")
+        .and_then(|path| find_on_path("python3", &path))
+        .ok_or_else(missing)?;
     let script = "import json, os, sys; print(json.dumps({'executable': os.path.realpath(sys.executable), \
                   'prefixes': sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}), \
                   'path': [p for p in sys.path if p]}))";
@@ -242,14 +244,31 @@ async fn discover() -> Result<Interpreter, CodeError> {
     })
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|candidate| is_executable(candidate))
+/// The first executable file called `name` in the directories of `path` (a `PATH` value).
+fn find_on_path(name: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path).map(|dir| dir.join(name)).find(|candidate| is_executable(candidate))
 }
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     path.metadata().is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(name: &str, path: &str, found: bool) {
+        assert_eq!(find_on_path(name, path.as_ref()).is_some(), found, "{name} in {path}");
+    }
+
+    #[test]
+    fn interpreter_lookup_needs_an_executable_file() {
+        check("python3", "/nonexistent:/also/missing", false);
+        check("sh", "/nonexistent:/bin", true);
+        // A directory or a non-executable file of that name does not count.
+        check("bin", "/usr", false);
+        check("passwd", "/etc", false);
+    }
 }
