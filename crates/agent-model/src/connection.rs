@@ -20,9 +20,7 @@ pub(crate) struct Connection {
 
 impl Connection {
     pub(crate) fn new(config: &ClientConfig) -> Result<Self, ModelError> {
-        // reqwest is built without a default crypto provider so that only ring is compiled; the
-        // process-wide default is installed here, and a second install fails harmlessly.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        install_crypto();
         let wire = WireConfig::new(config)
             .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
         let http = reqwest::Client::builder()
@@ -55,6 +53,7 @@ impl Connection {
     {
         let wire = WireConfig::new(config)
             .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
+        install_crypto();
         Self::with_service(config, reqwest::Client::new(), wire, service)
     }
 
@@ -88,4 +87,11 @@ impl Connection {
     pub(crate) fn scrub(&self, error: ModelError) -> ModelError {
         error::scrub(error, self.key.as_ref().map(|key| key.expose_secret()))
     }
+}
+
+/// reqwest is built without a default crypto provider so that only ring is compiled, and it
+/// panics when a client is built with none installed; the process-wide default is installed
+/// before any client is built, and a second install fails harmlessly.
+fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
