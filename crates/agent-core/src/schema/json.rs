@@ -144,7 +144,10 @@ impl<'de> Visitor<'de> for Seed<'_> {
                 *self.duplicate.borrow_mut() = Some((path, message));
                 return Err(de::Error::custom(format!("duplicate key `{key}`")));
             }
-            let value = access.next_value_seed(Seed { at: Segment::Key(&self.at, &key), duplicate: self.duplicate })?;
+            let value = access.next_value_seed(Seed {
+                at: Segment::Key(&self.at, &key),
+                duplicate: self.duplicate,
+            })?;
             map.insert(key, value);
         }
         Ok(Value::Object(map))
@@ -171,7 +174,10 @@ mod tests {
 
     #[test]
     fn reads_objects_and_refuses_the_rest() {
-        check(r#"{"a":[1,-2,3.5,"x",null,true],"b":{}}"#, Ok(json!({"a":[1,-2,3.5,"x",null,true],"b":{}})));
+        check(
+            r#"{"a":[1,-2,3.5,"x",null,true],"b":{}}"#,
+            Ok(json!({"a":[1,-2,3.5,"x",null,true],"b":{}})),
+        );
         check(r#"{"a":1,"a":2}"#, Err(("$.a", "duplicate key `a`")));
         check(r#"{"a":[{"b":1},{"c":1,"c":2}]}"#, Err(("$.a[1].c", "duplicate key `c`")));
         check("", Err(("$", "empty")));
