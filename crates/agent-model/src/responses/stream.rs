@@ -341,6 +341,7 @@ mod tests {
         check(
             vec![
                 json!({"type": "keepalive"}),
+                json!({"type": "response.output_item.done", "output_index": 0, "item": {"id": "x_1", "status": "completed"}}),
                 json!({"type": "response.brand_new_event", "whatever": [1, 2]}),
                 json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": []}}),
             ],
