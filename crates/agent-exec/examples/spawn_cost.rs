@@ -34,8 +34,19 @@ async fn main() {
         ms(baseline.1)
     );
 
-    for policy in SandboxPolicy::ALL {
-        let mut config = SandboxConfig::new(workspace.path()).with_policy(policy);
+    // The last row runs in a repository, where `.git` gets its read-only mount namespace.
+    let repository = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repository.path().join(".git")).unwrap();
+    let rows = SandboxPolicy::ALL
+        .into_iter()
+        .map(|policy| (policy, workspace.path(), policy.to_string()))
+        .chain([(
+            SandboxPolicy::WorkspaceWrite,
+            repository.path(),
+            "workspace-write + .git".to_owned(),
+        )]);
+    for (policy, root, label) in rows {
+        let mut config = SandboxConfig::new(root).with_policy(policy);
         // A session keeps one temp dir; a fresh one per command would add a mkdir and an rmdir.
         let temp = tempfile::tempdir().unwrap();
         config.temp_dir = Some(temp.path().to_path_buf());
@@ -56,7 +67,7 @@ async fn main() {
         .await;
         println!(
             "{:<34} {:>8.3} ms {:>8.3} ms   (+{:.3} ms median)",
-            format!("process::run {policy}"),
+            format!("process::run {label}"),
             ms(result.0),
             ms(result.1),
             ms(result.0) - ms(baseline.0)

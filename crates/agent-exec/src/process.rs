@@ -277,8 +277,9 @@ pub(crate) async fn run_with(
         }
     }
     if let Some(lease) = group.cgroup {
-        // Removing the cgroup may wait a few milliseconds for killed processes to be reaped.
-        let _ = tokio::task::spawn_blocking(move || drop(lease)).await;
+        // Removing the cgroup may have to wait until the kernel has released the exited processes
+        // (rmdir fails with EBUSY until then); the caller need not wait for that, so it is not awaited.
+        drop(tokio::task::spawn_blocking(move || drop(lease)));
     }
 
     let (output, out_dropped) = take(&out);

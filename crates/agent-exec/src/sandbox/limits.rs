@@ -178,11 +178,11 @@ impl CgroupLease {
 impl Drop for CgroupLease {
     fn drop(&mut self) {
         // A cgroup can only be removed when empty; freshly killed processes take a moment to go.
-        for _ in 0..100 {
+        for attempt in 0..200u64 {
             if self.signal_all(libc::SIGKILL) == 0 && fs::remove_dir(&self.dir).is_ok() {
                 return;
             }
-            std::thread::sleep(std::time::Duration::from_millis(5));
+            std::thread::sleep(std::time::Duration::from_millis(1 + attempt / 20));
         }
     }
 }
