@@ -69,6 +69,8 @@ pub(crate) fn policy_rules(config: &SandboxConfig, temp_dir: &Path) -> Option<Fs
             rules
                 .grant("/", Grant::ReadExecute)
                 .grant("/dev/null", Grant::Write)
+                // Shared memory for POSIX semaphores (Python multiprocessing, browsers), as Codex keeps it.
+                .grant("/dev/shm", Grant::Write)
                 .grant(&config.workspace, Grant::Write)
                 .grant(temp_dir, Grant::Write);
             for root in &config.extra_writable {

@@ -119,7 +119,8 @@ async fn workspace_write_allows_workspace_and_temp_dir() {
     let out = sh(
         &config,
         "set -e; mkdir sub; echo one > sub/f; echo two > \"$TMPDIR/t\"; cat sub/f \"$TMPDIR/t\"; \
-         rm sub/f; echo x > /dev/null; ls /bin > /dev/null",
+         rm sub/f; echo x > /dev/null; ls /bin > /dev/null; \
+         f=/dev/shm/agent-sandbox-$$; echo x > $f; rm $f",
     )
     .await;
     assert_ok(&out, "writing the workspace and the temp dir");
