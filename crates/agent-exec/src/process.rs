@@ -235,7 +235,7 @@ pub(crate) async fn run_with(
         source,
     })?;
     let pid = child.id().unwrap_or(0);
-    let group = Group { pgid: pid as i32, cgroup };
+    let group = Group { pgid: pid as i32, cgroup, armed: true };
 
     let half = spec.max_output_bytes / 2;
     let out = Arc::new(Mutex::new(Capture::new(half)));
@@ -266,6 +266,7 @@ pub(crate) async fn run_with(
         }
         None => group.terminate(&mut child, config.kill_grace).await?,
     };
+    group.release();
     let duration = started.elapsed();
 
     // Output already in the pipe is still read after the writers are gone; a reader only waits
@@ -275,11 +276,6 @@ pub(crate) async fn run_with(
         if tokio::time::timeout(Duration::from_millis(500), reader).await.is_err() {
             abort.abort();
         }
-    }
-    if let Some(lease) = group.cgroup {
-        // Removing the cgroup may have to wait until the kernel has released the exited processes
-        // (rmdir fails with EBUSY until then); the caller need not wait for that, so it is not awaited.
-        drop(tokio::task::spawn_blocking(move || drop(lease)));
     }
 
     let (output, out_dropped) = take(&out);
@@ -298,12 +294,44 @@ pub(crate) async fn run_with(
 }
 
 /// A process group, and the pids cgroup that also holds the command's processes (root only).
+///
+/// Dropping an armed group kills it: if the caller drops the future of [`run`] (its own timeout,
+/// a `select!`), or the run fails halfway, nothing it started may outlive it.
 struct Group {
     pgid: i32,
     cgroup: Option<CgroupLease>,
+    armed: bool,
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if self.armed {
+            self.signal(libc::SIGKILL);
+        }
+        if let Some(lease) = self.cgroup.take() {
+            release(lease);
+        }
+    }
+}
+
+/// Removes a cgroup off the async threads: rmdir fails with EBUSY until the kernel has released the
+/// exited processes, so removal may retry for a few milliseconds, which no caller needs to wait for.
+fn release(lease: CgroupLease) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => drop(handle.spawn_blocking(move || drop(lease))),
+        Err(_) => drop(lease),
+    }
 }
 
 impl Group {
+    /// Disarms the group once it has been killed, and hands its cgroup over for removal.
+    fn release(mut self) {
+        self.armed = false;
+        if let Some(lease) = self.cgroup.take() {
+            release(lease);
+        }
+    }
+
     /// Signals the group and the cgroup; returns whether any process was still there.
     fn signal(&self, signal: i32) -> bool {
         // SAFETY: `kill` with a negative pid signals the group; no memory is involved.

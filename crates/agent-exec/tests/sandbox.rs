@@ -298,6 +298,27 @@ async fn cancellation_kills_the_group() {
     assert_eq!(survivors(out.pid), Vec::<i32>::new());
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_the_future_kills_the_group() {
+    let ws = tempfile::tempdir().unwrap();
+    // No process limit, so no pids cgroup either: the process-group kill alone must do it.
+    let limits = Limits { processes: None, ..Limits::default() };
+    let config = config(ws.path(), SandboxPolicy::WorkspaceWrite).with_limits(limits);
+    let marker = ws.path().join("pgid");
+    // The script records its process group, so the test can look for survivors without the output.
+    let script = format!(
+        "ps -o pgid= $$ > {} || echo $$ > {}; sleep 100 & sleep 100",
+        marker.display(),
+        marker.display()
+    );
+    let spec = ProcessSpec::bash(script).base_env(base_env());
+    let run = process::run(spec, &config, CancellationToken::new(), None);
+    // A caller's own timeout drops the future of `run` midway.
+    assert!(tokio::time::timeout(Duration::from_millis(500), run).await.is_err());
+    let pgid: u32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+    assert_eq!(survivors(pgid), Vec::<i32>::new());
+}
+
 /// Live (non-zombie) processes whose process group is `pgid`, after a short settling time.
 fn survivors(pgid: u32) -> Vec<i32> {
     std::thread::sleep(Duration::from_millis(200));
