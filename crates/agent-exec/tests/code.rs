@@ -119,6 +119,21 @@ async fn javascript_errors_have_kinds() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn deep_nesting_is_an_error_or_a_value_never_a_crash() {
+    let parens = format!("{}1{}", "(".repeat(50_000), ")".repeat(50_000));
+    let bangs = format!("{}0", "!".repeat(100_000));
+    for code in [&parens, &bangs] {
+        // QuickJS checks its own stack while parsing; the host thread survives either way.
+        let result = js(code).await;
+        assert!(result.error.is_some() || result.value.is_some(), "{:?}", result.error);
+        let result =
+            code::run(Language::TypeScript, code, &CodeLimits::default(), CancellationToken::new())
+                .await;
+        assert!(result.error.is_some() || result.value.is_some(), "{:?}", result.error);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn typescript_with_interfaces_and_generics_runs() {
     let code = r#"
         interface Box<T> { value: T; label?: string }
