@@ -2,7 +2,7 @@
 
 #![allow(clippy::print_stdout)]
 
-use agent_model::scripted::sse_parse_throughput;
+use agent_model::scripted::{serde_only_throughput, sse_parse_throughput};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -17,6 +17,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             run.events,
             run.elapsed
         );
+        let serde = serde_only_throughput(responses, 300)?;
+        println!("{name}, our serde types alone: {:.1} MB/s", serde.mb_per_s());
     }
     Ok(())
 }

@@ -63,15 +63,37 @@ impl tower::Service<HttpRequestFactory> for Canned {
     }
 }
 
-/// Streams a realistic answer (text in 16-character deltas, then two tool calls with long
-/// argument fragments) `rounds` times through the Chat (`responses == false`) or Responses
-/// client, with async-openai's SSE decoding, our serde types and the accumulator, and reports
-/// the throughput.
+/// The same answer as [`sse_parse_throughput`], but only the `data:` payloads deserialised into
+/// our wire types: no HTTP body, no SSE decoder, no accumulator. The difference between the two
+/// figures is the cost of the client path around our types.
 #[doc(hidden)]
-pub async fn sse_parse_throughput(
+pub fn serde_only_throughput(
     responses: bool,
     rounds: usize,
-) -> Result<Throughput, ModelError> {
+) -> Result<Throughput, serde_json::Error> {
+    let events = bench_events(responses);
+    let payloads: Vec<&str> = events
+        .iter()
+        .filter_map(|event| event.lines().find_map(|line| line.strip_prefix("data: ")))
+        .filter(|data| *data != "[DONE]")
+        .collect();
+    let bytes: usize = events.iter().map(String::len).sum();
+    let started = Instant::now();
+    let mut parsed = 0;
+    for _ in 0..rounds {
+        for payload in &payloads {
+            if responses {
+                serde_json::from_str::<crate::responses::wire::StreamEvent>(payload)?;
+            } else {
+                serde_json::from_str::<crate::chat::wire::ChatResponse>(payload)?;
+            }
+            parsed += 1;
+        }
+    }
+    Ok(Throughput { bytes: bytes * rounds, events: parsed, elapsed: started.elapsed() })
+}
+
+fn bench_events(responses: bool) -> Vec<String> {
     let long = "fn main() { println!(\"hello, world\"); } // ".repeat(40);
     let turn = Turn {
         text: Some("The build failed because a lifetime is missing; let me look. ".repeat(60)),
@@ -83,11 +105,19 @@ pub async fn sse_parse_throughput(
         ..Turn::default()
     };
     let ids = Ids { n: 1, model: "bench".into() };
-    let events = if responses {
-        render::responses_stream(&turn, &ids)
-    } else {
-        render::chat_stream(&turn, &ids)
-    };
+    if responses { render::responses_stream(&turn, &ids) } else { render::chat_stream(&turn, &ids) }
+}
+
+/// Streams a realistic answer (text in 16-character deltas, then two tool calls with long
+/// argument fragments) `rounds` times through the Chat (`responses == false`) or Responses
+/// client, with async-openai's SSE decoding, our serde types and the accumulator, and reports
+/// the throughput.
+#[doc(hidden)]
+pub async fn sse_parse_throughput(
+    responses: bool,
+    rounds: usize,
+) -> Result<Throughput, ModelError> {
+    let events = bench_events(responses);
     let body: Vec<u8> = events.concat().into_bytes();
     let config = ClientConfig::new("http://bench.invalid/v1", "bench");
     let connection = Connection::canned(&config, Canned(Arc::new(body.clone())))?;
