@@ -131,6 +131,9 @@ async fn deep_nesting_is_an_error_or_a_value_never_a_crash() {
                 .await;
         assert!(result.error.is_some() || result.value.is_some(), "{:?}", result.error);
     }
+    // A value nested deeper than JSON tools handle comes back as an error or nothing.
+    let result = js("let o = {}; for (let i = 0; i < 100000; i++) o = { o }; o").await;
+    assert_eq!(result.value, None);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -162,8 +162,8 @@ fn settled<'js>(
     }
 }
 
-/// The value as JSON; `undefined` and functions give `None`, values JSON cannot express
-/// (BigInt, cycles) give their string form.
+/// The value as JSON; `undefined`, functions and objects JSON cannot express give `None`,
+/// primitives JSON cannot express (BigInt) give their string form.
 fn to_json<'js>(ctx: &Ctx<'js>, value: Value<'js>) -> Option<serde_json::Value> {
     if value.is_undefined() || value.is_function() {
         return None;
@@ -173,7 +173,9 @@ fn to_json<'js>(ctx: &Ctx<'js>, value: Value<'js>) -> Option<serde_json::Value> 
         Ok(None) => None,
         Err(_) => {
             let _ = ctx.catch();
-            coerce(ctx, value).map(serde_json::Value::String)
+            // BigInt and the like have a useful string form; an object JSON cannot express (a
+            // cycle, nesting beyond the stack) has none.
+            if value.is_object() { None } else { coerce(ctx, value).map(serde_json::Value::String) }
         }
     }
 }
