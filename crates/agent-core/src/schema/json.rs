@@ -7,7 +7,7 @@
 use std::{cell::RefCell, fmt};
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Number, Value, map::Entry};
 
 use super::{ArgsError, node::push_key};
 
@@ -137,18 +137,21 @@ impl<'de> Visitor<'de> for Seed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
-            if map.contains_key(&key) {
-                let mut path = String::new();
-                Segment::Key(&self.at, &key).write(&mut path);
-                let message = format!("duplicate key `{key}`; send each key once");
-                *self.duplicate.borrow_mut() = Some((path, message));
-                return Err(de::Error::custom(format!("duplicate key `{key}`")));
-            }
-            let value = access.next_value_seed(Seed {
-                at: Segment::Key(&self.at, &key),
-                duplicate: self.duplicate,
-            })?;
-            map.insert(key, value);
+            // One hash per key: the vacant entry both proves the key is new and receives the value.
+            let slot = match map.entry(key) {
+                Entry::Vacant(slot) => slot,
+                Entry::Occupied(taken) => {
+                    let key = taken.key();
+                    let mut path = String::new();
+                    Segment::Key(&self.at, key).write(&mut path);
+                    let message = format!("duplicate key `{key}`; send each key once");
+                    *self.duplicate.borrow_mut() = Some((path, message));
+                    return Err(de::Error::custom(format!("duplicate key `{key}`")));
+                }
+            };
+            let at = Segment::Key(&self.at, slot.key());
+            let value = access.next_value_seed(Seed { at, duplicate: self.duplicate })?;
+            slot.insert(value);
         }
         Ok(Value::Object(map))
     }

@@ -48,6 +48,9 @@ const REF_ANNOTATIONS: [&str; 2] = ["title", "description"];
 /// multiply a schema; past this budget the schema is refused instead of taking unbounded time.
 const NODE_BUDGET: usize = 100_000;
 
+/// How many documented references may be inlined inside one another; bounds the recursion.
+const MAX_INLINE_DEPTH: usize = 64;
+
 const NON_STRICT: &str = "or send the tool with `strict: false` (`const STRICT: bool = false`)";
 
 /// Runs the §2.3 transform. Limits are checked separately, on the output.
@@ -268,6 +271,13 @@ impl<'a> Walker<'a> {
         inlined.remove("$schema");
         inlined.extend(annotations);
         *node = Value::Object(inlined);
+        if self.inlining.len() > MAX_INLINE_DEPTH {
+            return Err(StrictError::new(
+                path,
+                format!("documented references nest more than {MAX_INLINE_DEPTH} levels deep"),
+                "remove doc comments from some struct-typed fields",
+            ));
+        }
         self.inlining.push(target);
         let result = self.node(node, path);
         self.inlining.pop();

@@ -302,3 +302,35 @@ fn size_limits() {
         "fewer",
     );
 }
+
+/// Definitions D0..Dn, each an object whose `fanout` properties are documented references to the
+/// next definition (so each must be inlined).
+fn chain(n: usize, fanout: usize) -> Value {
+    let mut defs = Map::new();
+    for i in 0..n {
+        let mut properties = Map::new();
+        for j in 0..fanout {
+            properties.insert(
+                format!("p{j}"),
+                json!({"$ref": format!("#/$defs/D{}", i + 1), "description": "next"}),
+            );
+        }
+        defs.insert(
+            format!("D{i}"),
+            json!({"type": "object", "properties": properties, "required": ["p0"]}),
+        );
+    }
+    defs.insert(format!("D{n}"), json!({"type": "string"}));
+    json!({"type": "object", "properties": {"start": {"$ref": "#/$defs/D0"}}, "required": ["start"], "$defs": defs})
+}
+
+#[test]
+fn inlining_is_bounded() {
+    let deep = make_strict(chain(80, 1)).err().map(|e| e.reason);
+    assert!(deep.is_some_and(|r| r.contains("nest more than 64 levels")));
+    let wide = make_strict(chain(24, 2)).err().map(|e| e.reason);
+    assert!(
+        wide.as_deref().is_some_and(|r| r.contains("expands to more than 100000 nodes")),
+        "{wide:?}"
+    );
+}
