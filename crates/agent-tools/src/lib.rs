@@ -3,3 +3,80 @@
 //! A tool here gets validated input and a [`agent_core::ToolContext`] and returns output or a typed
 //! error. It must not contain dispatch logic (lookup, validation, permissions, timeouts, capping):
 //! that is `agent-exec`'s job. Tools that start processes do so through `agent-exec`'s sandbox.
+//!
+//! [`builtin`] builds every tool with one shared [`FileTracker`], so read_file, write_file and
+//! edit_file agree on what the model has seen in this session. The semantics and model-visible
+//! texts are documented in `docs/tools.md`.
+
+mod bash;
+mod blocking;
+mod closest;
+mod edit_file;
+mod execute_code;
+mod glob;
+mod grep;
+mod ladder;
+mod list_dir;
+mod read_file;
+mod render;
+mod text;
+mod tracker;
+mod uppercase;
+mod walk;
+mod web_search;
+mod workspace;
+mod write_file;
+
+use std::sync::Arc;
+
+use agent_core::{Tool, Typed, schema::StrictError};
+use agent_exec::code::CodeLimits;
+
+pub use crate::{
+    bash::{Bash, BashConfig, BashInput},
+    edit_file::{EditFile, EditFileInput},
+    execute_code::{CodeLanguage, ExecuteCode, ExecuteCodeInput},
+    glob::{Glob, GlobInput},
+    grep::{Grep, GrepInput, OutputMode, grep_blocking},
+    list_dir::{ListDir, ListDirInput},
+    read_file::{ReadFile, ReadFileInput, read_blocking},
+    tracker::FileTracker,
+    uppercase::{Uppercase, UppercaseInput},
+    web_search::{ApiKey, ProviderKind, WebSearch, WebSearchConfig, WebSearchInput},
+    write_file::{WriteFile, WriteFileInput},
+};
+
+/// What the user configures for the built-in tools.
+#[derive(Debug, Clone, Default)]
+pub struct BuiltinConfig {
+    /// The web search provider; `None` makes web_search answer `not_configured`.
+    pub web_search: Option<WebSearchConfig>,
+    /// Timeouts and the sandbox of the bash tool.
+    pub bash: BashConfig,
+    /// Deadline and memory of execute_code.
+    pub code: CodeLimits,
+}
+
+/// Every built-in tool, sharing one fresh [`FileTracker`] (one per session).
+pub fn builtin(config: &BuiltinConfig) -> Result<Vec<Arc<dyn Tool>>, StrictError> {
+    builtin_with_tracker(config, FileTracker::new())
+}
+
+/// Every built-in tool, sharing `tracker`.
+pub fn builtin_with_tracker(
+    config: &BuiltinConfig,
+    tracker: Arc<FileTracker>,
+) -> Result<Vec<Arc<dyn Tool>>, StrictError> {
+    Ok(vec![
+        Arc::new(Typed::new(Uppercase)?),
+        Arc::new(Typed::new(Bash::new(config.bash.clone()))?),
+        Arc::new(Typed::new(ReadFile::new(tracker.clone()))?),
+        Arc::new(Typed::new(WriteFile::new(tracker.clone()))?),
+        Arc::new(Typed::new(EditFile::new(tracker))?),
+        Arc::new(Typed::new(ListDir)?),
+        Arc::new(Typed::new(Grep)?),
+        Arc::new(Typed::new(Glob)?),
+        Arc::new(Typed::new(WebSearch::new(config.web_search.clone()))?),
+        Arc::new(Typed::new(ExecuteCode::new(config.code))?),
+    ])
+}

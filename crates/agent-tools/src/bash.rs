@@ -1,0 +1,172 @@
+//! `bash`: one command line in a fresh non-interactive bash, under the OS sandbox.
+
+use std::{fmt::Write as _, time::Duration};
+
+use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
+use agent_exec::{
+    process::{self, ProcessSpec, SpawnError},
+    sandbox::{SandboxConfig, SandboxError},
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::workspace;
+
+/// Output kept per call: the first and last halves of this many bytes.
+const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+/// How much of the output a timeout error repeats.
+const TIMEOUT_TAIL_CHARS: usize = 2000;
+
+/// The user's settings for the bash tool.
+#[derive(Debug, Clone)]
+pub struct BashConfig {
+    /// The timeout when the call gives none. Default 120 s.
+    pub default_timeout: Duration,
+    /// The largest timeout a call may ask for. Default 600 s.
+    pub max_timeout: Duration,
+    /// The sandbox every command runs under; its `workspace` is replaced by the call's workspace.
+    pub sandbox: SandboxConfig,
+}
+
+impl Default for BashConfig {
+    fn default() -> Self {
+        Self {
+            default_timeout: Duration::from_secs(120),
+            max_timeout: Duration::from_secs(600),
+            sandbox: SandboxConfig::new(std::path::PathBuf::new()),
+        }
+    }
+}
+
+/// Input of the `bash` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashInput {
+    /// The command line to run with `bash -c`.
+    pub command: String,
+    /// Time limit in milliseconds. Default 120000 (2 minutes), at most 600000 unless configured.
+    pub timeout_ms: Option<u32>,
+    /// The directory to run in, relative to the workspace root. Default: the root.
+    pub workdir: Option<String>,
+    /// What the command does, in a few words (shown to the user when approval is asked).
+    pub description: Option<String>,
+}
+
+/// Runs shell commands.
+#[derive(Debug, Clone)]
+pub struct Bash {
+    config: BashConfig,
+}
+
+impl Bash {
+    /// A bash tool with `config`.
+    pub fn new(config: BashConfig) -> Self {
+        Self { config }
+    }
+}
+
+impl TypedTool for Bash {
+    type Input = BashInput;
+    const NAME: &'static str = "bash";
+
+    fn description(&self) -> String {
+        format!(
+            "Runs a command line in a fresh non-interactive `bash -c` inside the OS sandbox. Each \
+             call starts a new shell in `workdir` (default: the workspace root), so `cd` and \
+             exported variables do not carry over; chain with `&&` instead. stdin is empty: pass \
+             --yes / --non-interactive flags to tools that prompt. The result starts with a header \
+             `exit <code> · <seconds> s · workdir <dir>`, then stdout and stderr interleaved in \
+             arrival order; very long output keeps its beginning and end. A non-zero exit is a \
+             normal result. The default time limit is {} s (timeout_ms up to {} s); on timeout the \
+             whole process group is killed and the last output is returned. Processes left running \
+             when the command ends are killed, so servers and watchers cannot stay in the \
+             background. Use read_file, grep, glob and list_dir rather than cat, grep or find.",
+            self.config.default_timeout.as_secs(),
+            self.config.max_timeout.as_secs()
+        )
+    }
+
+    fn effects(&self) -> Effects {
+        Effects::RUNS_PROCESSES
+    }
+
+    fn access(&self, input: &BashInput) -> Vec<Access> {
+        vec![Access::Command(input.command.clone())]
+    }
+
+    async fn run(&self, input: BashInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let ws = workspace::open(&ctx.workspace)?;
+        let dir = ws.resolve(input.workdir.as_deref().unwrap_or("."))?;
+        let shown = workspace::display(ws.root(), &dir);
+        if !dir.is_dir() {
+            return Err(ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                format!("workdir {shown} is not an existing directory"),
+            ));
+        }
+        if input.command.trim().is_empty() {
+            return Err(ToolError::new(ToolErrorKind::InvalidArguments, "command is empty"));
+        }
+        let timeout = input
+            .timeout_ms
+            .map_or(self.config.default_timeout, |ms| Duration::from_millis(u64::from(ms)))
+            .clamp(Duration::from_millis(1), self.config.max_timeout);
+        let mut sandbox = self.config.sandbox.clone();
+        sandbox.workspace = ws.root().to_path_buf();
+        let mut spec = ProcessSpec::bash(&input.command).cwd(&dir);
+        spec.max_output_bytes = MAX_OUTPUT_BYTES;
+        let out = process::run(spec, &sandbox, ctx.cancel.clone(), Some(timeout))
+            .await
+            .map_err(spawn_error)?;
+        if out.cancelled {
+            return Err(ToolError::new(
+                ToolErrorKind::Cancelled,
+                "the command was cancelled and its process group killed",
+            ));
+        }
+        if out.timed_out {
+            let chars = out.output.chars().count();
+            let tail: String =
+                out.output.chars().skip(chars.saturating_sub(TIMEOUT_TAIL_CHARS)).collect();
+            let tail = if tail.trim().is_empty() { "(no output)".to_owned() } else { tail };
+            return Err(ToolError::new(
+                ToolErrorKind::Timeout,
+                format!(
+                    "killed after {} (the whole process group; workdir {shown}). Servers and watchers cannot run in the background here: run them bounded (for example `timeout 10 <cmd>`). Prompts for input: add --yes / --non-interactive. If the command is just slow, raise timeout_ms (at most {} s). Last output:\n{tail}",
+                    seconds(timeout),
+                    self.config.max_timeout.as_secs()
+                ),
+            ));
+        }
+        let status = match (out.exit_code, out.signal) {
+            (Some(code), _) => format!("exit {code}"),
+            (None, Some(signal)) => format!("killed by signal {signal}"),
+            (None, None) => "exit unknown".to_owned(),
+        };
+        let mut text = format!("{status} · {} · workdir {shown}", seconds(out.duration));
+        if out.dropped_bytes > 0 {
+            let _ =
+                write!(text, " · output cut: {} bytes dropped from the middle", out.dropped_bytes);
+        }
+        text.push('\n');
+        if out.output.is_empty() {
+            text.push_str("(no output)");
+        } else {
+            text.push_str(out.output.trim_end_matches('\n'));
+        }
+        Ok(ToolOutput::text(text))
+    }
+}
+
+fn seconds(duration: Duration) -> String {
+    format!("{:.1} s", duration.as_secs_f64())
+}
+
+fn spawn_error(err: SpawnError) -> ToolError {
+    match err {
+        SpawnError::Sandbox(err @ SandboxError::Unavailable { .. }) => {
+            ToolError::new(ToolErrorKind::SandboxUnavailable, err.to_string())
+        }
+        other => ToolError::new(ToolErrorKind::ToolError, other.to_string()),
+    }
+}

@@ -1,0 +1,166 @@
+//! `read_file`: numbered lines of a text file, with a header that lets the model edit exactly.
+
+use std::{fmt::Write as _, path::Path, sync::Arc};
+
+use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::{
+    blocking::{self, io_error},
+    render::{self, MAX_LINE_CHARS},
+    text::{self, Eol},
+    tracker::FileTracker,
+    workspace::{self, Workspace},
+};
+
+/// Lines shown when the call gives no `limit`.
+const DEFAULT_LIMIT: usize = 2000;
+/// The largest `limit` honoured.
+const MAX_LIMIT: usize = 5000;
+/// The most bytes of numbered lines one result holds (about 16k tokens).
+const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// Input of the `read_file` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileInput {
+    /// The file to read, relative to the workspace root (or absolute inside it).
+    pub path: String,
+    /// The first line to show, 1-based. Default 1.
+    pub offset: Option<u32>,
+    /// How many lines to show. Default 2000, at most 5000.
+    pub limit: Option<u32>,
+}
+
+/// Reads a text file and shows numbered lines.
+#[derive(Debug, Clone)]
+pub struct ReadFile {
+    tracker: Arc<FileTracker>,
+}
+
+impl ReadFile {
+    /// A read_file tool recording what it shows in `tracker`.
+    pub fn new(tracker: Arc<FileTracker>) -> Self {
+        Self { tracker }
+    }
+}
+
+impl TypedTool for ReadFile {
+    type Input = ReadFileInput;
+    const NAME: &'static str = "read_file";
+
+    fn description(&self) -> String {
+        "Reads a text file and returns numbered lines as `{number}→{line}` (the number and arrow \
+         are not part of the file). The first line is a header: path, the lines shown and the total, \
+         encoding, line endings and indentation style; reproduce that whitespace exactly when \
+         editing. Shows 2000 lines from `offset` by default (`limit` up to 5000); lines over 2000 \
+         characters are cut with a `…[+N chars]` marker. A long result stops at whole lines and ends \
+         with the `offset` to continue from. Binary files are refused with their type and size. Use \
+         list_dir for directories and grep to find text across files."
+            .to_owned()
+    }
+
+    fn effects(&self) -> Effects {
+        Effects::READ_ONLY
+    }
+
+    fn rule_name(&self) -> String {
+        "Read".to_owned()
+    }
+
+    fn access(&self, input: &ReadFileInput) -> Vec<Access> {
+        vec![Access::Read(input.path.clone())]
+    }
+
+    async fn run(&self, input: ReadFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let tracker = self.tracker.clone();
+        blocking::run(move || read(&workspace::open(&ctx.workspace)?, &tracker, &input)).await
+    }
+}
+
+fn read(
+    ws: &Workspace,
+    tracker: &FileTracker,
+    input: &ReadFileInput,
+) -> Result<ToolOutput, ToolError> {
+    let path = ws.resolve(&input.path)?;
+    let shown = workspace::display(ws.root(), &path);
+    let meta = match std::fs::metadata(&path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(workspace::not_found(ws.root(), &input.path, &path));
+        }
+        Err(err) => return Err(io_error(&format!("read {shown}"), &err)),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::new(
+            ToolErrorKind::InvalidArguments,
+            format!("{shown} is a directory; use list_dir to see its entries"),
+        ));
+    }
+    let bytes = std::fs::read(&path).map_err(|err| io_error(&format!("read {shown}"), &err))?;
+    let (content, encoding) = text::decode(&bytes).map_err(|why| {
+        ToolError::new(
+            ToolErrorKind::BinaryFile,
+            format!(
+                "{shown} is not a text file ({}, {}); not shown",
+                why.describe(),
+                text::human_size(bytes.len() as u64)
+            ),
+        )
+    })?;
+    tracker.record(&path, &bytes);
+    if content.is_empty() {
+        return Ok(ToolOutput::text(format!("{shown} · (file exists and is empty)")));
+    }
+    let total = text::line_count(&content);
+    let offset = input.offset.map_or(1, |o| o as usize).max(1);
+    if offset > total {
+        return Err(ToolError::new(
+            ToolErrorKind::InvalidArguments,
+            format!("offset {offset} is past the end of {shown}, which has {total} lines"),
+        ));
+    }
+    let limit = input.limit.map_or(DEFAULT_LIMIT, |l| l as usize).clamp(1, MAX_LIMIT);
+    let mut body = String::new();
+    let mut last = offset - 1;
+    let mut capped = false;
+    let mut line_buf = String::new();
+    for (index, line) in content.split_inclusive('\n').enumerate().skip(offset - 1).take(limit) {
+        line_buf.clear();
+        render::numbered(&mut line_buf, index + 1, line, MAX_LINE_CHARS);
+        if body.len() + line_buf.len() > MAX_OUTPUT_BYTES && last >= offset {
+            capped = true;
+            break;
+        }
+        body.push_str(&line_buf);
+        last = index + 1;
+    }
+    let mut out = format!(
+        "{shown} · lines {offset}–{last} of {total} · {} · {} · indent: {}\n",
+        encoding.label(),
+        Eol::detect(&content).label(),
+        text::indent_style(&content),
+    );
+    out.push_str(&body);
+    if last < total {
+        let reason = if capped { "PARTIAL (64 KB output cap)" } else { "PARTIAL" };
+        let _ = write!(
+            out,
+            "{reason}: lines {offset}–{last} of {total}; continue with offset={}",
+            last + 1
+        );
+    }
+    Ok(ToolOutput::text(out.trim_end_matches('\n')))
+}
+
+/// Reads `path` for tests and benchmarks without a runtime.
+#[doc(hidden)]
+pub fn read_blocking(
+    root: &Path,
+    tracker: &FileTracker,
+    input: &ReadFileInput,
+) -> Result<ToolOutput, ToolError> {
+    read(&workspace::open(root)?, tracker, input)
+}

@@ -1,0 +1,60 @@
+//! `FileTracker`: what the model has read in this session, for the staleness checks.
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex, MutexGuard},
+};
+
+use crate::text::content_hash;
+
+/// Remembers, per canonical path, the content the model last saw (read or wrote).
+///
+/// read_file records a file when it shows it; write_file and edit_file refuse to change an existing
+/// file unless it is recorded and its bytes still hash the same, then record what they wrote. One
+/// tracker is shared by the file tools of one session (one registry).
+#[derive(Debug, Default)]
+pub struct FileTracker {
+    seen: Mutex<HashMap<PathBuf, Seen>>,
+}
+
+/// What the model last saw of one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Seen {
+    /// Hash of the file's bytes.
+    pub(crate) hash: u64,
+    /// Size in bytes.
+    pub(crate) len: u64,
+}
+
+impl FileTracker {
+    /// An empty tracker, ready to share.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Whether the model has seen `path` (canonical) in this session.
+    pub fn has_seen(&self, path: &Path) -> bool {
+        self.lock().contains_key(path)
+    }
+
+    /// Forgets everything, as at the start of a new session.
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
+    pub(crate) fn record(&self, path: &Path, bytes: &[u8]) {
+        let seen = Seen { hash: content_hash(bytes), len: bytes.len() as u64 };
+        self.lock().insert(path.to_path_buf(), seen);
+    }
+
+    pub(crate) fn get(&self, path: &Path) -> Option<Seen> {
+        self.lock().get(path).copied()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<PathBuf, Seen>> {
+        // A panic while holding the lock cannot leave the map half-updated (every update is a
+        // single insert), so a poisoned lock is still safe to use.
+        self.seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}

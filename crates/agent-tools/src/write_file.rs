@@ -1,0 +1,203 @@
+//! `write_file`: create or overwrite a whole file, atomically, never over unseen changes.
+
+use std::{io::Write as _, path::Path, sync::Arc};
+
+use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::{
+    blocking::{self, io_error},
+    text::{self, Encoding, Eol},
+    tracker::FileTracker,
+    workspace::{self, Workspace},
+};
+
+/// The largest `content` accepted, in bytes.
+const MAX_CONTENT_BYTES: usize = 1024 * 1024;
+
+/// Input of the `write_file` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileInput {
+    /// The file to create or overwrite, relative to the workspace root (or absolute inside it).
+    pub path: String,
+    /// The complete new content of the file (at most 1 MB).
+    pub content: String,
+}
+
+/// Creates or overwrites a file.
+#[derive(Debug, Clone)]
+pub struct WriteFile {
+    tracker: Arc<FileTracker>,
+}
+
+impl WriteFile {
+    /// A write_file tool checking staleness against `tracker`.
+    pub fn new(tracker: Arc<FileTracker>) -> Self {
+        Self { tracker }
+    }
+}
+
+impl TypedTool for WriteFile {
+    type Input = WriteFileInput;
+    const NAME: &'static str = "write_file";
+
+    fn description(&self) -> String {
+        "Creates a file, or replaces the whole content of an existing one. Parent directories are \
+         created. To overwrite an existing file you must have read it with read_file in this session \
+         and it must be unchanged since; otherwise the call fails with stale_file and you should \
+         read it again. The file's line endings (LF/CRLF), BOM and encoding are kept. Nothing is \
+         added: no trailing newline unless you include one. Prefer edit_file for changing part of a \
+         file."
+            .to_owned()
+    }
+
+    fn effects(&self) -> Effects {
+        Effects::WRITES_FILES
+    }
+
+    fn rule_name(&self) -> String {
+        "Edit".to_owned()
+    }
+
+    fn access(&self, input: &WriteFileInput) -> Vec<Access> {
+        vec![Access::Write(input.path.clone())]
+    }
+
+    async fn run(&self, input: WriteFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let tracker = self.tracker.clone();
+        blocking::run(move || write(&workspace::open(&ctx.workspace)?, &tracker, &input)).await
+    }
+}
+
+fn write(
+    ws: &Workspace,
+    tracker: &FileTracker,
+    input: &WriteFileInput,
+) -> Result<ToolOutput, ToolError> {
+    if input.content.len() > MAX_CONTENT_BYTES {
+        return Err(ToolError::new(
+            ToolErrorKind::InvalidArguments,
+            format!(
+                "content is {}; the limit is 1 MB. Write a smaller file or generate it with a command",
+                text::human_size(input.content.len() as u64)
+            ),
+        ));
+    }
+    let path = ws.resolve_for_write(&input.path)?;
+    let shown = workspace::display(ws.root(), &path);
+    let existing = match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                format!("{shown} is a directory; give a file path"),
+            ));
+        }
+        Ok(meta) => Some(meta),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => return Err(io_error(&format!("inspect {shown}"), &err)),
+    };
+    let Some(meta) = existing else {
+        let parent = path.parent().unwrap_or(ws.root());
+        std::fs::create_dir_all(parent)
+            .map_err(|err| io_error(&format!("create the directories of {shown}"), &err))?;
+        let bytes = input.content.as_bytes();
+        write_atomic(&path, bytes, None)
+            .map_err(|err| io_error(&format!("write {shown}"), &err))?;
+        tracker.record(&path, bytes);
+        return Ok(ToolOutput::text(format!(
+            "Created {shown} ({} lines, {})",
+            text::line_count(&input.content),
+            text::human_size(bytes.len() as u64)
+        )));
+    };
+    let current = std::fs::read(&path).map_err(|err| io_error(&format!("read {shown}"), &err))?;
+    check_fresh(tracker, &path, &shown, &current)?;
+    // The file was read, so it decoded; decoding again gives its encoding and line endings.
+    let (old_text, encoding) = text::decode(&current).unwrap_or((String::new(), Encoding::Utf8));
+    let new_text = Eol::detect(&old_text).apply(&input.content);
+    let new_text = new_text.strip_prefix('\u{FEFF}').unwrap_or(&new_text);
+    let bytes = text::encode(new_text, encoding);
+    write_atomic(&path, &bytes, Some(meta.permissions()))
+        .map_err(|err| io_error(&format!("write {shown}"), &err))?;
+    tracker.record(&path, &bytes);
+    let (added, removed) = line_changes(&old_text, new_text);
+    Ok(ToolOutput::text(format!(
+        "Overwrote {shown}: {} → {} lines (+{added} −{removed})",
+        text::line_count(&old_text),
+        text::line_count(new_text)
+    )))
+}
+
+/// Fails with `stale_file` unless `current` is what the model last saw of `path`.
+pub(crate) fn check_fresh(
+    tracker: &FileTracker,
+    path: &Path,
+    shown: &str,
+    current: &[u8],
+) -> Result<(), ToolError> {
+    match tracker.get(path) {
+        None => Err(ToolError::new(
+            ToolErrorKind::StaleFile,
+            format!(
+                "{shown} exists and has not been read in this session; read it with read_file first, then write again"
+            ),
+        )),
+        Some(seen) if seen.hash != text::content_hash(current) => Err(ToolError::new(
+            ToolErrorKind::StaleFile,
+            format!(
+                "{shown} changed since your last read ({} → {}); re-read it with read_file, then write again",
+                text::human_size(seen.len),
+                text::human_size(current.len() as u64)
+            ),
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Lines added and removed between two texts.
+pub(crate) fn line_changes(old: &str, new: &str) -> (usize, usize) {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let (mut added, mut removed) = (0, 0);
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Delete => removed += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    (added, removed)
+}
+
+/// Writes `bytes` to a temporary file next to `path` and renames it over `path`, so readers see
+/// the old or the new content, never half of it. `permissions` are those of the file replaced;
+/// new files get `rw-r--r--`.
+pub(crate) fn write_atomic(
+    path: &Path,
+    bytes: &[u8],
+    permissions: Option<std::fs::Permissions>,
+) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::Builder::new().prefix(".agent-write-").tempfile_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    let permissions = match permissions {
+        Some(permissions) => permissions,
+        None => default_permissions(temp.as_file())?,
+    };
+    temp.as_file().set_permissions(permissions)?;
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn default_permissions(_file: &std::fs::File) -> std::io::Result<std::fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt as _;
+    Ok(std::fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn default_permissions(file: &std::fs::File) -> std::io::Result<std::fs::Permissions> {
+    Ok(file.metadata()?.permissions())
+}

@@ -1,0 +1,96 @@
+//! bash: real processes under the sandbox; header, interleaving, timeouts, workdir checks.
+
+use insta::assert_snapshot;
+use serde_json::json;
+
+use super::Fixture;
+
+/// Replaces the run time in the header (`· 0.0 s ·`) so snapshots are stable.
+fn stable(text: &str) -> String {
+    let mut out = String::new();
+    for (index, line) in text.lines().enumerate() {
+        if index == 0 {
+            let mut parts: Vec<&str> = line.split(" · ").collect();
+            if parts.len() > 1 {
+                parts[1] = "[TIME]";
+            }
+            out.push_str(&parts.join(" · "));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out.trim_end().to_owned()
+}
+
+/// Whether the sandbox works here; says so when it does not, so the skip is visible.
+fn sandbox_missing(out: &str) -> bool {
+    let missing = out.contains("\"error\":\"sandbox_unavailable\"");
+    if missing {
+        println!("SKIPPED: the OS sandbox is unavailable on this machine: {out}");
+    }
+    missing
+}
+
+#[tokio::test]
+async fn header_exit_code_and_interleaved_output() {
+    let fx = Fixture::new();
+    let out =
+        fx.call("bash", json!({"command": "echo one; echo two >&2; echo three; exit 3"})).await;
+    if sandbox_missing(&out) {
+        return;
+    }
+    assert_snapshot!(stable(&out), @r"
+    exit 3 · [TIME] · workdir .
+    one
+    two
+    three
+    ");
+}
+
+#[tokio::test]
+async fn workdir_is_resolved_inside_the_workspace() {
+    let fx = Fixture::new();
+    fx.put("sub/dir/file.txt", "content\n");
+    let out = fx.call("bash", json!({"command": "ls; true", "workdir": "sub/dir"})).await;
+    if sandbox_missing(&out) {
+        return;
+    }
+    assert_snapshot!(stable(&out), @r"
+    exit 0 · [TIME] · workdir sub/dir
+    file.txt
+    ");
+    assert!(
+        fx.call("bash", json!({"command": "ls", "workdir": ".."}))
+            .await
+            .contains("outside_workspace")
+    );
+    assert_snapshot!(fx.call("bash", json!({"command": "ls", "workdir": "nope"})).await, @r#"{"ok":false,"error":"invalid_arguments","message":"workdir nope is not an existing directory"}"#);
+}
+
+#[tokio::test]
+async fn no_output_and_no_stdin() {
+    let fx = Fixture::new();
+    // `cat` with no arguments reads stdin: it must see end-of-file at once, not hang.
+    let out = fx.call("bash", json!({"command": "cat", "timeout_ms": 5000})).await;
+    if sandbox_missing(&out) {
+        return;
+    }
+    assert_snapshot!(stable(&out), @r"
+    exit 0 · [TIME] · workdir .
+    (no output)
+    ");
+}
+
+#[tokio::test]
+async fn timeout_kills_and_returns_the_last_output() {
+    let fx = Fixture::new();
+    let started = std::time::Instant::now();
+    let out =
+        fx.call("bash", json!({"command": "echo started; sleep 30", "timeout_ms": 500})).await;
+    if sandbox_missing(&out) {
+        return;
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
+    assert_snapshot!(out, @r#"{"ok":false,"error":"timeout","message":"killed after 0.5 s (the whole process group; workdir .). Servers and watchers cannot run in the background here: run them bounded (for example `timeout 10 <cmd>`). Prompts for input: add --yes / --non-interactive. If the command is just slow, raise timeout_ms (at most 600 s). Last output:\nstarted\n"}"#);
+}

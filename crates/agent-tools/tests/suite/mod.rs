@@ -1,0 +1,87 @@
+//! Shared fixture: a temporary workspace and the built-in tools, called as the executor would.
+
+mod bash;
+mod edit_file;
+mod execute_code;
+mod glob;
+mod grep;
+mod list_dir;
+mod read_file;
+mod specs;
+mod uppercase;
+mod web_search;
+mod write_file;
+
+use std::{path::Path, sync::Arc};
+
+use agent_core::{Tool, ToolContext};
+use agent_tools::{BuiltinConfig, FileTracker, builtin_with_tracker};
+
+/// A temporary workspace with the built-in tools sharing one tracker.
+pub(crate) struct Fixture {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) tools: Vec<Arc<dyn Tool>>,
+    pub(crate) tracker: Arc<FileTracker>,
+}
+
+impl Fixture {
+    pub(crate) fn new() -> Self {
+        Self::with_config(BuiltinConfig::default())
+    }
+
+    pub(crate) fn with_config(config: BuiltinConfig) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tracker = FileTracker::new();
+        let tools = builtin_with_tracker(&config, tracker.clone()).expect("tools build");
+        Self { dir, tools, tracker }
+    }
+
+    pub(crate) fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes a file (creating parents) straight to disk, as the user or another program would.
+    pub(crate) fn put(&self, rel: &str, bytes: impl AsRef<[u8]>) {
+        let path = self.root().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    pub(crate) fn get(&self, rel: &str) -> Vec<u8> {
+        std::fs::read(self.root().join(rel)).unwrap()
+    }
+
+    pub(crate) fn get_text(&self, rel: &str) -> String {
+        String::from_utf8(self.get(rel)).unwrap()
+    }
+
+    /// Calls a tool through `prepare` and `run` and returns what the model would read: the output
+    /// text, or the error observation. Temporary paths are redacted as `[WS]`.
+    pub(crate) async fn call(&self, name: &str, args: serde_json::Value) -> String {
+        self.call_result(name, args).await.unwrap_or_else(|err| err)
+    }
+
+    /// Like [`Fixture::call`], keeping success and failure apart.
+    pub(crate) async fn call_result(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+    ) -> Result<String, String> {
+        let tool = self.tools.iter().find(|t| t.spec().name == name).expect("tool exists");
+        let redact = |text: String| {
+            let root = std::fs::canonicalize(self.root()).unwrap();
+            text.replace(&root.display().to_string(), "[WS]")
+                .replace(&self.root().display().to_string(), "[WS]")
+        };
+        let prepared = match tool.prepare(&args.to_string()) {
+            Ok(prepared) => prepared,
+            Err(err) => return Err(redact(agent_core::ToolError::from(err).observation())),
+        };
+        let root: Arc<Path> = std::fs::canonicalize(self.root()).unwrap().into();
+        let ctx = ToolContext::new(root, "session".into(), "call_1");
+        match tool.run(prepared, ctx).await {
+            Ok(output) => Ok(redact(output.text)),
+            Err(err) => Err(redact(err.observation())),
+        }
+    }
+}
