@@ -5,8 +5,22 @@ use agent_model::{
     ResponsesClient,
     scripted::{Fault, ScriptedCall, Turn},
 };
+use async_openai::types::{chat::CreateChatCompletionRequest, responses::CreateResponse};
 use insta::assert_json_snapshot;
-use serde_json::json;
+use serde_json::{Value, json};
+
+/// Our request bodies must also be valid to async-openai's typed (OpenAI-canonical) structs.
+#[track_caller]
+fn conforms(body: &Value) {
+    let result = if body.get("messages").is_some() {
+        serde_json::from_value::<CreateChatCompletionRequest>(body.clone()).map(|_| ())
+    } else {
+        serde_json::from_value::<CreateResponse>(body.clone()).map(|_| ())
+    };
+    if let Err(error) = result {
+        panic!("not a canonical OpenAI request ({error}): {body}");
+    }
+}
 
 use super::{Api, call, client, config, output, reasoning_text, run, start, user};
 
@@ -32,6 +46,7 @@ async fn chat_first_turn() {
     assert_eq!(request.path, "/v1/chat/completions");
     assert_eq!(request.header("authorization"), Some(format!("Bearer {}", super::KEY).as_str()));
     assert_eq!(request.header("accept"), Some("text/event-stream"));
+    conforms(&request.json());
     assert_json_snapshot!(request.json());
 }
 
@@ -40,6 +55,7 @@ async fn chat_tool_result_turn() {
     let server = start([Turn::text("alpha and beta")]).await;
     let client = client(Api::Chat, &config(&server, false));
     run(client.as_ref(), &tool_round(), None).await.unwrap();
+    conforms(&server.requests()[0].json());
     assert_json_snapshot!(server.requests()[0].json());
 }
 
@@ -50,6 +66,7 @@ async fn responses_first_turn() {
     run(client.as_ref(), &[user("Hello")], None).await.unwrap();
     let request = &server.requests()[0];
     assert_eq!(request.path, "/v1/responses");
+    conforms(&request.json());
     assert_json_snapshot!(request.json());
 }
 
@@ -94,6 +111,7 @@ async fn responses_continuation_turn() {
     second.unwrap();
     let body = server.requests()[1].json();
     assert_eq!(body["previous_response_id"], "resp_scripted_1");
+    conforms(&body);
     assert_json_snapshot!(body);
 }
 
@@ -117,6 +135,7 @@ async fn responses_stateless_turn() {
         *item_id = Some("fc_1".into());
     }
     run(&client, &items, None).await.unwrap();
+    conforms(&server.requests()[0].json());
     assert_json_snapshot!(server.requests()[0].json());
 }
 
