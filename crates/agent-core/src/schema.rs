@@ -9,6 +9,7 @@
 
 mod args;
 mod cache;
+mod defs;
 mod json;
 mod limits;
 mod node;

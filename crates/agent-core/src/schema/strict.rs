@@ -7,9 +7,8 @@ use serde_json::{Map, Value, json};
 
 use super::{
     StrictError,
-    node::{
-        accepts_null, child_path, def_name, index_path, is_object_node, resolve, type_includes,
-    },
+    defs::used_defs,
+    node::{accepts_null, child_path, index_path, is_object_node, resolve, type_includes},
 };
 
 /// The nine `format` values strict mode accepts; every other format is removed.
@@ -459,45 +458,6 @@ fn reorder(map: &mut Map<String, Value>) {
     }
     ordered.append(map);
     *map = ordered;
-}
-
-/// The definitions reachable from the root; unreachable ones (all of whose uses were inlined)
-/// are dropped because they still count toward OpenAI's size limits. Also refuses references
-/// that do not name a definition, since the output no longer has the shape they pointed into.
-fn used_defs<'a>(
-    root: &Map<String, Value>,
-    defs: &'a Map<String, Value>,
-) -> Result<HashSet<&'a str>, StrictError> {
-    let mut used = HashSet::new();
-    let mut stack: Vec<(&Value, String)> =
-        root.iter().map(|(k, v)| (v, child_path("$", "", k))).collect();
-    while let Some((value, path)) = stack.pop() {
-        match value {
-            Value::Object(map) => {
-                if let Some(reference) = map.get("$ref").and_then(Value::as_str)
-                    && reference != "#"
-                {
-                    let name = def_name(reference).and_then(|n| defs.get_key_value(n.as_str()));
-                    let Some((name, def)) = name else {
-                        return Err(StrictError::new(
-                            &path,
-                            format!("`$ref: {reference}` does not name a definition in `$defs`"),
-                            "refer to `#` or `#/$defs/Name` only",
-                        ));
-                    };
-                    if used.insert(name.as_str()) {
-                        stack.push((def, child_path("$", "$defs", name)));
-                    }
-                }
-                stack.extend(map.iter().map(|(k, v)| (v, child_path(&path, "", k))));
-            }
-            Value::Array(items) => {
-                stack.extend(items.iter().enumerate().map(|(i, v)| (v, format!("{path}[{i}]"))));
-            }
-            _ => {}
-        }
-    }
-    Ok(used)
 }
 
 fn any_value(path: &str) -> StrictError {
