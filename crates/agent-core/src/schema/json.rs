@@ -24,6 +24,12 @@ pub(crate) fn parse_object(text: &str) -> Result<Map<String, Value>, ArgsError> 
     let parsed = seed.deserialize(&mut reader).and_then(|value| reader.end().map(|()| value));
     match parsed {
         Ok(Value::Object(map)) => Ok(map),
+        // Some models encode the arguments twice; say so, since the fix is easy to make.
+        Ok(Value::String(inner)) if inner.trim_start().starts_with('{') => Err(ArgsError::Json {
+            message: "expected a JSON object, got a string that contains one; send the object \
+                      itself, not encoded as a string"
+                .to_owned(),
+        }),
         Ok(other) => Err(ArgsError::Json {
             message: format!("expected a JSON object, got {}", kind_of(&other)),
         }),
@@ -187,6 +193,7 @@ mod tests {
         check("null", Err(("$", "got null")));
         check("[]", Err(("$", "got an array")));
         check("42", Err(("$", "got a number")));
+        check(r#""{\"a\":1}""#, Err(("$", "got a string that contains one")));
         check(r#"{"a":1} x"#, Err(("$", "trailing characters")));
         check(r#"{"a":"#, Err(("$", "EOF while parsing")));
     }

@@ -461,3 +461,31 @@ fn measure_parse_cost() {
         );
     }
 }
+
+/// The exact text a model reads for each kind of mistake.
+#[test]
+fn error_messages_as_the_model_reads_them() {
+    let cases = [
+        r#"{"days":3}"#,
+        r#"{"city":"Paris","days":3,"colour":"red"}"#,
+        r#"{"city":"Paris","days":20}"#,
+        r#"{"city":"Paris","days":3.0}"#,
+        r#"{"city":"Paris","days":3,"city":"Rome"}"#,
+        r#"{"city":"Paris","days":3,"units":"kelvin"}"#,
+        r#"{"city":"Paris","days":3,"location":{"lat":1}}"#,
+        r#"{"city":"Paris","days":3,"stops":[{"lat":1,"lon":2,"x":0}]}"#,
+        r#"{"city":1,"days":"3"}"#,
+        r#"{"city":"Paris","days":3,"#,
+        "",
+        "[]",
+        r#""{\"city\":\"Paris\"}""#,
+    ];
+    let mut out = String::new();
+    for text in cases {
+        let result = parse_args::<Forecast>(text)
+            .err()
+            .map_or_else(|| "accepted".to_owned(), |e| e.to_string());
+        out.push_str(&format!("{text}\n  => {result}\n"));
+    }
+    insta::assert_snapshot!("forecast_errors", out);
+}

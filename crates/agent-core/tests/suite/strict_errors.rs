@@ -334,3 +334,19 @@ fn inlining_is_bounded() {
         "{wide:?}"
     );
 }
+
+#[test]
+fn error_text_for_rust_authors() {
+    let errors = [
+        strict_schema_for::<WithMap>(),
+        strict_schema_for::<WithTuple>(),
+        strict_schema_for::<WithValue>(),
+        strict_schema_for::<NoArgs>(),
+        strict_schema_for::<Command>(),
+        strict_schema_for::<FlattenedEnum>(),
+        strict_schema_for::<L1>(),
+    ];
+    let text: Vec<String> =
+        errors.into_iter().map(|r| r.err().map(|e| e.to_string()).unwrap_or_default()).collect();
+    insta::assert_snapshot!("strict_errors", text.join("\n"));
+}
