@@ -5,30 +5,116 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::process::ExitCode;
+use std::{path::PathBuf, process::ExitCode};
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+
+mod config;
+mod exec_cmd;
+mod render;
+mod runtime;
+mod sandbox_cmd;
+mod session;
+mod tools_cmd;
+
+use crate::config::Api;
 
 /// An agent that reads, searches, edits and runs code through sandboxed tools, on any
 /// OpenAI-compatible model server.
 #[derive(Debug, Parser)]
 #[command(name = "agent", version, about)]
 struct Cli {
+    #[command(flatten)]
+    options: Options,
     #[command(subcommand)]
     command: Option<Command>,
 }
 
+/// Options shared by every command. Precedence: flag > environment > config profile > default.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct Options {
+    /// Named profile from the config file (for example `ollama`, `vllm`, `deepseek`).
+    #[arg(long, global = true)]
+    pub(crate) profile: Option<String>,
+    /// Model name [env: AGENT_MODEL].
+    #[arg(long, global = true)]
+    pub(crate) model: Option<String>,
+    /// Base URL of an OpenAI-compatible server [env: OPENAI_BASE_URL].
+    #[arg(long, global = true)]
+    pub(crate) base_url: Option<String>,
+    /// Which API to speak (default: responses for api.openai.com, chat for any other server).
+    #[arg(long, global = true, value_enum)]
+    pub(crate) api: Option<Api>,
+    /// The workspace the tools may read and edit (default: the current directory).
+    #[arg(long, global = true)]
+    pub(crate) workspace: Option<PathBuf>,
+    /// OS sandbox for commands: read-only, workspace-write (default) or danger-full-access.
+    #[arg(long, global = true)]
+    pub(crate) sandbox: Option<String>,
+    /// Let sandboxed commands use the network.
+    #[arg(long, global = true)]
+    pub(crate) network: bool,
+    /// default, accept-edits, plan, dont-ask (default for `exec`) or bypass.
+    #[arg(long, global = true)]
+    pub(crate) permission_mode: Option<String>,
+    /// Allow calls matching a rule without asking, e.g. 'Bash(cargo test *)' (repeatable).
+    #[arg(long = "allow", global = true, value_name = "RULE")]
+    pub(crate) allow: Vec<String>,
+    /// Always ask before calls matching a rule (repeatable).
+    #[arg(long = "ask", global = true, value_name = "RULE")]
+    pub(crate) ask: Vec<String>,
+    /// Deny calls matching a rule, e.g. 'Bash(git push *)' (repeatable).
+    #[arg(long = "deny", global = true, value_name = "RULE")]
+    pub(crate) deny: Vec<String>,
+    /// The most model turns one prompt may take.
+    #[arg(long, global = true)]
+    pub(crate) max_turns: Option<usize>,
+    /// Ask the model for whole responses instead of streams.
+    #[arg(long, global = true)]
+    pub(crate) no_stream: bool,
+    /// Config file (default: the platform config directory's agent/config.toml).
+    #[arg(long, global = true)]
+    pub(crate) config: Option<PathBuf>,
+}
+
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Run one prompt non-interactively: text to stdout, tool activity to stderr.
+    Exec(exec_cmd::ExecArgs),
+    /// List, show or call the built-in tools without a model.
+    #[command(subcommand)]
+    Tools(tools_cmd::ToolsCommand),
+    /// Inspect the OS sandbox that confines every command the agent runs.
+    #[command(subcommand)]
+    Sandbox(sandbox_cmd::SandboxCommand),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    init_logging();
+    let result = match cli.command {
+        Some(Command::Exec(args)) => exec_cmd::run(&cli.options, args),
+        Some(Command::Tools(command)) => tools_cmd::run(&cli.options, command),
+        Some(Command::Sandbox(command)) => Ok(sandbox_cmd::run(command)),
         None => {
             eprintln!(
-                "agent: the interactive agent is not built yet; see README.md for what works today"
+                "agent: the interactive REPL is not built yet; use `agent exec PROMPT` (see --help)"
             );
-            ExitCode::from(2)
+            Ok(ExitCode::from(2))
         }
-    }
+    };
+    result.unwrap_or_else(|err| {
+        eprintln!("agent: {err:#}");
+        ExitCode::from(2)
+    })
+}
+
+/// Logs go to stderr, filtered by `AGENT_LOG` (falling back to `RUST_LOG`), warnings by default.
+fn init_logging() {
+    let filter = std::env::var("AGENT_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| "warn".to_owned());
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 }

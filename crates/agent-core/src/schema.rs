@@ -9,6 +9,7 @@
 
 mod args;
 mod cache;
+mod defs;
 mod json;
 mod limits;
 mod node;
@@ -22,8 +23,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub use self::{args::ArgsValidator, limits::StrictLimits};
 use self::cache::TypeCache;
+pub use self::{args::ArgsValidator, limits::StrictLimits};
 
 /// Why a schema has no OpenAI strict form.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -102,7 +103,8 @@ pub fn strict_schema_for<T: JsonSchema + 'static>() -> Result<Value, StrictError
 /// The strict schema of `T` as a shared, cached value (no copy).
 pub fn strict_schema_arc<T: JsonSchema + 'static>() -> Arc<Result<Value, StrictError>> {
     static CACHE: TypeCache<Arc<Result<Value, StrictError>>> = TypeCache::new();
-    CACHE.get_or_insert_with::<T>(|| Arc::new(make_strict(plain_schema_arc::<T>().as_ref().clone())))
+    CACHE
+        .get_or_insert_with::<T>(|| Arc::new(make_strict(plain_schema_arc::<T>().as_ref().clone())))
 }
 
 /// The schema of `T` as schemars generates it (draft 2020-12, `$schema` removed), for tools sent

@@ -135,10 +135,22 @@ pub async fn run(
 ) -> CodeResult {
     match language {
         Language::JavaScript => js::run(code.to_owned(), *limits, cancel).await,
-        Language::TypeScript => match strip_types(code) {
-            Ok(js) => js::run(js, *limits, cancel).await,
-            Err(error) => CodeResult { error: Some(error), ..CodeResult::default() },
-        },
+        Language::TypeScript => {
+            let started = std::time::Instant::now();
+            let source = code.to_owned();
+            let stripped = tokio::task::spawn_blocking(move || strip_types(&source)).await;
+            let stripped = stripped.unwrap_or_else(|err| {
+                Err(CodeError::new(CodeErrorKind::Internal, format!("TypeScript: {err}")))
+            });
+            match stripped {
+                Ok(js) => js::run(js, *limits, cancel).await,
+                Err(error) => CodeResult {
+                    error: Some(error),
+                    duration: started.elapsed(),
+                    ..CodeResult::default()
+                },
+            }
+        }
         Language::Python => python::run(code, limits, cancel).await,
     }
 }

@@ -20,7 +20,9 @@ use futures_util::FutureExt;
 
 use crate::{
     output::{self, DEFAULT_OUTPUT_CAP},
-    permission::{Approval, ApprovalRequest, Approver, PermissionMode, PermissionPolicy, Verdict},
+    permission::{
+        Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Verdict,
+    },
     registry::Registry,
 };
 
@@ -189,54 +191,18 @@ impl Executor {
             Verdict::Allow => {}
             Verdict::Deny(err) => return self.failure(call, &spec.name, err, start),
             Verdict::Ask(ask) => {
-                let approver = match &self.approver {
-                    Some(approver) if self.policy.mode() != PermissionMode::DontAsk => approver,
-                    _ => {
-                        return self.failure(
-                            call,
-                            &spec.name,
-                            self.policy.unanswered(spec, &ask),
-                            start,
-                        );
-                    }
-                };
-                let request = ApprovalRequest {
-                    call_id: call.call_id.clone(),
-                    tool: spec.name.clone(),
-                    arguments: call.arguments.clone(),
-                    access: prepared.access().to_vec(),
-                    reason: ask.reason.clone(),
-                    suggested_rules: ask.suggested_rules.clone(),
-                };
-                let approval = tokio::select! {
-                    approval = AssertUnwindSafe(approver.approve(&request)).catch_unwind() => approval,
-                    () = cancel.cancelled() => {
-                        return self.failure(call, &spec.name, cancelled_before_start(), start);
-                    }
-                };
-                match approval {
-                    Ok(Approval::AllowOnce) => {}
-                    Ok(Approval::AllowForSession) => {
-                        self.policy.grant_for_session(spec, prepared.access(), &ask);
-                    }
-                    Ok(Approval::Deny { reason }) => {
-                        return self.failure(call, &spec.name, rejected(reason.as_deref()), start);
-                    }
-                    Err(panic) => {
-                        let err = ToolError::new(
-                            ToolErrorKind::PermissionDenied,
-                            format!(
-                                "the approval prompt failed ({}), so the call was not run",
-                                panic_message(&panic)
-                            ),
-                        );
-                        return self.failure(call, &spec.name, err, start);
-                    }
+                // Asking is the cold path; boxing it keeps the hot future small.
+                let asked = Box::pin(self.ask(call, spec, prepared.access(), &ask, cancel)).await;
+                if let Err(err) = asked {
+                    return self.failure(call, &spec.name, err, start);
                 }
             }
         }
 
-        let token = cancel.child_token();
+        // A fresh token rather than a child of `cancel`: a child costs a lock on the parent, and
+        // the supervisor forwards the caller's cancellation to it whenever the tool is still
+        // running, so the tool sees the same thing either way.
+        let token = CancellationToken::new();
         let ctx = ToolContext {
             workspace: Arc::clone(&self.workspace_root),
             cancel: token.clone(),
@@ -283,6 +249,23 @@ impl Executor {
         {
             return flatten(res);
         }
+        Box::pin(self.supervise_pending(future, token, cancel, timeout)).await
+    }
+
+    /// The slow path of [`Executor::supervise`]: the tool did not finish on its first poll.
+    async fn supervise_pending(
+        &self,
+        mut future: futures_util::future::CatchUnwind<
+            AssertUnwindSafe<agent_core::BoxFuture<'_, Result<ToolOutput, ToolError>>>,
+        >,
+        token: &CancellationToken,
+        cancel: &CancellationToken,
+        timeout: Duration,
+    ) -> Result<ToolOutput, ToolError> {
+        let flatten = |res: std::thread::Result<Result<ToolOutput, ToolError>>| match res {
+            Ok(res) => res,
+            Err(panic) => Err(panicked(&panic)),
+        };
         let started = Instant::now();
         let stopped_by_cancel = tokio::select! {
             biased;
@@ -313,6 +296,48 @@ impl Executor {
                     human(timeout)
                 ),
             ))
+        }
+    }
+
+    /// Asks the approver; `Ok` means the call may run.
+    async fn ask(
+        &self,
+        call: &ToolCall,
+        spec: &agent_core::ToolSpec,
+        access: &[agent_core::Access],
+        ask: &Ask,
+        cancel: &CancellationToken,
+    ) -> Result<(), ToolError> {
+        let approver = match &self.approver {
+            Some(approver) if self.policy.mode() != PermissionMode::DontAsk => approver,
+            _ => return Err(self.policy.unanswered(spec, ask)),
+        };
+        let request = ApprovalRequest {
+            call_id: call.call_id.clone(),
+            tool: spec.name.clone(),
+            arguments: call.arguments.clone(),
+            access: access.to_vec(),
+            reason: ask.reason.clone(),
+            suggested_rules: ask.suggested_rules.clone(),
+        };
+        let approval = tokio::select! {
+            approval = AssertUnwindSafe(approver.approve(&request)).catch_unwind() => approval,
+            () = cancel.cancelled() => return Err(cancelled_before_start()),
+        };
+        match approval {
+            Ok(Approval::AllowOnce) => Ok(()),
+            Ok(Approval::AllowForSession) => {
+                self.policy.grant_for_session(spec, access, ask);
+                Ok(())
+            }
+            Ok(Approval::Deny { reason }) => Err(rejected(reason.as_deref())),
+            Err(panic) => Err(ToolError::new(
+                ToolErrorKind::PermissionDenied,
+                format!(
+                    "the approval prompt failed ({}), so the call was not run",
+                    panic_message(&panic)
+                ),
+            )),
         }
     }
 
@@ -451,7 +476,7 @@ pub(crate) fn human(duration: Duration) -> String {
     let millis = duration.as_millis();
     if millis < 1000 {
         format!("{millis}ms")
-    } else if millis % 1000 == 0 {
+    } else if millis.is_multiple_of(1000) {
         format!("{}s", millis / 1000)
     } else {
         format!("{:.1}s", duration.as_secs_f64())

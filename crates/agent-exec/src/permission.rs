@@ -260,14 +260,20 @@ impl PermissionPolicy {
             .iter()
             .any(|rule| matches!(rule.specifier, Specifier::Any) && rule.tool == spec.rule_name);
         let mutating = spec.effects.writes_files || spec.effects.runs_processes;
-        !denied && !(self.mode == PermissionMode::Plan && mutating)
+        let hidden_by_plan = self.mode == PermissionMode::Plan && mutating;
+        !(denied || hidden_by_plan)
     }
 
     /// Judges one call of `spec` that will touch `access`.
     pub fn evaluate(&self, spec: &ToolSpec, access: &[Access]) -> Verdict {
         let mut combined = Combined::default();
         if access.is_empty() {
-            combined.add(self.judge(spec, &Target::Whole));
+            // The common case of a pure tool: one target, nothing to combine.
+            match self.judge(spec, &Target::Whole) {
+                Judged::Allow => return Verdict::Allow,
+                Judged::Deny(err) => return Verdict::Deny(err),
+                judged @ Judged::Ask(..) => combined.add(judged),
+            }
         }
         for item in access {
             match item {

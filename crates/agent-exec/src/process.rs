@@ -157,13 +157,23 @@ pub async fn run(
         Some(&temp_dir),
     );
     let cwd = spec.cwd.clone().unwrap_or_else(|| config.workspace.clone());
-    let options = RunOptions { rules: rules.as_ref(), env, cwd, cancel, timeout };
+    let read_only = sandbox::git_dir(config);
+    let options = RunOptions {
+        rules: rules.as_ref(),
+        read_only: read_only.as_deref(),
+        env,
+        cwd,
+        cancel,
+        timeout,
+    };
     run_with(spec, config, options).await
 }
 
 /// The sandbox-specific inputs of [`run_with`], resolved by the caller.
 pub(crate) struct RunOptions<'a> {
     pub(crate) rules: Option<&'a FsRules>,
+    /// A directory inside a writable root that stays read-only (`.git`).
+    pub(crate) read_only: Option<&'a std::path::Path>,
     pub(crate) env: Vec<(OsString, OsString)>,
     pub(crate) cwd: PathBuf,
     pub(crate) cancel: CancellationToken,
@@ -177,8 +187,12 @@ pub(crate) async fn run_with(
     config: &SandboxConfig,
     options: RunOptions<'_>,
 ) -> Result<ProcessOutput, SpawnError> {
-    let sandbox::Prepared { plan, cgroup } =
-        sandbox::prepare(options.rules, config.network, &config.limits)?;
+    let sandbox::Prepared { plan, cgroup } = sandbox::prepare(
+        options.rules,
+        config.network,
+        &config.limits,
+        options.read_only.map(|dir| (dir, options.cwd.as_path())),
+    )?;
 
     let (out_reader, out_writer) = io::pipe()?;
     let (err_reader, err_writer) = if spec.separate_stderr {
@@ -205,6 +219,12 @@ pub(crate) async fn run_with(
         command.pre_exec(move || plan.apply());
     }
 
+    // The read ends are registered with the runtime before the spawn, so no failure can leave a
+    // started process without a reader.
+    let out_reader = pipe::Receiver::from_owned_fd(out_reader.into())?;
+    let err_reader =
+        err_reader.map(|reader| pipe::Receiver::from_owned_fd(reader.into())).transpose()?;
+
     let started = Instant::now();
     let spawned = command.spawn();
     // Dropping the command closes the parent's copies of the write ends, so EOF arrives when the
@@ -215,14 +235,14 @@ pub(crate) async fn run_with(
         source,
     })?;
     let pid = child.id().unwrap_or(0);
-    let group = Group { pgid: pid as i32, cgroup };
+    let group = Group { pgid: pid as i32, cgroup, armed: true };
 
     let half = spec.max_output_bytes / 2;
     let out = Arc::new(Mutex::new(Capture::new(half)));
     let err = Arc::new(Mutex::new(Capture::new(half)));
-    let mut readers = vec![tokio::spawn(drain(pipe::Receiver::from_owned_fd(out_reader.into())?, out.clone()))];
+    let mut readers = vec![tokio::spawn(drain(out_reader, out.clone()))];
     if let Some(reader) = err_reader {
-        readers.push(tokio::spawn(drain(pipe::Receiver::from_owned_fd(reader.into())?, err.clone())));
+        readers.push(tokio::spawn(drain(reader, err.clone())));
     }
 
     let deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
@@ -246,6 +266,7 @@ pub(crate) async fn run_with(
         }
         None => group.terminate(&mut child, config.kill_grace).await?,
     };
+    group.release();
     let duration = started.elapsed();
 
     // Output already in the pipe is still read after the writers are gone; a reader only waits
@@ -255,10 +276,6 @@ pub(crate) async fn run_with(
         if tokio::time::timeout(Duration::from_millis(500), reader).await.is_err() {
             abort.abort();
         }
-    }
-    if let Some(lease) = group.cgroup {
-        // Removing the cgroup may wait a few milliseconds for killed processes to be reaped.
-        let _ = tokio::task::spawn_blocking(move || drop(lease)).await;
     }
 
     let (output, out_dropped) = take(&out);
@@ -277,12 +294,44 @@ pub(crate) async fn run_with(
 }
 
 /// A process group, and the pids cgroup that also holds the command's processes (root only).
+///
+/// Dropping an armed group kills it: if the caller drops the future of [`run`] (its own timeout,
+/// a `select!`), or the run fails halfway, nothing it started may outlive it.
 struct Group {
     pgid: i32,
     cgroup: Option<CgroupLease>,
+    armed: bool,
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if self.armed {
+            self.signal(libc::SIGKILL);
+        }
+        if let Some(lease) = self.cgroup.take() {
+            release(lease);
+        }
+    }
+}
+
+/// Removes a cgroup off the async threads: rmdir fails with EBUSY until the kernel has released the
+/// exited processes, so removal may retry for a few milliseconds, which no caller needs to wait for.
+fn release(lease: CgroupLease) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => drop(handle.spawn_blocking(move || drop(lease))),
+        Err(_) => drop(lease),
+    }
 }
 
 impl Group {
+    /// Disarms the group once it has been killed, and hands its cgroup over for removal.
+    fn release(mut self) {
+        self.armed = false;
+        if let Some(lease) = self.cgroup.take() {
+            release(lease);
+        }
+    }
+
     /// Signals the group and the cgroup; returns whether any process was still there.
     fn signal(&self, signal: i32) -> bool {
         // SAFETY: `kill` with a negative pid signals the group; no memory is involved.

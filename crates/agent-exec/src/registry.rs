@@ -1,6 +1,11 @@
 //! The tool registry: every tool registered once, looked up by name or alias.
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    hash::{BuildHasherDefault, Hasher},
+    sync::Arc,
+    time::Duration,
+};
 
 use agent_core::{Tool, ToolSpec};
 
@@ -31,7 +36,7 @@ pub(crate) struct Entry {
 pub struct Registry {
     entries: Vec<Entry>,
     /// Name or alias → index into `entries`.
-    index: HashMap<String, usize>,
+    index: HashMap<String, usize, BuildHasherDefault<Fnv>>,
 }
 
 impl Registry {
@@ -112,6 +117,26 @@ impl Registry {
         let normalize = |s: &str| s.to_ascii_lowercase().replace('-', "_");
         let wanted = normalize(name);
         self.index.keys().find(|candidate| normalize(candidate) == wanted).map(String::as_str)
+    }
+}
+
+/// FNV-1a: the look-up runs for every call, and for short names it is several times cheaper than
+/// the default SipHash. Flooding is no concern: the table holds a few dozen fixed names.
+#[derive(Default)]
+pub(crate) struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &byte in bytes {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
     }
 }
 

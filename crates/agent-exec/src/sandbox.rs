@@ -2,7 +2,7 @@
 //! resource limits, a scrubbed environment and `no_new_privs`, all applied between `fork` and
 //! `exec` without helper binaries.
 //!
-//! [`crate::process::run`] is the only way tools start processes; it calls [`prepare`] in the
+//! [`crate::process::run`] is the only way tools start processes; it calls `prepare` in the
 //! parent (where allocating is safe) and applies the resulting plan in the child. A restricted
 //! policy that the kernel cannot enforce fails closed with [`SandboxError::Unavailable`]; nothing
 //! ever runs unsandboxed unless the policy is [`SandboxPolicy::DangerFullAccess`].
@@ -19,7 +19,7 @@ mod seccomp;
 use std::{path::Path, sync::OnceLock};
 
 pub(crate) use self::{
-    child::ChildPlan,
+    child::{ChildPlan, ReadOnlyMount},
     landlock::{FsRules, Grant},
     limits::CgroupLease,
 };
@@ -69,6 +69,8 @@ pub(crate) fn policy_rules(config: &SandboxConfig, temp_dir: &Path) -> Option<Fs
             rules
                 .grant("/", Grant::ReadExecute)
                 .grant("/dev/null", Grant::Write)
+                // Shared memory for POSIX semaphores (Python multiprocessing, browsers), as Codex keeps it.
+                .grant("/dev/shm", Grant::Write)
                 .grant(&config.workspace, Grant::Write)
                 .grant(temp_dir, Grant::Write);
             for root in &config.extra_writable {
@@ -88,12 +90,23 @@ pub(crate) struct Prepared {
 
 /// Prepares everything the child needs: `rules` (`None` = no file-system or syscall sandbox),
 /// the network switch and the limits. Fails closed when a restriction cannot be enforced.
+///
+/// `read_only` names a directory inside a writable root that must stay read-only (`.git`), and
+/// `cwd` the working directory; the directory is protected only where mount namespaces are
+/// available (`Capabilities::mount_namespaces`), as `agent sandbox check` reports.
 pub(crate) fn prepare(
     rules: Option<&FsRules>,
     network: bool,
     limits: &Limits,
+    read_only: Option<(&Path, &Path)>,
 ) -> Result<Prepared, SandboxError> {
     let mut plan = ChildPlan::default();
+    if let (Some((dir, cwd)), Some(_), true) = (read_only, rules, capabilities().mount_namespaces) {
+        plan.read_only_mount = Some(read_only_mount(dir, cwd)?);
+        if !capabilities().root {
+            plan.user_namespace = Some(limits::identity_maps());
+        }
+    }
     if let Some(rules) = rules {
         if let Some(missing) = capabilities().missing() {
             return Err(missing);
@@ -113,7 +126,7 @@ pub(crate) fn prepare(
                 cgroup = Some(lease);
             }
             ProcessLimit::UserNamespace => {
-                plan.user_namespace = Some(limits::identity_maps());
+                plan.user_namespace.get_or_insert_with(limits::identity_maps);
                 nproc = true;
             }
             // Reported by `agent sandbox check`; the file-system and network rules still hold.
@@ -122,4 +135,29 @@ pub(crate) fn prepare(
     }
     plan.rlimits = limits::rlimits(limits, nproc);
     Ok(Prepared { plan, cgroup })
+}
+
+/// The plan step that makes `dir` read-only, with its mount flags read now, before the fork.
+fn read_only_mount(dir: &Path, cwd: &Path) -> Result<ReadOnlyMount, SandboxError> {
+    use std::{ffi::CString, os::unix::ffi::OsStrExt};
+    let c_string = |path: &Path| {
+        CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+            SandboxError::Setup(format!("path contains a NUL byte: {}", path.display()))
+        })
+    };
+    let path = c_string(dir)?;
+    let locked_flags = child::locked_mount_flags(&path)
+        .map_err(|err| SandboxError::Setup(format!("statvfs {}: {err}", dir.display())))?;
+    Ok(ReadOnlyMount { path, locked_flags, cwd: c_string(cwd)? })
+}
+
+/// `.git` under `workspace` when it is a real directory (a symlink or a `gitdir:` file points
+/// elsewhere, which the Landlock rules already keep read-only unless it is inside a writable root).
+pub(crate) fn git_dir(config: &SandboxConfig) -> Option<std::path::PathBuf> {
+    if config.policy != SandboxPolicy::WorkspaceWrite {
+        return None;
+    }
+    let git = config.workspace.join(".git");
+    let meta = std::fs::symlink_metadata(&git).ok()?;
+    meta.is_dir().then(|| git.canonicalize().unwrap_or(git))
 }

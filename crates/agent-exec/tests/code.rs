@@ -1,7 +1,15 @@
 //! The code sandbox against real engines: QuickJS in process, python3 under the process sandbox.
 //! A check that cannot run here (no python3, no Landlock) prints `SKIPPED: <reason>` and returns.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write as _;
+
+/// Says why a check is skipped, on the real stderr: libtest captures `println!`, and a skip must
+/// be visible in a passing run.
+fn skipped(reason: &str) {
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
+}
 
 use std::time::Duration;
 
@@ -23,13 +31,15 @@ async fn with_timeout(language: Language, code: &str, timeout: Duration) -> Code
 
 #[track_caller]
 fn assert_error(result: &CodeResult, kind: CodeErrorKind) {
-    let error = result.error.as_ref().unwrap_or_else(|| panic!("expected {kind}, got success: {result:?}"));
+    let error =
+        result.error.as_ref().unwrap_or_else(|| panic!("expected {kind}, got success: {result:?}"));
     assert_eq!(error.kind, kind, "{result:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn javascript_returns_values_and_console_output() {
-    let result = js("console.log('hi', {a: 1}, [2], null); console.error(new TypeError('careful')); \
+    let result =
+        js("console.log('hi', {a: 1}, [2], null); console.error(new TypeError('careful')); \
                      const xs = [1, 2, 3]; xs.map(x => x * 2)")
         .await;
     assert_eq!(result.error, None);
@@ -37,7 +47,10 @@ async fn javascript_returns_values_and_console_output() {
     assert_eq!(result.stderr, "TypeError: careful\n");
     assert_eq!(result.value, Some(json!([2, 4, 6])));
 
-    assert_eq!(js("({a: 'x', b: [true, 1.5]})").await.value, Some(json!({"a": "x", "b": [true, 1.5]})));
+    assert_eq!(
+        js("({a: 'x', b: [true, 1.5]})").await.value,
+        Some(json!({"a": "x", "b": [true, 1.5]}))
+    );
     assert_eq!(js("let u; u").await.value, None);
     assert_eq!(js("10n ** 20n").await.value, Some(json!("100000000000000000000")));
     assert_eq!(js("(async () => 6 * 7)()").await.value, Some(json!(42)));
@@ -45,7 +58,8 @@ async fn javascript_returns_values_and_console_output() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn javascript_while_true_stops_at_the_deadline() {
-    let result = with_timeout(Language::JavaScript, "while (true) {}", Duration::from_millis(300)).await;
+    let result =
+        with_timeout(Language::JavaScript, "while (true) {}", Duration::from_millis(300)).await;
     assert_error(&result, CodeErrorKind::Timeout);
     assert!(result.duration < Duration::from_secs(2), "took {:?}", result.duration);
     // try/catch cannot swallow the interrupt.
@@ -60,8 +74,12 @@ async fn javascript_while_true_stops_at_the_deadline() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn javascript_memory_limit_is_an_error_not_a_crash() {
-    assert_error(&js("new Uint8Array(1024 * 1024 * 1024).length").await, CodeErrorKind::MemoryLimit);
-    let result = js("const keep = []; for (;;) keep.push(new Array(1e6).fill(Math.random()));").await;
+    assert_error(
+        &js("new Uint8Array(1024 * 1024 * 1024).length").await,
+        CodeErrorKind::MemoryLimit,
+    );
+    let result =
+        js("const keep = []; for (;;) keep.push(new Array(1e6).fill(Math.random()));").await;
     assert_error(&result, CodeErrorKind::MemoryLimit);
     // The host is fine and the next run starts fresh.
     assert_eq!(js("1 + 1").await.value, Some(json!(2)));
@@ -95,8 +113,27 @@ async fn javascript_errors_have_kinds() {
         tokio::time::sleep(Duration::from_millis(100)).await;
         trigger.cancel();
     });
-    let result = code::run(Language::JavaScript, "while (true) {}", &CodeLimits::default(), cancel).await;
+    let result =
+        code::run(Language::JavaScript, "while (true) {}", &CodeLimits::default(), cancel).await;
     assert_error(&result, CodeErrorKind::Cancelled);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deep_nesting_is_an_error_or_a_value_never_a_crash() {
+    let parens = format!("{}1{}", "(".repeat(50_000), ")".repeat(50_000));
+    let bangs = format!("{}0", "!".repeat(100_000));
+    for code in [&parens, &bangs] {
+        // QuickJS checks its own stack while parsing; the host thread survives either way.
+        let result = js(code).await;
+        assert!(result.error.is_some() || result.value.is_some(), "{:?}", result.error);
+        let result =
+            code::run(Language::TypeScript, code, &CodeLimits::default(), CancellationToken::new())
+                .await;
+        assert!(result.error.is_some() || result.value.is_some(), "{:?}", result.error);
+    }
+    // A value nested deeper than JSON tools handle comes back as an error or nothing.
+    let result = js("let o = {}; for (let i = 0; i < 100000; i++) o = { o }; o").await;
+    assert_eq!(result.value, None);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -117,26 +154,36 @@ async fn typescript_with_interfaces_and_generics_runs() {
         console.log(s.size);
         ({ boxed: wrap({ n: 1 }).value, pair, green: Color.Green, size: s.size as number })
     "#;
-    let result = code::run(Language::TypeScript, code, &CodeLimits::default(), CancellationToken::new()).await;
+    let result =
+        code::run(Language::TypeScript, code, &CodeLimits::default(), CancellationToken::new())
+            .await;
     assert_eq!(result.error, None, "{result:?}");
     assert_eq!(result.stdout, "2\n");
-    assert_eq!(result.value, Some(json!({"boxed": {"n": 1}, "pair": ["a", 1], "green": 2, "size": 2})));
+    assert_eq!(
+        result.value,
+        Some(json!({"boxed": {"n": 1}, "pair": ["a", 1], "green": 2, "size": 2}))
+    );
 
-    let result =
-        code::run(Language::TypeScript, "let x: = 1", &CodeLimits::default(), CancellationToken::new()).await;
+    let result = code::run(
+        Language::TypeScript,
+        "let x: = 1",
+        &CodeLimits::default(),
+        CancellationToken::new(),
+    )
+    .await;
     assert_error(&result, CodeErrorKind::Syntax);
 }
 
 /// Python needs python3 and an enforceable sandbox.
 fn skip_python() -> bool {
     if let Some(err) = probe().support(SandboxPolicy::WorkspaceWrite).missing {
-        println!("SKIPPED: {err}");
+        skipped(&err.to_string());
         return true;
     }
     let on_path = std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("python3").exists()));
     if !on_path {
-        println!("SKIPPED: python3 is not installed");
+        skipped("python3 is not installed");
     }
     !on_path
 }
@@ -150,16 +197,20 @@ async fn python_runs_and_returns_output_and_value() {
     if skip_python() {
         return;
     }
-    let result = py("import json, math\nprint('hi')\nopen('scratch.txt', 'w').write('ok')\n{'pi': round(math.pi, 2), 'read': open('scratch.txt').read()}").await;
+    let result = py("import json, math\nprint('hi')\nopen('scratch.txt', 'w').write('ok')\n{'root': math.sqrt(16), 'read': open('scratch.txt').read()}").await;
     assert_eq!(result.error, None, "{result:?}");
     assert_eq!(result.stdout, "hi\n");
-    assert_eq!(result.value, Some(json!({"pi": 3.14, "read": "ok"})));
+    assert_eq!(result.value, Some(json!({"root": 4.0, "read": "ok"})));
 
     let result = py("def f():\n    raise ValueError('bad input')\nf()").await;
     assert_error(&result, CodeErrorKind::Exception);
     assert_eq!(result.error.unwrap().message, "ValueError: bad input");
     assert!(result.stderr.contains("line 2, in f"), "{}", result.stderr);
     assert_error(&py("def (:").await, CodeErrorKind::Syntax);
+
+    // Larger than one command-line argument may be (128 KiB).
+    let big = format!("{}x", "x = 1\n".repeat(30_000));
+    assert_eq!(py(&big).await.value, Some(json!(1)));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -171,9 +222,15 @@ async fn python_cannot_write_connect_or_spawn() {
     let result = py("open('/etc/passwd', 'a').write('breach:x:0:0::/:/bin/sh\\n')").await;
     assert_error(&result, CodeErrorKind::Exception);
     assert!(result.error.unwrap().message.starts_with("PermissionError"));
-    assert_eq!(std::fs::read("/etc/passwd").unwrap(), before, "sandbox BREACH: /etc/passwd changed");
+    assert_eq!(
+        std::fs::read("/etc/passwd").unwrap(),
+        before,
+        "sandbox BREACH: /etc/passwd changed"
+    );
 
-    let result = py("import socket\nsocket.socket(socket.AF_INET, socket.SOCK_STREAM)\nprint('SOCKET')").await;
+    let result =
+        py("import socket\nsocket.socket(socket.AF_INET, socket.SOCK_STREAM)\nprint('SOCKET')")
+            .await;
     assert_error(&result, CodeErrorKind::Exception);
     assert!(!result.stdout.contains("SOCKET"));
 
@@ -196,7 +253,8 @@ async fn python_stops_at_the_deadline() {
     if skip_python() {
         return;
     }
-    let result = with_timeout(Language::Python, "while True:\n    pass", Duration::from_secs(1)).await;
+    let result =
+        with_timeout(Language::Python, "while True:\n    pass", Duration::from_secs(1)).await;
     assert_error(&result, CodeErrorKind::Timeout);
     assert!(result.duration < Duration::from_secs(3), "took {:?}", result.duration);
 }

@@ -2,7 +2,15 @@
 //! command that succeeds where it must not is a breach. A test whose kernel feature is missing
 //! prints `SKIPPED: <reason>` and returns.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write as _;
+
+/// Says why a check is skipped, on the real stderr: libtest captures `println!`, and a skip must
+/// be visible in a passing run.
+fn skipped(reason: &str) {
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
+}
 
 use std::{
     io::ErrorKind,
@@ -21,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 fn skip(policy: SandboxPolicy) -> bool {
     match probe().support(policy).missing {
         Some(err) => {
-            println!("SKIPPED: {err}");
+            skipped(&err.to_string());
             true
         }
         None => false,
@@ -111,7 +119,8 @@ async fn workspace_write_allows_workspace_and_temp_dir() {
     let out = sh(
         &config,
         "set -e; mkdir sub; echo one > sub/f; echo two > \"$TMPDIR/t\"; cat sub/f \"$TMPDIR/t\"; \
-         rm sub/f; echo x > /dev/null; ls /bin > /dev/null",
+         rm sub/f; echo x > /dev/null; ls /bin > /dev/null; \
+         f=/dev/shm/agent-sandbox-$$; echo x > $f; rm $f",
     )
     .await;
     assert_ok(&out, "writing the workspace and the temp dir");
@@ -159,6 +168,14 @@ async fn network_is_off_for_loopback_and_any_address() {
     assert_denied(&out, "bash /dev/tcp to 127.0.0.1");
     assert!(out.output.contains("Operation not permitted"), "{}", out.output);
 
+    // curl: exit 127 (not installed) says nothing either way, like Codex's `assert_network_blocked`.
+    let out = sh(&config, &format!("curl -sS --max-time 3 http://127.0.0.1:{port}/")).await;
+    if out.exit_code == Some(127) {
+        skipped("curl part: curl is not installed");
+    } else {
+        assert_denied(&out, "curl to 127.0.0.1");
+    }
+
     if let Some(python) = python3() {
         let script = format!(
             "import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)\nprint('CONNECTED')"
@@ -171,17 +188,36 @@ async fn network_is_off_for_loopback_and_any_address() {
         // connects anywhere (this machine must not send traffic off the host, even on a breach).
         for family in ["AF_INET", "AF_INET6"] {
             for kind in ["SOCK_STREAM", "SOCK_DGRAM"] {
-                let script = format!("import socket\nsocket.socket(socket.{family}, socket.{kind})\nprint('SOCKET')");
+                let script = format!(
+                    "import socket\nsocket.socket(socket.{family}, socket.{kind})\nprint('SOCKET')"
+                );
                 let out = run_python(&config, &python, &script).await;
                 assert_denied(&out, &format!("creating a {family} {kind} socket"));
             }
         }
-        let out = run_python(&config, &python, "import socket\na, b = socket.socketpair()\na.send(b'ok')\nprint(b.recv(2))").await;
+        // x32 system calls share the x86_64 architecture tag; the filter must catch them too
+        // (EPERM from the filter, not ENOSYS from a kernel without x32).
+        if cfg!(target_arch = "x86_64") {
+            let script = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n\
+                          r = libc.syscall(0x40000000 | 41, 2, 1, 0)\nprint(r, ctypes.get_errno())";
+            let out = run_python(&config, &python, script).await;
+            assert_eq!(out.output.trim(), "-1 1", "x32 socket not denied by the filter");
+        }
+        let out = run_python(
+            &config,
+            &python,
+            "import socket\na, b = socket.socketpair()\na.send(b'ok')\nprint(b.recv(2))",
+        )
+        .await;
         assert_ok(&out, "an AF_UNIX socket pair");
     } else {
-        println!("SKIPPED (python part): python3 is not installed");
+        skipped("python part: python3 is not installed");
     }
-    assert_eq!(listener.accept().map(|_| ()).unwrap_err().kind(), ErrorKind::WouldBlock, "a connection got through");
+    assert_eq!(
+        listener.accept().map(|_| ()).unwrap_err().kind(),
+        ErrorKind::WouldBlock,
+        "a connection got through"
+    );
 
     let open = config.clone().with_network(true);
     let out = sh(&open, &format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED")).await;
@@ -190,7 +226,9 @@ async fn network_is_off_for_loopback_and_any_address() {
 
 async fn run_python(config: &SandboxConfig, python: &Path, script: &str) -> ProcessOutput {
     let spec = ProcessSpec::new(python).arg("-c").arg(script).base_env(base_env());
-    process::run(spec, config, CancellationToken::new(), Some(Duration::from_secs(20))).await.unwrap()
+    process::run(spec, config, CancellationToken::new(), Some(Duration::from_secs(20)))
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -199,14 +237,19 @@ async fn fork_bomb_is_stopped_by_the_process_limit() {
         return;
     }
     if let ProcessLimit::Unavailable(reason) = ProcessLimit::current() {
-        println!("SKIPPED: {reason}");
+        skipped(reason);
         return;
     }
     let ws = tempfile::tempdir().unwrap();
     let limits = Limits { processes: Some(32), ..Limits::default() };
     let config = config(ws.path(), SandboxPolicy::WorkspaceWrite).with_limits(limits);
     // Without a limit this exhausts the machine within the timeout; with one, forks fail fast.
-    let out = sh_timeout(&config, "bomb() { bomb | bomb & }; bomb; sleep 2; echo survived", Duration::from_secs(4)).await;
+    let out = sh_timeout(
+        &config,
+        "bomb() { bomb | bomb & }; bomb; sleep 2; echo survived",
+        Duration::from_secs(4),
+    )
+    .await;
     assert!(
         out.output.contains("Resource temporarily unavailable"),
         "the process limit never hit: {}",
@@ -224,7 +267,8 @@ async fn timeout_kills_the_whole_group_including_grandchildren() {
     }
     let ws = tempfile::tempdir().unwrap();
     let config = config(ws.path(), SandboxPolicy::WorkspaceWrite);
-    let script = "trap '' TERM; sleep 100 & (sleep 100 &); bash -c 'sleep 100' & echo started; sleep 100";
+    let script =
+        "trap '' TERM; sleep 100 & (sleep 100 &); bash -c 'sleep 100' & echo started; sleep 100";
     let out = sh_timeout(&config, script, Duration::from_secs(1)).await;
     assert!(out.timed_out);
     assert!(out.duration < Duration::from_secs(5), "took {:?}", out.duration);
@@ -252,6 +296,27 @@ async fn cancellation_kills_the_group() {
     let out = process::run(spec, &config, cancel, None).await.unwrap();
     assert!(out.cancelled && !out.timed_out);
     assert_eq!(survivors(out.pid), Vec::<i32>::new());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_the_future_kills_the_group() {
+    let ws = tempfile::tempdir().unwrap();
+    // No process limit, so no pids cgroup either: the process-group kill alone must do it.
+    let limits = Limits { processes: None, ..Limits::default() };
+    let config = config(ws.path(), SandboxPolicy::WorkspaceWrite).with_limits(limits);
+    let marker = ws.path().join("pgid");
+    // The script records its process group, so the test can look for survivors without the output.
+    let script = format!(
+        "ps -o pgid= $$ > {} || echo $$ > {}; sleep 100 & sleep 100",
+        marker.display(),
+        marker.display()
+    );
+    let spec = ProcessSpec::bash(script).base_env(base_env());
+    let run = process::run(spec, &config, CancellationToken::new(), None);
+    // A caller's own timeout drops the future of `run` midway.
+    assert!(tokio::time::timeout(Duration::from_millis(500), run).await.is_err());
+    let pgid: u32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+    assert_eq!(survivors(pgid), Vec::<i32>::new());
 }
 
 /// Live (non-zombie) processes whose process group is `pgid`, after a short settling time.
@@ -282,9 +347,20 @@ async fn child_has_no_new_privs_seccomp_and_no_secrets() {
     assert_ok(&out, "reading status and env");
     assert!(out.output.contains("NoNewPrivs:\t1"), "{}", out.output);
     assert!(out.output.contains("Seccomp:\t2"), "{}", out.output);
-    assert!(!out.output.contains("OPENAI_API_KEY") && !out.output.contains("sk-test"), "{}", out.output);
+    assert!(
+        !out.output.contains("OPENAI_API_KEY") && !out.output.contains("sk-test"),
+        "{}",
+        out.output
+    );
     assert!(!out.output.contains("GITHUB_TOKEN"), "{}", out.output);
-    for fixed in ["CI=1", "PAGER=cat", "GIT_PAGER=cat", "NO_COLOR=1", "TERM=dumb", "AGENT_SANDBOX=workspace-write"] {
+    for fixed in [
+        "CI=1",
+        "PAGER=cat",
+        "GIT_PAGER=cat",
+        "NO_COLOR=1",
+        "TERM=dumb",
+        "AGENT_SANDBOX=workspace-write",
+    ] {
         assert!(out.output.lines().any(|line| line == fixed), "missing {fixed}");
     }
     if let Some(python) = python3() {
@@ -309,7 +385,44 @@ async fn danger_full_access_is_really_unsandboxed() {
     let ws = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let config = config(ws.path(), SandboxPolicy::DangerFullAccess);
-    let out = sh(&config, &format!("echo x > {}/f && grep NoNewPrivs /proc/self/status", outside.path().display())).await;
+    let out = sh(
+        &config,
+        &format!("echo x > {}/f && grep NoNewPrivs /proc/self/status", outside.path().display()),
+    )
+    .await;
     assert_ok(&out, "writing outside the workspace without a sandbox");
     assert!(out.output.contains("NoNewPrivs:\t0"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn git_dir_stays_read_only_under_workspace_write() {
+    if skip(SandboxPolicy::WorkspaceWrite) {
+        return;
+    }
+    if !probe().mount_namespaces {
+        skipped("no mount namespaces here, so .git cannot be kept read-only");
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join(".git/hooks")).unwrap();
+    std::fs::write(ws.path().join(".git/config"), "original").unwrap();
+    let config = config(ws.path(), SandboxPolicy::WorkspaceWrite);
+    for (script, what) in [
+        ("echo x >> .git/config", "appending to .git/config"),
+        ("printf '#!/bin/sh\\necho pwned' > .git/hooks/pre-commit", "planting a git hook"),
+        ("rm -rf .git", "deleting .git"),
+        ("mv .git moved", "renaming .git"),
+        ("cd .git && echo x > HEAD", "writing from inside .git"),
+    ] {
+        assert_denied(&sh(&config, script).await, what);
+    }
+    assert_eq!(std::fs::read_to_string(ws.path().join(".git/config")).unwrap(), "original");
+    assert!(!ws.path().join(".git/hooks/pre-commit").exists());
+    let out = sh(&config, "echo ok > file && cat .git/config").await;
+    assert_ok(&out, "writing the workspace next to .git");
+    assert_eq!(out.output, "original");
+    // With a working directory inside .git, the directory is entered again through the read-only mount.
+    let spec = ProcessSpec::bash("echo x > HEAD").base_env(base_env()).cwd(ws.path().join(".git"));
+    let out = process::run(spec, &config, CancellationToken::new(), None).await.unwrap();
+    assert_denied(&out, "writing .git with the working directory inside it");
 }

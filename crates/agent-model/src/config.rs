@@ -142,7 +142,9 @@ impl WireConfig {
         };
         if config.api_key.is_some() {
             let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose_secret()))
-                .map_err(|_| "the api key contains characters not allowed in a header".to_owned())?;
+                .map_err(|_| {
+                    "the api key contains characters not allowed in a header".to_owned()
+                })?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }

@@ -20,9 +20,7 @@ pub(crate) struct Connection {
 
 impl Connection {
     pub(crate) fn new(config: &ClientConfig) -> Result<Self, ModelError> {
-        // reqwest is built without a default crypto provider so that only ring is compiled; the
-        // process-wide default is installed here, and a second install fails harmlessly.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        install_crypto();
         let wire = WireConfig::new(config)
             .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
         let http = reqwest::Client::builder()
@@ -35,8 +33,48 @@ impl Connection {
                     format!("could not build the http client: {error}"),
                 )
             })?;
-        let client = Client::build(http.clone(), wire)
-            .with_http_service(Transport::new(http, config.retry.clone()));
+        let transport = Transport::new(http.clone(), config.retry.clone());
+        Self::with_service(config, http, wire, transport)
+    }
+
+    /// A connection whose requests go through `service` instead of the network (benchmarks).
+    #[cfg(feature = "scripted-server")]
+    pub(crate) fn canned<S>(config: &ClientConfig, service: S) -> Result<Self, ModelError>
+    where
+        S: tower::Service<
+                async_openai::middleware::HttpRequestFactory,
+                Response = reqwest::Response,
+                Error = async_openai::error::OpenAIError,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Future: Send + 'static,
+    {
+        let wire = WireConfig::new(config)
+            .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
+        install_crypto();
+        Self::with_service(config, reqwest::Client::new(), wire, service)
+    }
+
+    fn with_service<S>(
+        config: &ClientConfig,
+        http: reqwest::Client,
+        wire: WireConfig,
+        service: S,
+    ) -> Result<Self, ModelError>
+    where
+        S: tower::Service<
+                async_openai::middleware::HttpRequestFactory,
+                Response = reqwest::Response,
+                Error = async_openai::error::OpenAIError,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Future: Send + 'static,
+    {
+        let client = Client::build(http, wire).with_http_service(service);
         Ok(Self {
             client,
             model: config.model.clone(),
@@ -49,4 +87,11 @@ impl Connection {
     pub(crate) fn scrub(&self, error: ModelError) -> ModelError {
         error::scrub(error, self.key.as_ref().map(|key| key.expose_secret()))
     }
+}
+
+/// reqwest is built without a default crypto provider so that only ring is compiled, and it
+/// panics when a client is built with none installed; the process-wide default is installed
+/// before any client is built, and a second install fails harmlessly.
+fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }

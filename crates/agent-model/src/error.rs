@@ -62,9 +62,15 @@ impl ServerError {
 pub(crate) fn classify(status: Option<u16>, error: &ServerError) -> ModelErrorKind {
     let code = error.code.as_deref().unwrap_or("");
     let message = error.message.to_lowercase();
-    let context_hints =
-        ["context length", "context_length", "maximum context", "context window", "prompt is too long"];
-    if code == "context_length_exceeded" || context_hints.iter().any(|hint| message.contains(hint)) {
+    let context_hints = [
+        "context length",
+        "context_length",
+        "maximum context",
+        "context window",
+        "prompt is too long",
+    ];
+    if code == "context_length_exceeded" || context_hints.iter().any(|hint| message.contains(hint))
+    {
         return ModelErrorKind::ContextTooLong;
     }
     if code == "model_not_found" {
@@ -123,9 +129,9 @@ pub(crate) fn from_failure(failure: &HttpFailure) -> ModelError {
         | ModelErrorKind::BadResponse
         | ModelErrorKind::Cancelled => "the server rejected the request",
     };
-    let detail = if server.message.is_empty() { String::new() } else { format!(": {}", server.message) };
-    let mut error =
-        ModelError::new(kind, format!("{what} (http {}){detail}", failure.status));
+    let detail =
+        if server.message.is_empty() { String::new() } else { format!(": {}", server.message) };
+    let mut error = ModelError::new(kind, format!("{what} (http {}){detail}", failure.status));
     error.status = Some(failure.status);
     error.request_id = failure.request_id.clone();
     error
@@ -136,7 +142,9 @@ pub(crate) fn from_openai(error: OpenAIError) -> ModelError {
     match error {
         OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
             Ok(failure) => from_failure(&failure),
-            Err(other) => ModelError::new(ModelErrorKind::Network, format!("transport failed: {other}")),
+            Err(other) => {
+                ModelError::new(ModelErrorKind::Network, format!("transport failed: {other}"))
+            }
         },
         OpenAIError::Reqwest(error) => {
             let what = if error.is_timeout() {
@@ -153,7 +161,8 @@ pub(crate) fn from_openai(error: OpenAIError) -> ModelError {
         }
         OpenAIError::JSONDeserialize(parse, body) => bad_json(&parse, &body),
         OpenAIError::ApiError(api) => {
-            let server = ServerError { message: cut(&api.api_error.message), code: api.api_error.code };
+            let server =
+                ServerError { message: cut(&api.api_error.message), code: api.api_error.code };
             let status = api.status_code.as_u16();
             let mut error = ModelError::new(
                 classify(Some(status), &server),
@@ -176,7 +185,12 @@ pub(crate) fn bad_json(parse: &serde_json::Error, body: &str) -> ModelError {
 
 /// The error for an error object the server put inside a stream or a 200 body.
 pub(crate) fn from_server_error(server: &ServerError) -> ModelError {
-    ModelError::new(classify(None, server), format!("the server reported an error: {}", server.message))
+    let message = match (server.message.is_empty(), &server.code) {
+        (false, _) => server.message.clone(),
+        (true, Some(code)) => code.clone(),
+        (true, None) => "no details given".to_owned(),
+    };
+    ModelError::new(classify(None, server), format!("the server reported an error: {message}"))
 }
 
 /// Removes the key from a message, in case a server echoes it back.
@@ -228,22 +242,46 @@ mod tests {
 
     #[test]
     fn classifies_openai_error_bodies() {
-        check(401, r#"{"error":{"message":"Incorrect API key","type":"invalid_request_error","code":"invalid_api_key"}}"#,
-            ModelErrorKind::Auth, "the server refused the api key (http 401): Incorrect API key");
-        check(400, r#"{"error":{"message":"too long","code":"context_length_exceeded"}}"#,
-            ModelErrorKind::ContextTooLong, "the request is longer than the model's context window (http 400): too long");
-        check(429, r#"{"error":{"message":"quota","code":"insufficient_quota"}}"#,
-            ModelErrorKind::InvalidRequest, "the server rejected the request (http 429): quota");
+        check(
+            401,
+            r#"{"error":{"message":"Incorrect API key","type":"invalid_request_error","code":"invalid_api_key"}}"#,
+            ModelErrorKind::Auth,
+            "the server refused the api key (http 401): Incorrect API key",
+        );
+        check(
+            400,
+            r#"{"error":{"message":"too long","code":"context_length_exceeded"}}"#,
+            ModelErrorKind::ContextTooLong,
+            "the request is longer than the model's context window (http 400): too long",
+        );
+        check(
+            429,
+            r#"{"error":{"message":"quota","code":"insufficient_quota"}}"#,
+            ModelErrorKind::InvalidRequest,
+            "the server rejected the request (http 429): quota",
+        );
     }
 
     #[test]
     fn classifies_compatible_server_bodies() {
-        check(404, r#"{"error":"model \"llama9\" not found, try pulling it first"}"#,
-            ModelErrorKind::ModelNotFound, "the model was not found (http 404): model \"llama9\" not found, try pulling it first");
-        check(404, "404 page not found",
-            ModelErrorKind::InvalidRequest, "not found (check the base url, which must end with the api version such as /v1) (http 404): 404 page not found");
-        check(400, r#"{"object":"error","message":"This model's maximum context length is 4096 tokens","code":400}"#,
-            ModelErrorKind::ContextTooLong, "the request is longer than the model's context window (http 400): This model's maximum context length is 4096 tokens");
+        check(
+            404,
+            r#"{"error":"model \"llama9\" not found, try pulling it first"}"#,
+            ModelErrorKind::ModelNotFound,
+            "the model was not found (http 404): model \"llama9\" not found, try pulling it first",
+        );
+        check(
+            404,
+            "404 page not found",
+            ModelErrorKind::InvalidRequest,
+            "not found (check the base url, which must end with the api version such as /v1) (http 404): 404 page not found",
+        );
+        check(
+            400,
+            r#"{"object":"error","message":"This model's maximum context length is 4096 tokens","code":400}"#,
+            ModelErrorKind::ContextTooLong,
+            "the request is longer than the model's context window (http 400): This model's maximum context length is 4096 tokens",
+        );
         check(502, "", ModelErrorKind::Server, "the server failed (http 502)");
     }
 

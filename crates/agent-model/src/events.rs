@@ -13,7 +13,11 @@ use crate::{connection::Connection, error};
 pub(crate) trait Accumulator: Send {
     type Chunk;
 
-    fn push(&mut self, chunk: Self::Chunk, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError>;
+    fn push(
+        &mut self,
+        chunk: Self::Chunk,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError>;
 
     fn finish(&mut self, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError>;
 

@@ -61,9 +61,10 @@ where
     D: Deserializer<'de>,
 {
     Ok(match Option::<Value>::deserialize(deserializer)? {
-        Some(Value::Number(number)) => {
-            number.as_u64().or_else(|| number.as_f64().map(|float| float.max(0.0) as u64)).unwrap_or(0)
-        }
+        Some(Value::Number(number)) => number
+            .as_u64()
+            .or_else(|| number.as_f64().map(|float| float.max(0.0) as u64))
+            .unwrap_or(0),
         _ => 0,
     })
 }
@@ -86,7 +87,12 @@ mod tests {
     }
 
     #[track_caller]
-    fn check(input: serde_json::Value, arguments: Option<&str>, content: Option<&str>, tokens: u64) {
+    fn check(
+        input: serde_json::Value,
+        arguments: Option<&str>,
+        content: Option<&str>,
+        tokens: u64,
+    ) {
         let probe: Probe = serde_json::from_value(input).unwrap();
         assert_eq!(probe.arguments.as_deref(), arguments);
         assert_eq!(probe.content.as_deref(), content);
@@ -104,7 +110,12 @@ mod tests {
     #[test]
     fn content_as_string_or_parts_and_float_counts() {
         check(json!({"content": "hi"}), None, Some("hi"), 0);
-        check(json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}), None, Some("ab"), 0);
+        check(
+            json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
+            None,
+            Some("ab"),
+            0,
+        );
         check(json!({"tokens": 12.0}), None, None, 12);
     }
 }

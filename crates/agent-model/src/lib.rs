@@ -52,10 +52,12 @@ mod lenient;
 mod responses;
 #[cfg(feature = "scripted-server")]
 pub mod scripted;
+mod tools;
 mod transport;
 
 pub use crate::{
     chat::ChatClient,
     config::{ApiKey, ClientConfig, RetryPolicy},
     responses::ResponsesClient,
+    tools::{chat_tools_json, responses_tools_json},
 };

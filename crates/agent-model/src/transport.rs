@@ -85,8 +85,9 @@ async fn send(
         let wait = match http.execute(request).await {
             Ok(response) if response.status().is_success() => {
                 let content_type = header(response.headers(), CONTENT_TYPE.as_str());
-                let is_sse =
-                    content_type.as_deref().is_some_and(|ty| ty.starts_with("text/event-stream"));
+                let is_sse = content_type
+                    .as_deref()
+                    .is_some_and(|ty| ty.to_ascii_lowercase().starts_with("text/event-stream"));
                 if wants_sse && !is_sse {
                     let mut failure = read_failure(response).await;
                     failure.unexpected_content_type =
@@ -107,7 +108,11 @@ async fn send(
             }
             Err(error) => return Err(OpenAIError::Reqwest(error)),
         };
-        tracing::warn!(retry = retries + 1, wait_ms = wait.as_millis() as u64, "retrying model request");
+        tracing::warn!(
+            retry = retries + 1,
+            wait_ms = wait.as_millis() as u64,
+            "retrying model request"
+        );
         tokio::time::sleep(wait).await;
         retries += 1;
     }

@@ -8,7 +8,10 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{ArgsError, InvalidSchema, cache::TypeCache, json::parse_object, nulls::NullPlan, plain_schema_arc, report};
+use super::{
+    ArgsError, InvalidSchema, cache::TypeCache, json::parse_object, nulls::NullPlan,
+    plain_schema_arc, report,
+};
 
 /// A compiled validator for one input type or one JSON Schema; build once, use for every call.
 ///
@@ -102,7 +105,9 @@ impl ArgsValidator {
             Err(err) => {
                 return Err(ArgsError::Invalid {
                     path: "$".to_owned(),
-                    message: format!("the tool's input schema is broken ({err}); this tool cannot be called"),
+                    message: format!(
+                        "the tool's input schema is broken ({err}); this tool cannot be called"
+                    ),
                 });
             }
         };
@@ -130,9 +135,15 @@ impl ArgsValidator {
                 let mut path = String::from("$");
                 for segment in err.path().iter() {
                     match segment {
-                        serde_path_to_error::Segment::Seq { index } => path.push_str(&format!("[{index}]")),
-                        serde_path_to_error::Segment::Map { key } => super::node::push_key(&mut path, key),
-                        serde_path_to_error::Segment::Enum { variant } => super::node::push_key(&mut path, variant),
+                        serde_path_to_error::Segment::Seq { index } => {
+                            path.push_str(&format!("[{index}]"))
+                        }
+                        serde_path_to_error::Segment::Map { key } => {
+                            super::node::push_key(&mut path, key)
+                        }
+                        serde_path_to_error::Segment::Enum { variant } => {
+                            super::node::push_key(&mut path, variant)
+                        }
                         serde_path_to_error::Segment::Unknown => {}
                     }
                 }
@@ -152,7 +163,8 @@ fn close(node: &mut Value, open: bool) {
     let Value::Object(map) = node else { return };
     let combined = ["anyOf", "oneOf", "allOf", "$ref"].iter().any(|k| map.contains_key(*k));
     let object = super::node::is_object_node(map);
-    let unset = !map.contains_key("additionalProperties") && !map.contains_key("unevaluatedProperties");
+    let unset =
+        !map.contains_key("additionalProperties") && !map.contains_key("unevaluatedProperties");
     let closes_branches = object && combined;
     if object && unset && !open {
         let keyword = if combined { "unevaluatedProperties" } else { "additionalProperties" };
@@ -170,8 +182,15 @@ fn close(node: &mut Value, open: bool) {
                     branches.iter_mut().for_each(|b| close(b, closes_branches || open));
                 }
             }
-            "items" | "additionalProperties" | "not" | "if" | "then" | "else" | "contains"
-            | "unevaluatedItems" | "propertyNames" => close(child, false),
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contains"
+            | "unevaluatedItems"
+            | "propertyNames" => close(child, false),
             "prefixItems" => {
                 if let Value::Array(items) = child {
                     items.iter_mut().for_each(|c| close(c, false));

@@ -7,7 +7,7 @@
 use std::{cell::RefCell, fmt};
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Number, Value, map::Entry};
 
 use super::{ArgsError, node::push_key};
 
@@ -24,6 +24,12 @@ pub(crate) fn parse_object(text: &str) -> Result<Map<String, Value>, ArgsError> 
     let parsed = seed.deserialize(&mut reader).and_then(|value| reader.end().map(|()| value));
     match parsed {
         Ok(Value::Object(map)) => Ok(map),
+        // Some models encode the arguments twice; say so, since the fix is easy to make.
+        Ok(Value::String(inner)) if inner.trim_start().starts_with('{') => Err(ArgsError::Json {
+            message: "expected a JSON object, got a string that contains one; send the object \
+                      itself, not encoded as a string"
+                .to_owned(),
+        }),
         Ok(other) => Err(ArgsError::Json {
             message: format!("expected a JSON object, got {}", kind_of(&other)),
         }),
@@ -137,15 +143,21 @@ impl<'de> Visitor<'de> for Seed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
-            if map.contains_key(&key) {
-                let mut path = String::new();
-                Segment::Key(&self.at, &key).write(&mut path);
-                let message = format!("duplicate key `{key}`; send each key once");
-                *self.duplicate.borrow_mut() = Some((path, message));
-                return Err(de::Error::custom(format!("duplicate key `{key}`")));
-            }
-            let value = access.next_value_seed(Seed { at: Segment::Key(&self.at, &key), duplicate: self.duplicate })?;
-            map.insert(key, value);
+            // One hash per key: the vacant entry both proves the key is new and receives the value.
+            let slot = match map.entry(key) {
+                Entry::Vacant(slot) => slot,
+                Entry::Occupied(taken) => {
+                    let key = taken.key();
+                    let mut path = String::new();
+                    Segment::Key(&self.at, key).write(&mut path);
+                    let message = format!("duplicate key `{key}`; send each key once");
+                    *self.duplicate.borrow_mut() = Some((path, message));
+                    return Err(de::Error::custom(format!("duplicate key `{key}`")));
+                }
+            };
+            let at = Segment::Key(&self.at, slot.key());
+            let value = access.next_value_seed(Seed { at, duplicate: self.duplicate })?;
+            slot.insert(value);
         }
         Ok(Value::Object(map))
     }
@@ -171,13 +183,17 @@ mod tests {
 
     #[test]
     fn reads_objects_and_refuses_the_rest() {
-        check(r#"{"a":[1,-2,3.5,"x",null,true],"b":{}}"#, Ok(json!({"a":[1,-2,3.5,"x",null,true],"b":{}})));
+        check(
+            r#"{"a":[1,-2,3.5,"x",null,true],"b":{}}"#,
+            Ok(json!({"a":[1,-2,3.5,"x",null,true],"b":{}})),
+        );
         check(r#"{"a":1,"a":2}"#, Err(("$.a", "duplicate key `a`")));
         check(r#"{"a":[{"b":1},{"c":1,"c":2}]}"#, Err(("$.a[1].c", "duplicate key `c`")));
         check("", Err(("$", "empty")));
         check("null", Err(("$", "got null")));
         check("[]", Err(("$", "got an array")));
         check("42", Err(("$", "got a number")));
+        check(r#""{\"a\":1}""#, Err(("$", "got a string that contains one")));
         check(r#"{"a":1} x"#, Err(("$", "trailing characters")));
         check(r#"{"a":"#, Err(("$", "EOF while parsing")));
     }

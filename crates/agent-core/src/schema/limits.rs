@@ -48,7 +48,12 @@ impl StrictLimits {
     pub fn check(&self, schema: &Value) -> Result<(), StrictError> {
         let mut totals = Totals::default();
         self.sizes(schema, "$", &mut totals)?;
-        let mut depth = Depth { root: schema, limit: self.max_depth, seen: HashSet::new(), stack: vec![schema] };
+        let mut depth = Depth {
+            root: schema,
+            limit: self.max_depth,
+            seen: HashSet::new(),
+            stack: vec![schema],
+        };
         depth.walk(schema, "$", 0)
     }
 
@@ -59,7 +64,12 @@ impl StrictLimits {
             totals.properties += properties.len();
             let here = format!("{path}.properties");
             if totals.properties > self.max_properties {
-                return Err(too_big(&here, "object properties", self.max_properties, "split the tool"));
+                return Err(too_big(
+                    &here,
+                    "object properties",
+                    self.max_properties,
+                    "split the tool",
+                ));
             }
             totals.strings += properties.keys().map(|k| k.chars().count()).sum::<usize>();
             self.check_strings(totals, &here)?;
@@ -74,9 +84,13 @@ impl StrictLimits {
                 let fix = "use fewer enum values, or a plain string checked by the tool";
                 return Err(too_big(&here, "enum values", self.max_enum_values, fix));
             }
-            let length: usize = values.iter().filter_map(Value::as_str).map(|v| v.chars().count()).sum();
+            let length: usize =
+                values.iter().filter_map(Value::as_str).map(|v| v.chars().count()).sum();
             let all_strings = values.iter().all(Value::is_string);
-            if all_strings && values.len() > self.large_enum_values && length > self.max_large_enum_length {
+            if all_strings
+                && values.len() > self.large_enum_values
+                && length > self.max_large_enum_length
+            {
                 return Err(StrictError::new(
                     &here,
                     format!(
@@ -118,7 +132,12 @@ impl StrictLimits {
     fn check_strings(&self, totals: &Totals, path: &str) -> Result<(), StrictError> {
         if totals.strings > self.max_string_length {
             let what = "characters of property names, definition names and enum/const values";
-            return Err(too_big(path, what, self.max_string_length, "use shorter names or fewer values"));
+            return Err(too_big(
+                path,
+                what,
+                self.max_string_length,
+                "use shorter names or fewer values",
+            ));
         }
         Ok(())
     }
@@ -148,12 +167,17 @@ impl<'a> Depth<'a> {
         if level > self.limit {
             return Err(StrictError::new(
                 path,
-                format!("objects are nested {level} levels deep, more than the limit of {}", self.limit),
+                format!(
+                    "objects are nested {level} levels deep, more than the limit of {}",
+                    self.limit
+                ),
                 "flatten the input type: move fields of inner structs up a level",
             ));
         }
         if let Some(target) = map.get("$ref").and_then(Value::as_str).and_then(|r| self.target(r)) {
-            if self.stack.iter().any(|t| std::ptr::eq(*t, target)) || !self.seen.insert((std::ptr::from_ref(target), level)) {
+            if self.stack.iter().any(|t| std::ptr::eq(*t, target))
+                || !self.seen.insert((std::ptr::from_ref(target), level))
+            {
                 return Ok(());
             }
             self.stack.push(target);

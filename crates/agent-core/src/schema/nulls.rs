@@ -37,7 +37,8 @@ const MAX_CHAIN: usize = 64;
 
 impl NullPlan {
     pub(crate) fn build(schema: &Value) -> Self {
-        let mut builder = Builder { root: schema, plan: NullPlan::default(), targets: HashMap::new() };
+        let mut builder =
+            Builder { root: schema, plan: NullPlan::default(), targets: HashMap::new() };
         builder.node(schema);
         let mut plan = builder.plan;
         plan.useful = plan.nodes.iter().map(|n| !n.drop.is_empty()).collect();
@@ -49,7 +50,8 @@ impl NullPlan {
                 if plan.useful[id] {
                     continue;
                 }
-                let children = node.properties.iter().map(|(_, c)| *c).chain(node.items).chain(node.values);
+                let children =
+                    node.properties.iter().map(|(_, c)| *c).chain(node.items).chain(node.values);
                 if children.chain(node.also.iter().copied()).any(|c| plan.useful[c]) {
                     plan.useful[id] = true;
                     changed = true;
@@ -118,7 +120,9 @@ impl<'a> Builder<'a> {
         let id = self.plan.nodes.len();
         self.plan.nodes.push(PlanNode::default());
         let mut plan = PlanNode::default();
-        if let Some(target) = map.get("$ref").and_then(Value::as_str).and_then(|r| resolve(self.root, r)) {
+        if let Some(target) =
+            map.get("$ref").and_then(Value::as_str).and_then(|r| resolve(self.root, r))
+        {
             plan.also.extend(self.target(target));
         }
         if let Some(Value::Object(properties)) = map.get("properties") {

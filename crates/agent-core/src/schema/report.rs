@@ -18,7 +18,10 @@ struct Problem {
 }
 
 /// Builds an [`ArgsError`] from the validator's errors (at least one is expected).
-pub(crate) fn invalid<'i>(schema: &Value, errors: impl Iterator<Item = ValidationError<'i>>) -> ArgsError {
+pub(crate) fn invalid<'i>(
+    schema: &Value,
+    errors: impl Iterator<Item = ValidationError<'i>>,
+) -> ArgsError {
     let mut problems: Vec<Problem> = Vec::new();
     let mut more = 0;
     for error in errors {
@@ -30,7 +33,10 @@ pub(crate) fn invalid<'i>(schema: &Value, errors: impl Iterator<Item = Validatio
     }
     let mut problems = problems.into_iter();
     let Some(first) = problems.next() else {
-        return ArgsError::Invalid { path: "$".to_owned(), message: "the arguments do not match the schema".to_owned() };
+        return ArgsError::Invalid {
+            path: "$".to_owned(),
+            message: "the arguments do not match the schema".to_owned(),
+        };
     };
     let mut message = first.message;
     for other in problems {
@@ -54,7 +60,10 @@ fn describe(schema: &Value, error: &ValidationError<'_>) -> Vec<Problem> {
         "a number"
     };
     let message = match error.kind() {
-        ValidationErrorKind::Type { .. } => format!("expected {}, got {got}", keyword.map_or_else(|| "another type".to_owned(), type_names)),
+        ValidationErrorKind::Type { .. } => format!(
+            "expected {}, got {got}",
+            keyword.map_or_else(|| "another type".to_owned(), type_names)
+        ),
         ValidationErrorKind::Required { property } => {
             format!("missing required field `{}`", property.as_str().unwrap_or_default())
         }
@@ -64,14 +73,26 @@ fn describe(schema: &Value, error: &ValidationError<'_>) -> Vec<Problem> {
         }
         ValidationErrorKind::Minimum { limit } => format!("expected {noun} ≥ {limit}, got {got}"),
         ValidationErrorKind::Maximum { limit } => format!("expected {noun} ≤ {limit}, got {got}"),
-        ValidationErrorKind::ExclusiveMinimum { limit } => format!("expected {noun} > {limit}, got {got}"),
-        ValidationErrorKind::ExclusiveMaximum { limit } => format!("expected {noun} < {limit}, got {got}"),
-        ValidationErrorKind::MultipleOf { multiple_of } => format!("expected a multiple of {multiple_of}, got {got}"),
+        ValidationErrorKind::ExclusiveMinimum { limit } => {
+            format!("expected {noun} > {limit}, got {got}")
+        }
+        ValidationErrorKind::ExclusiveMaximum { limit } => {
+            format!("expected {noun} < {limit}, got {got}")
+        }
+        ValidationErrorKind::MultipleOf { multiple_of } => {
+            format!("expected a multiple of {multiple_of}, got {got}")
+        }
         ValidationErrorKind::MinLength { limit } => {
-            format!("expected a string of at least {limit} characters, got {}", length(error.instance()))
+            format!(
+                "expected a string of at least {limit} characters, got {}",
+                length(error.instance())
+            )
         }
         ValidationErrorKind::MaxLength { limit } => {
-            format!("expected a string of at most {limit} characters, got {}", length(error.instance()))
+            format!(
+                "expected a string of at most {limit} characters, got {}",
+                length(error.instance())
+            )
         }
         ValidationErrorKind::MinItems { limit } => {
             format!("expected at least {limit} items, got {}", count(error.instance()))
@@ -79,11 +100,19 @@ fn describe(schema: &Value, error: &ValidationError<'_>) -> Vec<Problem> {
         ValidationErrorKind::MaxItems { limit } => {
             format!("expected at most {limit} items, got {}", count(error.instance()))
         }
-        ValidationErrorKind::Pattern { pattern } => format!("expected a string matching `{pattern}`, got {got}"),
-        ValidationErrorKind::Format { format } => format!("expected a valid `{format}` string, got {got}"),
+        ValidationErrorKind::Pattern { pattern } => {
+            format!("expected a string matching `{pattern}`, got {got}")
+        }
+        ValidationErrorKind::Format { format } => {
+            format!("expected a valid `{format}` string, got {got}")
+        }
         ValidationErrorKind::Enum { options } => format!("expected {}, got {got}", one_of(options)),
-        ValidationErrorKind::Constant { expected_value } => format!("expected {}, got {got}", render(expected_value)),
-        ValidationErrorKind::UniqueItems => "expected unique items, found a repeated one".to_owned(),
+        ValidationErrorKind::Constant { expected_value } => {
+            format!("expected {}, got {got}", render(expected_value))
+        }
+        ValidationErrorKind::UniqueItems => {
+            "expected unique items, found a repeated one".to_owned()
+        }
         ValidationErrorKind::FalseSchema => "no value is allowed here".to_owned(),
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
             return union(schema, &path, &got, context);
@@ -96,7 +125,12 @@ fn describe(schema: &Value, error: &ValidationError<'_>) -> Vec<Problem> {
 /// Explains why no branch of a union matched. A branch that was refused "at the door" (wrong
 /// type, or a tag `const` that differs) is not what the model meant; if some branch got past
 /// the door, its errors are the useful ones. Otherwise the message lists what each branch wanted.
-fn union(schema: &Value, path: &str, got: &str, branches: &[Vec<ValidationError<'static>>]) -> Vec<Problem> {
+fn union(
+    schema: &Value,
+    path: &str,
+    got: &str,
+    branches: &[Vec<ValidationError<'static>>],
+) -> Vec<Problem> {
     let depth = path_depth(path);
     let at_door = |e: &ValidationError<'_>| {
         let d = e.instance_path().iter().count();
@@ -118,7 +152,8 @@ fn union(schema: &Value, path: &str, got: &str, branches: &[Vec<ValidationError<
         }
     }
     // Every branch was refused at the door: say what the door wanted, at the most common place.
-    let doors: Vec<&ValidationError<'static>> = branches.iter().filter_map(|errors| errors.iter().find(|e| at_door(e))).collect();
+    let doors: Vec<&ValidationError<'static>> =
+        branches.iter().filter_map(|errors| errors.iter().find(|e| at_door(e))).collect();
     let deepest = doors.iter().map(|e| e.instance_path().iter().count()).max().unwrap_or(depth);
     let mut wanted: Vec<String> = Vec::new();
     let mut seen = HashSet::new();
@@ -126,9 +161,9 @@ fn union(schema: &Value, path: &str, got: &str, branches: &[Vec<ValidationError<
     for error in doors.iter().filter(|e| e.instance_path().iter().count() == deepest) {
         place = (instance_path(error), render(error.instance()));
         let fragment = match error.kind() {
-            ValidationErrorKind::Type { .. } => {
-                schema.pointer(error.schema_path().as_str()).map_or_else(|| "another type".to_owned(), type_names)
-            }
+            ValidationErrorKind::Type { .. } => schema
+                .pointer(error.schema_path().as_str())
+                .map_or_else(|| "another type".to_owned(), type_names),
             ValidationErrorKind::Enum { options } => one_of(options),
             ValidationErrorKind::Constant { expected_value } => render(expected_value),
             _ => continue,
@@ -170,7 +205,9 @@ fn unknown_fields<'a>(path: String, unexpected: &[String], parent: Option<&'a Va
             push_key(&mut path, one);
             Problem { path, message: format!("unknown field `{one}`; {expected}") }
         }
-        many => Problem { path, message: format!("unknown fields `{}`; {expected}", many.join("`, `")) },
+        many => {
+            Problem { path, message: format!("unknown fields `{}`; {expected}", many.join("`, `")) }
+        }
     }
 }
 

@@ -7,7 +7,8 @@ use serde_json::{Map, Value, json};
 
 use super::{
     StrictError,
-    node::{accepts_null, child_path, def_name, index_path, is_object_node, resolve, type_includes},
+    defs::used_defs,
+    node::{accepts_null, child_path, index_path, is_object_node, resolve, type_includes},
 };
 
 /// The nine `format` values strict mode accepts; every other format is removed.
@@ -46,6 +47,9 @@ const REF_ANNOTATIONS: [&str; 2] = ["title", "description"];
 /// multiply a schema; past this budget the schema is refused instead of taking unbounded time.
 const NODE_BUDGET: usize = 100_000;
 
+/// How many documented references may be inlined inside one another; bounds the recursion.
+const MAX_INLINE_DEPTH: usize = 64;
+
 const NON_STRICT: &str = "or send the tool with `strict: false` (`const STRICT: bool = false`)";
 
 /// Runs the §2.3 transform. Limits are checked separately, on the output.
@@ -58,7 +62,9 @@ pub(crate) fn transform(schema: Value) -> Result<Value, StrictError> {
     let defs = match root.remove("$defs") {
         None => Map::new(),
         Some(Value::Object(defs)) => defs,
-        Some(_) => return Err(StrictError::new("$.$defs", "`$defs` is not an object", "fix the schema")),
+        Some(_) => {
+            return Err(StrictError::new("$.$defs", "`$defs` is not an object", "fix the schema"));
+        }
     };
     if root.contains_key("definitions") {
         return Err(StrictError::new(
@@ -86,7 +92,8 @@ pub(crate) fn transform(schema: Value) -> Result<Value, StrictError> {
     let Value::Object(mut root) = root else {
         return Err(any_value("$"));
     };
-    let used: HashSet<String> = used_defs(&root, &strict_defs)?.into_iter().map(str::to_owned).collect();
+    let used: HashSet<String> =
+        used_defs(&root, &strict_defs)?.into_iter().map(str::to_owned).collect();
     strict_defs.retain(|name, _| used.contains(name));
     if !strict_defs.is_empty() {
         root.insert("$defs".to_owned(), Value::Object(strict_defs));
@@ -157,7 +164,8 @@ impl<'a> Walker<'a> {
         // Everything else strict mode does not know is an annotation or a constraint that the
         // argument validator still enforces from the original schema (`default`, `minLength`,
         // `uniqueItems`, `examples`, ...), so it is dropped rather than refused.
-        if map.get("format").and_then(Value::as_str).is_some_and(|f| !ALLOWED_FORMATS.contains(&f)) {
+        if map.get("format").and_then(Value::as_str).is_some_and(|f| !ALLOWED_FORMATS.contains(&f))
+        {
             map.remove("format");
         }
         map.retain(|key, _| KEPT.contains(&key.as_str()) || key == "oneOf");
@@ -179,7 +187,11 @@ impl<'a> Walker<'a> {
             map.insert("anyOf".to_owned(), one_of);
         }
         if map.contains_key("$defs") {
-            return Err(StrictError::new(path, "nested `$defs` are not supported", "move them to the root"));
+            return Err(StrictError::new(
+                path,
+                "nested `$defs` are not supported",
+                "move them to the root",
+            ));
         }
         if is_object_node(map) {
             self.object(map, path)?;
@@ -207,7 +219,12 @@ impl<'a> Walker<'a> {
     /// A `$ref` stays as it is when it stands alone. With annotation siblings it is replaced by
     /// its target, annotations kept (strict mode refuses `$ref` siblings); a recursive target is
     /// wrapped as `{description, anyOf: [{$ref}]}` instead, since inlining it would never end.
-    fn reference(&mut self, node: &mut Value, reference: &str, path: &str) -> Result<(), StrictError> {
+    fn reference(
+        &mut self,
+        node: &mut Value,
+        reference: &str,
+        path: &str,
+    ) -> Result<(), StrictError> {
         let Value::Object(map) = node else {
             return Err(any_value(path));
         };
@@ -253,6 +270,13 @@ impl<'a> Walker<'a> {
         inlined.remove("$schema");
         inlined.extend(annotations);
         *node = Value::Object(inlined);
+        if self.inlining.len() > MAX_INLINE_DEPTH {
+            return Err(StrictError::new(
+                path,
+                format!("documented references nest more than {MAX_INLINE_DEPTH} levels deep"),
+                "remove doc comments from some struct-typed fields",
+            ));
+        }
         self.inlining.push(target);
         let result = self.node(node, path);
         self.inlining.pop();
@@ -277,7 +301,9 @@ impl<'a> Walker<'a> {
         if let Some(keyword) = ["anyOf", "oneOf"].into_iter().find(|k| map.contains_key(*k)) {
             return Err(StrictError::new(
                 path,
-                format!("an object with both `properties` and `{keyword}` (a `#[serde(flatten)]` enum)"),
+                format!(
+                    "an object with both `properties` and `{keyword}` (a `#[serde(flatten)]` enum)"
+                ),
                 "make the enum a named field instead of flattening it",
             ));
         }
@@ -285,7 +311,9 @@ impl<'a> Walker<'a> {
             map.insert("type".to_owned(), json!("object"));
         }
         let required: HashSet<String> = match map.get("required") {
-            Some(Value::Array(keys)) => keys.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+            Some(Value::Array(keys)) => {
+                keys.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+            }
             _ => HashSet::new(),
         };
         let mut properties = match map.remove("properties") {
@@ -293,7 +321,11 @@ impl<'a> Walker<'a> {
             Some(Value::Object(properties)) => properties,
             Some(_) => {
                 let path = format!("{path}.properties");
-                return Err(StrictError::new(&path, "`properties` is not an object", "fix the schema"));
+                return Err(StrictError::new(
+                    &path,
+                    "`properties` is not an object",
+                    "fix the schema",
+                ));
             }
         };
         for (key, property) in &mut properties {
@@ -311,18 +343,31 @@ impl<'a> Walker<'a> {
     }
 
     /// Merges a one-entry `allOf` into its node; a longer `allOf` has no strict form.
-    fn merge_all_of(&mut self, map: &mut Map<String, Value>, path: &str) -> Result<(), StrictError> {
+    fn merge_all_of(
+        &mut self,
+        map: &mut Map<String, Value>,
+        path: &str,
+    ) -> Result<(), StrictError> {
         while let Some(all_of) = map.remove("allOf") {
             let entry = match all_of {
                 Value::Array(mut entries) if entries.len() == 1 => entries.remove(0),
                 Value::Array(entries) => {
                     return Err(StrictError::new(
                         path,
-                        format!("`allOf` with {} entries cannot be expressed in strict mode", entries.len()),
+                        format!(
+                            "`allOf` with {} entries cannot be expressed in strict mode",
+                            entries.len()
+                        ),
                         format!("combine the parts into one struct {NON_STRICT}"),
                     ));
                 }
-                _ => return Err(StrictError::new(path, "`allOf` is not an array", "fix the schema")),
+                _ => {
+                    return Err(StrictError::new(
+                        path,
+                        "`allOf` is not an array",
+                        "fix the schema",
+                    ));
+                }
             };
             let Value::Object(entry) = entry else {
                 return Err(any_value(&format!("{path}.allOf[0]")));
@@ -352,7 +397,10 @@ fn reject_untranslatable(map: &Map<String, Value>, path: &str) -> Result<(), Str
     for keyword in map.keys() {
         let fix = match keyword.as_str() {
             "prefixItems" | "additionalItems" => return Err(tuple(path)),
-            "patternProperties" | "propertyNames" | "minProperties" | "maxProperties"
+            "patternProperties"
+            | "propertyNames"
+            | "minProperties"
+            | "maxProperties"
             | "unevaluatedProperties" => {
                 "use a struct with named fields, or a Vec<KeyValue> instead of a map,"
             }
@@ -412,41 +460,6 @@ fn reorder(map: &mut Map<String, Value>) {
     *map = ordered;
 }
 
-/// The definitions reachable from the root; unreachable ones (all of whose uses were inlined)
-/// are dropped because they still count toward OpenAI's size limits. Also refuses references
-/// that do not name a definition, since the output no longer has the shape they pointed into.
-fn used_defs<'a>(root: &Map<String, Value>, defs: &'a Map<String, Value>) -> Result<HashSet<&'a str>, StrictError> {
-    let mut used = HashSet::new();
-    let mut stack: Vec<(&Value, String)> = root.iter().map(|(k, v)| (v, child_path("$", "", k))).collect();
-    while let Some((value, path)) = stack.pop() {
-        match value {
-            Value::Object(map) => {
-                if let Some(reference) = map.get("$ref").and_then(Value::as_str)
-                    && reference != "#"
-                {
-                    let name = def_name(reference).and_then(|n| defs.get_key_value(n.as_str()));
-                    let Some((name, def)) = name else {
-                        return Err(StrictError::new(
-                            &path,
-                            format!("`$ref: {reference}` does not name a definition in `$defs`"),
-                            "refer to `#` or `#/$defs/Name` only",
-                        ));
-                    };
-                    if used.insert(name.as_str()) {
-                        stack.push((def, child_path("$", "$defs", name)));
-                    }
-                }
-                stack.extend(map.iter().map(|(k, v)| (v, child_path(&path, "", k))));
-            }
-            Value::Array(items) => {
-                stack.extend(items.iter().enumerate().map(|(i, v)| (v, format!("{path}[{i}]"))));
-            }
-            _ => {}
-        }
-    }
-    Ok(used)
-}
-
 fn any_value(path: &str) -> StrictError {
     StrictError::new(
         path,
@@ -461,4 +474,116 @@ fn tuple(path: &str) -> StrictError {
         "a tuple (`prefixItems`) cannot be expressed in strict mode",
         "use a struct with named fields instead of a tuple",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::transform;
+
+    /// Transforms a root object with the given properties (all of them required unless listed
+    /// in `optional`) and compares the resulting properties and definitions.
+    fn check(properties: Value, optional: &[&str], defs: Value, expected: Value) {
+        let required: Vec<&String> = properties
+            .as_object()
+            .map(|p| p.keys().filter(|k| !optional.contains(&k.as_str())).collect())
+            .unwrap_or_default();
+        let schema = json!({"type": "object", "properties": properties, "required": required, "$defs": defs});
+        let strict = transform(schema).unwrap_or_else(|e| panic!("{e}"));
+        let got = json!({"properties": strict["properties"], "$defs": strict.get("$defs").cloned().unwrap_or(json!({}))});
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn optional_fields_become_nullable_in_the_right_form() {
+        check(
+            json!({
+                "plain": {"type": "string", "description": "d"},
+                "list": {"type": ["integer", "null"]},
+                "choice": {"type": "string", "enum": ["a", "b"], "description": "pick"},
+                "tag": {"const": "x"},
+                "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                "target": {"$ref": "#/$defs/T"}
+            }),
+            &["plain", "list", "choice", "tag", "either", "target"],
+            json!({"T": {"type": "string", "enum": ["t"]}}),
+            json!({
+                "properties": {
+                    "plain": {"description": "d", "type": ["string", "null"]},
+                    "list": {"type": ["integer", "null"]},
+                    "choice": {"description": "pick", "anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}]},
+                    "tag": {"anyOf": [{"const": "x"}, {"type": "null"}]},
+                    "either": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+                    "target": {"anyOf": [{"$ref": "#/$defs/T"}, {"type": "null"}]}
+                },
+                "$defs": {"T": {"type": "string", "enum": ["t"]}}
+            }),
+        );
+    }
+
+    #[test]
+    fn documented_references_are_inlined_or_wrapped_when_recursive() {
+        check(
+            json!({
+                "home": {"$ref": "#/$defs/Address", "description": "Home", "default": {"street": "x"}},
+                "me": {"$ref": "#", "description": "Myself"}
+            }),
+            &[],
+            json!({
+                "Address": {"description": "An address", "type": "object", "properties": {
+                    "street": {"type": "string", "format": "uint8"},
+                    "next": {"$ref": "#/$defs/Address", "title": "Next"}
+                }, "required": ["street", "next"]}
+            }),
+            json!({
+                "properties": {
+                    "home": {"description": "Home", "type": "object", "properties": {
+                        "street": {"type": "string"},
+                        "next": {"title": "Next", "anyOf": [{"$ref": "#/$defs/Address"}]}
+                    }, "required": ["street", "next"], "additionalProperties": false},
+                    "me": {"description": "Myself", "anyOf": [{"$ref": "#"}]}
+                },
+                "$defs": {"Address": {"description": "An address", "type": "object", "properties": {
+                    "street": {"type": "string"},
+                    "next": {"title": "Next", "anyOf": [{"$ref": "#/$defs/Address"}]}
+                }, "required": ["street", "next"], "additionalProperties": false}}
+            }),
+        );
+    }
+
+    #[test]
+    fn unreferenced_definitions_are_dropped() {
+        check(
+            json!({"a": {"$ref": "#/$defs/A", "description": "only use, inlined"}}),
+            &[],
+            json!({"A": {"type": "boolean"}, "Unused": {"type": "string"}}),
+            json!({"properties": {"a": {"description": "only use, inlined", "type": "boolean"}}, "$defs": {}}),
+        );
+    }
+
+    #[test]
+    fn union_keywords() {
+        check(
+            json!({"u": {"oneOf": [{"type": "string"}, {"type": "object"}]}}),
+            &[],
+            json!({}),
+            json!({"properties": {"u": {"anyOf": [
+                {"type": "string"},
+                {"type": "object", "properties": {}, "required": [], "additionalProperties": false}
+            ]}}, "$defs": {}}),
+        );
+        let both = json!({"type": "object", "properties": {"u": {"oneOf": [{"type": "string"}], "anyOf": [{"type": "string"}]}}});
+        assert_eq!(transform(both).map_err(|e| e.path), Err("$.properties.u".to_owned()));
+        let conflict = json!({"type": "object", "properties": {"u": {"type": "string", "allOf": [{"type": "integer"}]}}});
+        assert_eq!(transform(conflict).map_err(|e| e.path), Err("$.properties.u".to_owned()));
+    }
+
+    #[test]
+    fn the_output_order_does_not_depend_on_the_input_order() {
+        let a = json!({"type": "object", "properties": {"n": {"maximum": 3, "type": "integer", "description": "n"}}, "required": ["n"], "additionalProperties": false});
+        let b = json!({"additionalProperties": false, "required": ["n"], "properties": {"n": {"description": "n", "type": "integer", "maximum": 3}}, "type": "object"});
+        let (a, b) = (transform(a).map(|v| v.to_string()), transform(b).map(|v| v.to_string()));
+        assert_eq!(a, b);
+    }
 }

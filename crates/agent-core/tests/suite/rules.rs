@@ -4,9 +4,27 @@
 use serde_json::{Map, Value};
 
 const ALLOWED: [&str; 21] = [
-    "title", "description", "type", "const", "enum", "format", "pattern", "minimum",
-    "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf", "items", "minItems",
-    "maxItems", "properties", "required", "additionalProperties", "anyOf", "$ref", "$defs",
+    "title",
+    "description",
+    "type",
+    "const",
+    "enum",
+    "format",
+    "pattern",
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "items",
+    "minItems",
+    "maxItems",
+    "properties",
+    "required",
+    "additionalProperties",
+    "anyOf",
+    "$ref",
+    "$defs",
 ];
 const FORMATS: [&str; 9] =
     ["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
@@ -26,7 +44,8 @@ pub(crate) fn assert_strict(schema: &Value) {
 }
 
 fn node(root: &Value, schema: &Value, path: &str) {
-    let map: &Map<String, Value> = schema.as_object().unwrap_or_else(|| panic!("{path}: boolean schema"));
+    let map: &Map<String, Value> =
+        schema.as_object().unwrap_or_else(|| panic!("{path}: boolean schema"));
     for key in map.keys() {
         assert!(ALLOWED.contains(&key.as_str()), "{path}: keyword `{key}` is not allowed");
         if key == "$defs" {
@@ -39,7 +58,9 @@ fn node(root: &Value, schema: &Value, path: &str) {
     if let Some(reference) = map.get("$ref") {
         assert_eq!(map.len(), 1, "{path}: $ref with siblings");
         let reference = reference.as_str().unwrap_or_default();
-        let target = reference.strip_prefix('#').and_then(|p| if p.is_empty() { Some(root) } else { root.pointer(p) });
+        let target = reference
+            .strip_prefix('#')
+            .and_then(|p| if p.is_empty() { Some(root) } else { root.pointer(p) });
         assert!(target.is_some(), "{path}: dangling $ref {reference}");
         return;
     }
@@ -53,7 +74,11 @@ fn node(root: &Value, schema: &Value, path: &str) {
         _ => false,
     };
     if is_object {
-        assert_eq!(map.get("additionalProperties"), Some(&Value::Bool(false)), "{path}: not closed");
+        assert_eq!(
+            map.get("additionalProperties"),
+            Some(&Value::Bool(false)),
+            "{path}: not closed"
+        );
         let properties = map.get("properties").and_then(Value::as_object);
         let properties = properties.unwrap_or_else(|| panic!("{path}: object without properties"));
         let keys: Vec<Value> = properties.keys().cloned().map(Value::String).collect();
@@ -68,7 +93,8 @@ fn node(root: &Value, schema: &Value, path: &str) {
         node(root, items, &format!("{path}.items"));
     }
     if let Some(branches) = map.get("anyOf") {
-        let branches = branches.as_array().unwrap_or_else(|| panic!("{path}: anyOf is not an array"));
+        let branches =
+            branches.as_array().unwrap_or_else(|| panic!("{path}: anyOf is not an array"));
         for (i, branch) in branches.iter().enumerate() {
             node(root, branch, &format!("{path}.anyOf[{i}]"));
         }

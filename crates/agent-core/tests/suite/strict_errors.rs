@@ -2,7 +2,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use agent_core::schema::{StrictError, StrictLimits, make_strict, make_strict_with, strict_schema_for};
+use agent_core::schema::{
+    StrictError, StrictLimits, make_strict, make_strict_with, strict_schema_for,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -76,13 +78,48 @@ struct FlattenedEnum {
 #[test]
 fn rust_types_without_a_strict_form() {
     check(strict_schema_for::<WithMap>(), "$.properties.tags", "a map", "Vec<KeyValue>");
-    check(strict_schema_for::<WithBTreeMap>(), "$.$defs.Inner.properties.counts", "a map", "instead of a HashMap");
-    check(strict_schema_for::<WithTuple>(), "$.properties.pair", "a tuple (`prefixItems`)", "named fields");
-    check(strict_schema_for::<WithValue>(), "$.properties.extra", "serde_json::Value", "concrete type");
-    check(strict_schema_for::<WithValueList>(), "$.properties.extras.items", "any JSON value", "strict: false");
-    check(strict_schema_for::<NoArgs>(), "$", "unit struct", "write `struct NoArgs {}` instead of `struct NoArgs;`");
-    check(strict_schema_for::<Command>(), "$", "the root is an enum", "wrap the enum in a struct field");
-    check(strict_schema_for::<Plain>(), "$", "the root is an enum (`enum`)", "wrap the enum in a struct field");
+    check(
+        strict_schema_for::<WithBTreeMap>(),
+        "$.$defs.Inner.properties.counts",
+        "a map",
+        "instead of a HashMap",
+    );
+    check(
+        strict_schema_for::<WithTuple>(),
+        "$.properties.pair",
+        "a tuple (`prefixItems`)",
+        "named fields",
+    );
+    check(
+        strict_schema_for::<WithValue>(),
+        "$.properties.extra",
+        "serde_json::Value",
+        "concrete type",
+    );
+    check(
+        strict_schema_for::<WithValueList>(),
+        "$.properties.extras.items",
+        "any JSON value",
+        "strict: false",
+    );
+    check(
+        strict_schema_for::<NoArgs>(),
+        "$",
+        "unit struct",
+        "write `struct NoArgs {}` instead of `struct NoArgs;`",
+    );
+    check(
+        strict_schema_for::<Command>(),
+        "$",
+        "the root is an enum",
+        "wrap the enum in a struct field",
+    );
+    check(
+        strict_schema_for::<Plain>(),
+        "$",
+        "the root is an enum (`enum`)",
+        "wrap the enum in a struct field",
+    );
     check(strict_schema_for::<FlattenedEnum>(), "$", "flatten", "make the enum a named field");
 }
 
@@ -123,15 +160,30 @@ fn schemas_without_a_strict_form() {
         "`$ref` has constraining siblings `type`",
         "referenced type",
     );
-    check(make_strict(object(json!({"p": {"$ref": "#/$defs/Missing"}}))), "$.properties.p", "does not point", "local");
-    check(make_strict(object(json!({"p": {"not": {"type": "string"}}}))), "$.properties.p", "`not`", "remove");
+    check(
+        make_strict(object(json!({"p": {"$ref": "#/$defs/Missing"}}))),
+        "$.properties.p",
+        "does not point",
+        "local",
+    );
+    check(
+        make_strict(object(json!({"p": {"not": {"type": "string"}}}))),
+        "$.properties.p",
+        "`not`",
+        "remove",
+    );
     check(
         make_strict(object(json!({"p": {"type": "object", "patternProperties": {"^x": {}}}}))),
         "$.properties.p",
         "`patternProperties`",
         "Vec<KeyValue>",
     );
-    check(make_strict(object(json!({"p": {"description": "anything"}}))), "$.properties.p", "any JSON value", "concrete");
+    check(
+        make_strict(object(json!({"p": {"description": "anything"}}))),
+        "$.properties.p",
+        "any JSON value",
+        "concrete",
+    );
 }
 
 #[test]
@@ -196,8 +248,7 @@ fn depth_limit_counts_object_levels_through_references() {
     check(strict_schema_for::<L1>(), &format!("${deep}"), "nested 11 levels deep", "flatten");
     // Ten levels pass.
     assert!(strict_schema_for::<L3>().is_ok());
-    let mut limits = StrictLimits::default();
-    limits.max_depth = 12;
+    let limits = StrictLimits { max_depth: 12, ..StrictLimits::default() };
     assert!(make_strict_with(agent_core::schema::plain_schema_for::<L1>(), &limits).is_ok());
 }
 
@@ -216,14 +267,86 @@ fn with_properties(count: usize, name_length: usize) -> Value {
 #[test]
 fn size_limits() {
     let values = |n: usize, len: usize| (0..n).map(|i| format!("{i:0>len$}")).collect::<Vec<_>>();
-    check(make_strict(with_enum(values(1001, 4))), "$.properties.choice.enum", "more than 1000 enum values", "fewer");
+    check(
+        make_strict(with_enum(values(1001, 4))),
+        "$.properties.choice.enum",
+        "more than 1000 enum values",
+        "fewer",
+    );
     assert!(make_strict(with_enum(values(1000, 4))).is_ok());
-    check(make_strict(with_enum(values(260, 60))), "$.properties.choice.enum", "15600 characters", "shorten");
+    check(
+        make_strict(with_enum(values(260, 60))),
+        "$.properties.choice.enum",
+        "15600 characters",
+        "shorten",
+    );
     assert!(make_strict(with_enum(values(250, 60))).is_ok(), "250 values are not a large enum");
-    check(make_strict(with_properties(5001, 5)), "$.properties", "more than 5000 object properties", "split");
+    check(
+        make_strict(with_properties(5001, 5)),
+        "$.properties",
+        "more than 5000 object properties",
+        "split",
+    );
     assert!(make_strict(with_properties(5000, 5)).is_ok());
-    check(make_strict(with_properties(3000, 41)), "$.properties", "more than 120000 characters", "shorter");
-    let mut limits = StrictLimits::default();
-    limits.max_enum_values = 3;
-    check(make_strict_with(with_enum(values(4, 1)), &limits), "$.properties.choice.enum", "more than 3 enum", "fewer");
+    check(
+        make_strict(with_properties(3000, 41)),
+        "$.properties",
+        "more than 120000 characters",
+        "shorter",
+    );
+    let limits = StrictLimits { max_enum_values: 3, ..StrictLimits::default() };
+    check(
+        make_strict_with(with_enum(values(4, 1)), &limits),
+        "$.properties.choice.enum",
+        "more than 3 enum",
+        "fewer",
+    );
+}
+
+/// Definitions D0..Dn, each an object whose `fanout` properties are documented references to the
+/// next definition (so each must be inlined).
+fn chain(n: usize, fanout: usize) -> Value {
+    let mut defs = Map::new();
+    for i in 0..n {
+        let mut properties = Map::new();
+        for j in 0..fanout {
+            properties.insert(
+                format!("p{j}"),
+                json!({"$ref": format!("#/$defs/D{}", i + 1), "description": "next"}),
+            );
+        }
+        defs.insert(
+            format!("D{i}"),
+            json!({"type": "object", "properties": properties, "required": ["p0"]}),
+        );
+    }
+    defs.insert(format!("D{n}"), json!({"type": "string"}));
+    json!({"type": "object", "properties": {"start": {"$ref": "#/$defs/D0"}}, "required": ["start"], "$defs": defs})
+}
+
+#[test]
+fn inlining_is_bounded() {
+    let deep = make_strict(chain(80, 1)).err().map(|e| e.reason);
+    assert!(deep.is_some_and(|r| r.contains("nest more than 64 levels")));
+    let wide = make_strict(chain(24, 2)).err().map(|e| e.reason);
+    assert!(
+        wide.as_deref().is_some_and(|r| r.contains("expands to more than 100000 nodes")),
+        "{wide:?}"
+    );
+}
+
+#[test]
+fn error_text_for_rust_authors() {
+    let errors = [
+        strict_schema_for::<WithMap>(),
+        strict_schema_for::<WithTuple>(),
+        strict_schema_for::<WithValue>(),
+        strict_schema_for::<NoArgs>(),
+        strict_schema_for::<Command>(),
+        strict_schema_for::<FlattenedEnum>(),
+        strict_schema_for::<L1>(),
+    ];
+    let text: Vec<String> =
+        errors.into_iter().map(|r| r.err().map(|e| e.to_string()).unwrap_or_default()).collect();
+    insta::assert_snapshot!("strict_errors", text.join("\n"));
 }

@@ -1,11 +1,7 @@
 //! JavaScript in QuickJS: a fresh runtime per call, bounded by a memory limit and an interrupt
 //! handler that stops the interpreter at the deadline or on cancellation.
 
-use std::{
-    cell::RefCell,
-    rc::Rc,
-    time::Instant,
-};
+use std::{cell::RefCell, rc::Rc, time::Instant};
 
 use rquickjs::{
     CatchResultExt, CaughtError, Context, Ctx, Function, Promise, Runtime, Value,
@@ -43,7 +39,10 @@ pub(super) async fn run(code: String, limits: CodeLimits, cancel: CancellationTo
     let started = Instant::now();
     let task = tokio::task::spawn_blocking(move || eval(&code, &limits, &cancel));
     let mut result = task.await.unwrap_or_else(|err| CodeResult {
-        error: Some(CodeError::new(CodeErrorKind::Internal, format!("the JavaScript engine failed: {err}"))),
+        error: Some(CodeError::new(
+            CodeErrorKind::Internal,
+            format!("the JavaScript engine failed: {err}"),
+        )),
         ..CodeResult::default()
     });
     result.duration = started.elapsed();
@@ -89,16 +88,20 @@ fn eval(code: &str, limits: &CodeLimits, cancel: &CancellationToken) -> CodeResu
     runtime.set_max_stack_size(MAX_STACK);
     let deadline = Instant::now() + limits.timeout;
     let stop = cancel.clone();
-    runtime.set_interrupt_handler(Some(Box::new(move || Instant::now() >= deadline || stop.is_cancelled())));
+    runtime.set_interrupt_handler(Some(Box::new(move || {
+        Instant::now() >= deadline || stop.is_cancelled()
+    })));
     let context = match Context::full(&runtime) {
         Ok(context) => context,
         Err(err) => return internal(err),
     };
-    let console = Rc::new(RefCell::new(Console { max: limits.max_output_bytes, ..Console::default() }));
+    let console =
+        Rc::new(RefCell::new(Console { max: limits.max_output_bytes, ..Console::default() }));
 
     let outcome = context.with(|ctx| -> Result<Option<serde_json::Value>, CodeError> {
         install_console(&ctx, console.clone())?;
-        let value: Value<'_> = ctx.eval(code).catch(&ctx).map_err(|err| classify(err, limits, deadline, cancel))?;
+        let value: Value<'_> =
+            ctx.eval(code).catch(&ctx).map_err(|err| classify(err, limits, deadline, cancel))?;
         // Run queued jobs so `.then` callbacks and async functions finish, then unwrap a promise.
         // A job that queues another forever would never drain, so the deadline bounds this too.
         while ctx.execute_pending_job() {
@@ -120,7 +123,12 @@ fn eval(code: &str, limits: &CodeLimits, cancel: &CancellationToken) -> CodeResu
     }
     match outcome {
         Ok(value) => CodeResult { stdout: console.stdout, stderr, value, ..CodeResult::default() },
-        Err(error) => CodeResult { stdout: console.stdout, stderr, error: Some(error), ..CodeResult::default() },
+        Err(error) => CodeResult {
+            stdout: console.stdout,
+            stderr,
+            error: Some(error),
+            ..CodeResult::default()
+        },
     }
 }
 
@@ -146,14 +154,16 @@ fn settled<'js>(
     match promise.state() {
         PromiseState::Pending => Ok(Value::new_undefined(ctx.clone())),
         PromiseState::Resolved | PromiseState::Rejected => match promise.result::<Value<'js>>() {
-            Some(result) => result.catch(ctx).map_err(|err| classify(err, limits, deadline, cancel)),
+            Some(result) => {
+                result.catch(ctx).map_err(|err| classify(err, limits, deadline, cancel))
+            }
             None => Ok(Value::new_undefined(ctx.clone())),
         },
     }
 }
 
-/// The value as JSON; `undefined` and functions give `None`, values JSON cannot express
-/// (BigInt, cycles) give their string form.
+/// The value as JSON; `undefined`, functions and objects JSON cannot express give `None`,
+/// primitives JSON cannot express (BigInt) give their string form.
 fn to_json<'js>(ctx: &Ctx<'js>, value: Value<'js>) -> Option<serde_json::Value> {
     if value.is_undefined() || value.is_function() {
         return None;
@@ -163,7 +173,9 @@ fn to_json<'js>(ctx: &Ctx<'js>, value: Value<'js>) -> Option<serde_json::Value> 
         Ok(None) => None,
         Err(_) => {
             let _ = ctx.catch();
-            coerce(ctx, value).map(serde_json::Value::String)
+            // BigInt and the like have a useful string form; an object JSON cannot express (a
+            // cycle, nesting beyond the stack) has none.
+            if value.is_object() { None } else { coerce(ctx, value).map(serde_json::Value::String) }
         }
     }
 }
@@ -181,10 +193,18 @@ fn coerce<'js>(ctx: &Ctx<'js>, value: Value<'js>) -> Option<String> {
 }
 
 /// Turns a caught QuickJS error into the error kind the model reads.
-fn classify(err: CaughtError<'_>, limits: &CodeLimits, deadline: Instant, cancel: &CancellationToken) -> CodeError {
+fn classify(
+    err: CaughtError<'_>,
+    limits: &CodeLimits,
+    deadline: Instant,
+    cancel: &CancellationToken,
+) -> CodeError {
     let text = match &err {
         CaughtError::Exception(exception) => {
-            let name = exception.as_object().get::<_, String>("name").unwrap_or_else(|_| "Error".to_owned());
+            let name = exception
+                .as_object()
+                .get::<_, String>("name")
+                .unwrap_or_else(|_| "Error".to_owned());
             let message = exception.message().unwrap_or_default();
             match exception.stack().filter(|stack| !stack.trim().is_empty()) {
                 Some(stack) => format!("{name}: {message}\n{}", stack.trim_end()),
@@ -192,20 +212,28 @@ fn classify(err: CaughtError<'_>, limits: &CodeLimits, deadline: Instant, cancel
             }
         }
         CaughtError::Value(value) => {
-            format!("uncaught {}", coerce(value.ctx(), value.clone()).unwrap_or_else(|| "value".to_owned()))
+            format!(
+                "uncaught {}",
+                coerce(value.ctx(), value.clone()).unwrap_or_else(|| "value".to_owned())
+            )
         }
         CaughtError::Error(err) => err.to_string(),
     };
     if cancel.is_cancelled() {
         return CodeError::new(CodeErrorKind::Cancelled, "the run was cancelled");
     }
-    if Instant::now() >= deadline && (text.contains("interrupted") || matches!(err, CaughtError::Error(rquickjs::Error::Unknown))) {
+    if Instant::now() >= deadline
+        && (text.contains("interrupted")
+            || matches!(err, CaughtError::Error(rquickjs::Error::Unknown)))
+    {
         return CodeError::new(
             CodeErrorKind::Timeout,
             format!("execution exceeded {} ms and was terminated", limits.timeout.as_millis()),
         );
     }
-    if text.contains("out of memory") || matches!(err, CaughtError::Error(rquickjs::Error::Allocation)) {
+    if text.contains("out of memory")
+        || matches!(err, CaughtError::Error(rquickjs::Error::Allocation))
+    {
         return CodeError::new(
             CodeErrorKind::MemoryLimit,
             format!("memory limit of {} MiB exceeded", limits.memory_bytes >> 20),

@@ -17,11 +17,12 @@ use crate::{
     sandbox::{FsRules, Grant, Limits, SandboxConfig, SandboxError, SandboxPolicy},
 };
 
-/// Runs the user's code as a module and, like a REPL, saves the value of a final expression as
+/// Runs the user's code (from the file named by the first argument) as `__main__` and, like a REPL, saves the value of a final expression as
 /// JSON in `__value__.json`. Tracebacks skip this runner's own frame.
 const RUNNER: &str = r#"
 import ast, json, sys, traceback
-src = sys.argv[1]
+with open(sys.argv[1], encoding='utf-8') as f:
+    src = f.read()
 del sys.argv[1:]
 try:
     tree = ast.parse(src, '<code>')
@@ -87,7 +88,11 @@ pub(super) async fn run(code: &str, limits: &CodeLimits, cancel: CancellationTok
     result
 }
 
-async fn run_inner(code: &str, limits: &CodeLimits, cancel: CancellationToken) -> Result<CodeResult, CodeError> {
+async fn run_inner(
+    code: &str,
+    limits: &CodeLimits,
+    cancel: CancellationToken,
+) -> Result<CodeResult, CodeError> {
     let interpreter = interpreter().await?;
     let temp = tempfile::Builder::new()
         .prefix("agent-python-")
@@ -131,15 +136,27 @@ async fn run_inner(code: &str, limits: &CodeLimits, cancel: CancellationToken) -
     .into_iter()
     .map(|(k, v)| (OsString::from(k), v.to_os_string()))
     .collect();
+    // The code goes through a file: one argument may not exceed 128 KiB (`MAX_ARG_STRLEN`).
+    let source = dir.join("__code__.py");
+    std::fs::write(&source, code).map_err(|err| {
+        CodeError::new(CodeErrorKind::Internal, format!("writing the code: {err}"))
+    })?;
     let mut spec = ProcessSpec::new(&interpreter.executable)
         .arg("-I")
         .arg("-B")
         .arg("-c")
         .arg(RUNNER)
-        .arg(code);
+        .arg(&source);
     spec.separate_stderr = true;
     spec.max_output_bytes = limits.max_output_bytes.saturating_mul(2);
-    let options = RunOptions { rules: Some(&rules), env, cwd: dir.clone(), cancel, timeout: Some(limits.timeout) };
+    let options = RunOptions {
+        rules: Some(&rules),
+        read_only: None,
+        env,
+        cwd: dir.clone(),
+        cancel,
+        timeout: Some(limits.timeout),
+    };
     let output = process::run_with(spec, &config, options).await.map_err(spawn_error)?;
 
     let value = std::fs::read_to_string(dir.join("__value__.json"))
@@ -155,7 +172,8 @@ async fn run_inner(code: &str, limits: &CodeLimits, cancel: CancellationToken) -
     } else if output.success() {
         None
     } else {
-        let last = output.stderr.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("").trim();
+        let last =
+            output.stderr.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("").trim();
         let kind = match () {
             () if last.starts_with("MemoryError") => CodeErrorKind::MemoryLimit,
             () if last.starts_with("SyntaxError") || last.starts_with("IndentationError") => {
@@ -171,7 +189,13 @@ async fn run_inner(code: &str, limits: &CodeLimits, cancel: CancellationToken) -
         };
         Some(CodeError::new(kind, message))
     };
-    Ok(CodeResult { stdout: output.output, stderr: output.stderr, value, duration: output.duration, error })
+    Ok(CodeResult {
+        stdout: output.output,
+        stderr: output.stderr,
+        value,
+        duration: output.duration,
+        error,
+    })
 }
 
 fn spawn_error(err: SpawnError) -> CodeError {
@@ -197,15 +221,18 @@ async fn discover() -> Result<Interpreter, CodeError> {
             "python3 is not installed (not found on PATH); install Python 3 or use JavaScript",
         )
     };
-    let python = find_on_path("python3").ok_or_else(missing)?;
+    let python = std::env::var_os("PATH")
+        .and_then(|path| find_on_path("python3", &path))
+        .ok_or_else(missing)?;
     let script = "import json, os, sys; print(json.dumps({'executable': os.path.realpath(sys.executable), \
                   'prefixes': sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}), \
                   'path': [p for p in sys.path if p]}))";
     let spec = ProcessSpec::new(python).arg("-I").arg("-c").arg(script);
     let config = SandboxConfig::new(std::env::temp_dir()).with_policy(SandboxPolicy::ReadOnly);
-    let output = process::run(spec, &config, CancellationToken::new(), Some(Duration::from_secs(10)))
-        .await
-        .map_err(spawn_error)?;
+    let output =
+        process::run(spec, &config, CancellationToken::new(), Some(Duration::from_secs(10)))
+            .await
+            .map_err(spawn_error)?;
     if !output.success() {
         return Err(CodeError::new(
             CodeErrorKind::RuntimeMissing,
@@ -217,12 +244,31 @@ async fn discover() -> Result<Interpreter, CodeError> {
     })
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| is_executable(candidate))
+/// The first executable file called `name` in the directories of `path` (a `PATH` value).
+fn find_on_path(name: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path).map(|dir| dir.join(name)).find(|candidate| is_executable(candidate))
 }
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     path.metadata().is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(name: &str, path: &str, found: bool) {
+        assert_eq!(find_on_path(name, path.as_ref()).is_some(), found, "{name} in {path}");
+    }
+
+    #[test]
+    fn interpreter_lookup_needs_an_executable_file() {
+        check("python3", "/nonexistent:/also/missing", false);
+        check("sh", "/nonexistent:/bin", true);
+        // A directory or a non-executable file of that name does not count.
+        check("bin", "/usr", false);
+        check("passwd", "/etc", false);
+    }
 }

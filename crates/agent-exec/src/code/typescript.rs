@@ -15,14 +15,42 @@ use super::{CodeError, CodeErrorKind};
 /// Strips the types from `code`, a TypeScript script (not a module: its last expression is the
 /// result, as in JavaScript).
 pub(super) fn strip(code: &str) -> Result<String, CodeError> {
-    // The transformer asserts on inputs it does not support; a panic must not reach the caller.
-    std::panic::catch_unwind(|| strip_inner(code)).unwrap_or_else(|_| {
-        Err(CodeError::new(
+    if code.len() > MAX_SOURCE {
+        return Err(CodeError::new(
             CodeErrorKind::Syntax,
-            "TypeScript: this input could not be transformed; write it as plain JavaScript",
-        ))
-    })
+            format!("the TypeScript source is larger than {} KiB", MAX_SOURCE >> 10),
+        ));
+    }
+    // The parser recurses once per nesting level (about 1 KiB of stack each in a debug build), so
+    // `((((…))))` or `!!!!…x` would overflow a normal thread's stack and abort the process. The
+    // work runs on its own thread whose stack covers the deepest nesting `MAX_SOURCE` allows; the
+    // pages are only committed as deep as a parse actually goes.
+    let code = code.to_owned();
+    let worker = std::thread::Builder::new()
+        .name("typescript-strip".to_owned())
+        .stack_size(STACK)
+        .spawn(move || {
+            // The transformer asserts on inputs it does not support; a panic must not escape.
+            std::panic::catch_unwind(|| strip_inner(&code)).unwrap_or_else(|_| {
+                Err(CodeError::new(
+                    CodeErrorKind::Syntax,
+                    "TypeScript: this input could not be transformed; write it as plain JavaScript",
+                ))
+            })
+        });
+    match worker.map(std::thread::JoinHandle::join) {
+        Ok(Ok(result)) => result,
+        Ok(Err(_)) | Err(_) => {
+            Err(CodeError::new(CodeErrorKind::Internal, "the TypeScript transformer could not run"))
+        }
+    }
 }
+
+/// The largest TypeScript source accepted (the `execute_code` tool allows 100 KB).
+const MAX_SOURCE: usize = 128 << 10;
+
+/// Stack of the transformer thread: enough for `MAX_SOURCE` levels of nesting in a debug build.
+const STACK: usize = 512 << 20;
 
 fn strip_inner(code: &str) -> Result<String, CodeError> {
     let allocator = Allocator::default();
@@ -63,5 +91,13 @@ mod tests {
     #[test]
     fn syntax_errors_are_reported() {
         assert_eq!(strip("let = ;").unwrap_err().kind, CodeErrorKind::Syntax);
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow_the_stack() {
+        let depth = MAX_SOURCE / 2 - 1;
+        assert!(strip(&format!("{}1{}", "(".repeat(depth), ")".repeat(depth))).is_ok());
+        assert!(strip(&format!("{}x", "!".repeat(MAX_SOURCE - 1))).is_ok());
+        assert!(strip(&"x".repeat(MAX_SOURCE + 1)).is_err());
     }
 }

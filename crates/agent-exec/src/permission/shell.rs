@@ -44,13 +44,42 @@ impl Segment {
     }
 }
 
+/// Longer command lines are not analysed (and so never approved by a rule).
+const MAX_COMMAND_LEN: usize = 64 * 1024;
+
+/// Deeper nesting of `(`, `{` and backticks is not analysed.
+const MAX_NESTING: usize = 64;
+
 /// A command line cut into segments, or the reason it could not be parsed.
 pub(crate) fn analyze(command: &str) -> Result<Vec<Segment>, String> {
+    if command.len() > MAX_COMMAND_LEN {
+        return Err(format!("the command is longer than {MAX_COMMAND_LEN} bytes"));
+    }
+    // The parser recurses on nesting; refusing deep nesting up front keeps a crafted command from
+    // exhausting the stack, which no panic handler could catch.
+    let mut depth = 0usize;
+    for byte in command.bytes() {
+        match byte {
+            b'(' | b'{' | b'`' => depth += 1,
+            b')' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > MAX_NESTING {
+            return Err(format!("the command nests deeper than {MAX_NESTING} levels"));
+        }
+    }
     let options = brush_parser::ParserOptions::default();
-    let mut parser = brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options);
-    let program = match parser.parse_program() {
-        Ok(program) => program,
-        Err(err) => return Err(err.to_string()),
+    let parse = || {
+        let mut parser =
+            brush_parser::Parser::new(std::io::Cursor::new(command.as_bytes()), &options);
+        parser.parse_program()
+    };
+    // The parser is third-party code that may panic on input nobody tried; a panic is a parse
+    // failure, which never approves anything.
+    let program = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)) {
+        Ok(Ok(program)) => program,
+        Ok(Err(err)) => return Err(err.to_string()),
+        Err(_) => return Err("the shell parser failed on this command".to_owned()),
     };
     let mut out = Vec::new();
     for list in &program.complete_commands {
@@ -502,6 +531,20 @@ mod tests {
         check("echo x >> /etc/passwd", &["echo x||/etc/passwd"]);
         check("cat < in.txt", &["cat||"]);
         check("{ ls; } > log", &["ls||", "||log"]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_command_lines_never_panic(command in r#"[a-z $()`'"|&;<>{}\\\n=*-]{0,40}"#) {
+            let _ = analyze(&command);
+        }
+    }
+
+    #[test]
+    fn deep_nesting_and_huge_commands_are_refused() {
+        assert!(analyze(&"(".repeat(10_000)).is_err());
+        assert!(analyze(&"$(".repeat(100)).is_err());
+        assert!(analyze(&"ls ".repeat(30_000)).is_err());
     }
 
     #[test]

@@ -10,7 +10,7 @@
 #![allow(unsafe_code)]
 
 use std::{
-    ffi::CStr,
+    ffi::{CStr, CString},
     io,
     os::fd::{AsRawFd, OwnedFd},
 };
@@ -24,6 +24,8 @@ pub(crate) struct ChildPlan {
     pub(crate) cgroup_procs: Option<OwnedFd>,
     /// Enter a new user namespace with these `uid_map` and `gid_map` contents.
     pub(crate) user_namespace: Option<(Vec<u8>, Vec<u8>)>,
+    /// Make this directory read-only in a private mount namespace (`.git` inside the workspace).
+    pub(crate) read_only_mount: Option<ReadOnlyMount>,
     /// `setrlimit` calls.
     pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlimit)>,
     /// Set `PR_SET_NO_NEW_PRIVS` (required by Landlock and seccomp for unprivileged callers).
@@ -48,6 +50,9 @@ impl ChildPlan {
             write_path(c"/proc/self/uid_map", uid_map)?;
             write_path(c"/proc/self/gid_map", gid_map)?;
         }
+        if let Some(mount) = &self.read_only_mount {
+            mount.apply()?;
+        }
         for (resource, limit) in &self.rlimits {
             // SAFETY: `limit` points to a valid, initialised `rlimit`.
             check(unsafe { libc::setrlimit(*resource, limit) })?;
@@ -69,6 +74,60 @@ impl ChildPlan {
         }
         Ok(())
     }
+}
+
+/// A directory made read-only by bind-mounting it over itself in a new mount namespace.
+#[derive(Debug)]
+pub(crate) struct ReadOnlyMount {
+    /// The directory.
+    pub(crate) path: CString,
+    /// Flags of the mount it lives on (`nosuid`, `nodev`, …): inside a user namespace they are
+    /// locked, and a remount that drops them fails.
+    pub(crate) locked_flags: libc::c_ulong,
+    /// The working directory, entered again so it resolves through the new mount.
+    pub(crate) cwd: CString,
+}
+
+impl ReadOnlyMount {
+    fn apply(&self) -> io::Result<()> {
+        let none = std::ptr::null::<libc::c_char>();
+        // SAFETY: every pointer is a NUL-terminated string prepared before the fork, or null where
+        // the kernel accepts null; the child is single-threaded as `unshare` requires.
+        unsafe {
+            check(libc::unshare(libc::CLONE_NEWNS))?;
+            // Keep the mounts below from propagating back to the parent's namespace.
+            check(libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ))?;
+            let path = self.path.as_ptr();
+            check(libc::mount(path, path, none, libc::MS_BIND | libc::MS_REC, std::ptr::null()))?;
+            let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | self.locked_flags;
+            check(libc::mount(none, path, none, flags, std::ptr::null()))?;
+            check(libc::chdir(self.cwd.as_ptr()))?;
+        }
+        Ok(())
+    }
+}
+
+/// The flags of the mount holding `path` that a user namespace locks, as `MS_*` bits.
+pub(crate) fn locked_mount_flags(path: &CStr) -> io::Result<libc::c_ulong> {
+    // SAFETY: `statvfs` writes into the zeroed struct; `path` is NUL-terminated.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    check(unsafe { libc::statvfs(path.as_ptr(), &mut stat) })?;
+    // `ST_*` values from <sys/statvfs.h>; the same on every Linux architecture and libc.
+    let pairs: [(libc::c_ulong, libc::c_ulong); 6] = [
+        (2, libc::MS_NOSUID),
+        (4, libc::MS_NODEV),
+        (8, libc::MS_NOEXEC),
+        (1024, libc::MS_NOATIME),
+        (2048, libc::MS_NODIRATIME),
+        (4096, libc::MS_RELATIME),
+    ];
+    Ok(pairs.iter().filter(|(st, _)| stat.f_flag & st != 0).fold(0, |acc, (_, ms)| acc | ms))
 }
 
 fn check(rc: libc::c_int) -> io::Result<()> {

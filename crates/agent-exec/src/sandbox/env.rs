@@ -110,7 +110,9 @@ mod tests {
             (OsString::from("PATH"), OsString::from("/usr/bin")),
         ];
         let env = sandbox_env(base, SandboxPolicy::ReadOnly, false, None);
-        let get = |name: &str| env.iter().filter(|(n, _)| n == name).map(|(_, v)| v.clone()).collect::<Vec<_>>();
+        let get = |name: &str| {
+            env.iter().filter(|(n, _)| n == name).map(|(_, v)| v.clone()).collect::<Vec<_>>()
+        };
         assert_eq!(get("PAGER"), [OsString::from("cat")]);
         assert!(get("OPENAI_API_KEY").is_empty());
         assert_eq!(get("PATH"), [OsString::from("/usr/bin")]);

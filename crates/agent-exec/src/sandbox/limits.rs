@@ -58,7 +58,10 @@ fn detect() -> ProcessLimit {
         };
     }
     match pids_cgroup_base() {
-        Some(base) => ProcessLimit::PidsCgroup(base),
+        Some(base) => {
+            remove_stale_cgroups(&base);
+            ProcessLimit::PidsCgroup(base)
+        }
         None => ProcessLimit::Unavailable(
             "running as root, where RLIMIT_NPROC does not apply, and no writable pids cgroup was found"
                 .to_owned(),
@@ -84,15 +87,23 @@ fn pids_cgroup_base() -> Option<PathBuf> {
             let mut parts = line.splitn(3, ':');
             let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
             let matches = match *fstype {
-                "cgroup" => options.split(',').any(|o| o == "pids")
-                    && controllers.split(',').any(|c| c == "pids"),
+                "cgroup" => {
+                    options.split(',').any(|o| o == "pids")
+                        && controllers.split(',').any(|c| c == "pids")
+                }
                 "cgroup2" => controllers.is_empty(),
                 _ => false,
             };
             matches.then_some(path)
         });
         if let Some(path) = path {
-            candidates.push(Path::new(mount_point).join(path.trim_start_matches('/')));
+            let relative = path.trim_matches('/');
+            let base = Path::new(mount_point);
+            candidates.push(if relative.is_empty() {
+                base.to_path_buf()
+            } else {
+                base.join(relative)
+            });
         }
     }
     candidates.into_iter().find(|base| {
@@ -101,6 +112,22 @@ fn pids_cgroup_base() -> Option<PathBuf> {
         let _ = fs::remove_dir(&probe);
         usable
     })
+}
+
+/// Removes the empty cgroups that agents killed before they could clean up left behind.
+fn remove_stale_cgroups(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|name| name.strip_prefix("agent-sandbox-")) else {
+            continue;
+        };
+        let owner = rest.split('-').next().unwrap_or_default();
+        if !owner.is_empty() && !Path::new("/proc").join(owner).exists() {
+            // Fails harmlessly when processes are still inside.
+            let _ = fs::remove_dir(entry.path());
+        }
+    }
 }
 
 /// A `pids` cgroup made for one command; removed (after killing what is left in it) on drop.
@@ -151,17 +178,20 @@ impl CgroupLease {
 impl Drop for CgroupLease {
     fn drop(&mut self) {
         // A cgroup can only be removed when empty; freshly killed processes take a moment to go.
-        for _ in 0..100 {
+        for attempt in 0..200u64 {
             if self.signal_all(libc::SIGKILL) == 0 && fs::remove_dir(&self.dir).is_ok() {
                 return;
             }
-            std::thread::sleep(std::time::Duration::from_millis(5));
+            std::thread::sleep(std::time::Duration::from_millis(1 + attempt / 20));
         }
     }
 }
 
 /// The `setrlimit` calls for `limits`, prepared before the fork.
-pub(crate) fn rlimits(limits: &Limits, nproc: bool) -> Vec<(libc::__rlimit_resource_t, libc::rlimit)> {
+pub(crate) fn rlimits(
+    limits: &Limits,
+    nproc: bool,
+) -> Vec<(libc::__rlimit_resource_t, libc::rlimit)> {
     let mut out = Vec::new();
     let mut push = |resource, soft: u64, hard: u64| {
         out.push((resource, libc::rlimit { rlim_cur: soft, rlim_max: hard }));

@@ -92,8 +92,12 @@ impl Default for Limits {
 
 impl Limits {
     /// No limit at all.
-    pub const NONE: Limits =
-        Limits { cpu_seconds: None, address_space_bytes: None, file_size_bytes: None, processes: None };
+    pub const NONE: Limits = Limits {
+        cpu_seconds: None,
+        address_space_bytes: None,
+        file_size_bytes: None,
+        processes: None,
+    };
 }
 
 /// Everything the sandbox needs to know to start a process.

@@ -16,6 +16,9 @@ pub struct Capabilities {
     pub seccomp: bool,
     /// Whether an unprivileged process can create a user namespace.
     pub user_namespaces: bool,
+    /// Whether a private mount namespace can be made for a child (as root, or inside a user
+    /// namespace), which keeps `.git` read-only under `workspace-write`.
+    pub mount_namespaces: bool,
     /// Whether this process runs as root (uid 0).
     pub root: bool,
     /// How the process-count limit is enforced.
@@ -39,6 +42,7 @@ pub fn probe() -> Capabilities {
         landlock_abi: landlock_abi(),
         seccomp: seccomp_available(),
         user_namespaces: user_namespaces(true),
+        mount_namespaces: mount_namespaces(),
         // SAFETY: `geteuid` has no preconditions.
         root: unsafe { libc::geteuid() } == 0,
         process_limit: ProcessLimit::current().clone(),
@@ -58,6 +62,10 @@ impl Capabilities {
             return PolicySupport { policy, missing: None, gaps };
         }
         let missing = self.missing();
+        if missing.is_some() {
+            // Gaps of a policy that cannot run at all would only bury the reason.
+            return PolicySupport { policy, missing, gaps };
+        }
         let abi = self.landlock_abi.unwrap_or(0);
         if abi < 3 {
             gaps.push("truncating files outside writable roots is not blocked (Landlock ABI < 3)");
@@ -66,10 +74,12 @@ impl Capabilities {
             gaps.push("TCP is blocked by seccomp only (Landlock ABI < 4 has no network rules)");
         }
         if abi < 6 {
-            gaps.push("signals to processes outside the sandbox are not blocked (Landlock ABI < 6)");
+            gaps.push(
+                "signals to processes outside the sandbox are not blocked (Landlock ABI < 6)",
+            );
         }
-        if policy == SandboxPolicy::WorkspaceWrite {
-            gaps.push(".git inside the workspace stays writable (Landlock rules cannot narrow a writable root)");
+        if policy == SandboxPolicy::WorkspaceWrite && !self.mount_namespaces {
+            gaps.push(".git inside the workspace stays writable (needs a mount namespace: root or user namespaces)");
         }
         if let ProcessLimit::Unavailable(_) = self.process_limit {
             gaps.push("the process-count limit is not enforced (see `process limit`)");
@@ -115,6 +125,7 @@ impl fmt::Display for Capabilities {
         writeln!(f, "landlock                       {landlock}")?;
         writeln!(f, "seccomp filters                {}", yes_no(self.seccomp))?;
         writeln!(f, "unprivileged user namespaces   {}", yes_no(self.user_namespaces))?;
+        writeln!(f, "mount namespaces (.git ro)     {}", yes_no(self.mount_namespaces))?;
         writeln!(f, "running as root                {}", yes_no(self.root))?;
         writeln!(f, "process limit                  {process_limit}")?;
         writeln!(f)?;
@@ -172,18 +183,95 @@ pub(crate) fn user_namespaces(as_unprivileged: bool) -> bool {
         if pid == 0 {
             if as_unprivileged && libc::geteuid() == 0 {
                 libc::setgroups(0, std::ptr::null());
-                if libc::setresgid(65534, 65534, 65534) != 0 || libc::setresuid(65534, 65534, 65534) != 0 {
+                if libc::setresgid(65534, 65534, 65534) != 0
+                    || libc::setresuid(65534, 65534, 65534) != 0
+                {
                     libc::_exit(2);
                 }
             }
             libc::_exit(if libc::unshare(libc::CLONE_NEWUSER) == 0 { 0 } else { 1 });
         }
-        let mut status = 0;
-        while libc::waitpid(pid, &mut status, 0) < 0 {
-            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                return false;
-            }
+        wait_ok(pid)
+    }
+}
+
+/// Whether a child can get a private mount namespace: directly as root, else inside a new user
+/// namespace. Tested in a forked child, like [`user_namespaces`].
+fn mount_namespaces() -> bool {
+    // SAFETY: the child only makes async-signal-safe system calls and leaves with `_exit`.
+    unsafe {
+        let pid = libc::fork();
+        if pid < 0 {
+            return false;
         }
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+        if pid == 0 {
+            let flags = if libc::geteuid() == 0 {
+                libc::CLONE_NEWNS
+            } else {
+                libc::CLONE_NEWUSER | libc::CLONE_NEWNS
+            };
+            libc::_exit(if libc::unshare(flags) == 0 { 0 } else { 1 });
+        }
+        wait_ok(pid)
+    }
+}
+
+/// Reaps `pid` and reports whether it exited with status 0.
+fn wait_ok(pid: libc::pid_t) -> bool {
+    let mut status = 0;
+    // SAFETY: `status` is a valid out-pointer; `pid` is our own child.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return false;
+        }
+    }
+    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn machine(
+        landlock_abi: Option<u32>,
+        seccomp: bool,
+        process_limit: ProcessLimit,
+    ) -> Capabilities {
+        Capabilities {
+            landlock_abi,
+            seccomp,
+            user_namespaces: false,
+            mount_namespaces: landlock_abi.is_some(),
+            root: true,
+            process_limit,
+        }
+    }
+
+    #[test]
+    fn table_for_a_full_kernel() {
+        let caps =
+            machine(Some(7), true, ProcessLimit::PidsCgroup(PathBuf::from("/sys/fs/cgroup/pids")));
+        insta::assert_snapshot!(caps.to_string());
+    }
+
+    #[test]
+    fn table_for_a_kernel_without_landlock_fails_closed() {
+        let caps =
+            machine(None, true, ProcessLimit::Unavailable("no writable pids cgroup".to_owned()));
+        insta::assert_snapshot!(caps.to_string());
+        let missing =
+            caps.support(SandboxPolicy::WorkspaceWrite).missing.map(|err| err.to_string());
+        assert!(missing.is_some_and(|m| m.contains("--sandbox danger-full-access")));
+        assert_eq!(caps.support(SandboxPolicy::DangerFullAccess).missing, None);
+    }
+
+    #[test]
+    fn old_landlock_is_enforced_with_gaps() {
+        let caps = machine(Some(2), true, ProcessLimit::UserNamespace);
+        let support = caps.support(SandboxPolicy::ReadOnly);
+        assert_eq!(support.missing, None);
+        assert_eq!(support.gaps.len(), 3, "{:?}", support.gaps);
     }
 }

@@ -53,8 +53,13 @@ fn compile(network: bool) -> Result<BpfProgram, seccompiler::BackendError> {
     if !network {
         // Only `AF_UNIX` sockets: pipes between local programs keep working, nothing else does.
         let not_unix = || {
-            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, libc::AF_UNIX as u64)
-                .and_then(|condition| SeccompRule::new(vec![condition]))
+            SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                libc::AF_UNIX as u64,
+            )
+            .and_then(|condition| SeccompRule::new(vec![condition]))
         };
         rules.insert(libc::SYS_socket, vec![not_unix()?]);
         rules.insert(libc::SYS_socketpair, vec![not_unix()?]);
@@ -65,8 +70,36 @@ fn compile(network: bool) -> Result<BpfProgram, seccompiler::BackendError> {
         SeccompAction::Errno(libc::EPERM as u32),
         ARCH,
     )?;
-    filter.try_into()
+    let mut program: BpfProgram = filter.try_into()?;
+    deny_x32(&mut program);
+    Ok(program)
 }
+
+/// Denies every x32 system call. x32 shares `AUDIT_ARCH_X86_64` with the native ABI, so the
+/// architecture check does not catch it, and its numbers (`nr | 0x4000_0000`) match none of the
+/// rules above: on a kernel with x32 enabled, `socket` through x32 would pass. (32-bit i386 calls
+/// fail the architecture check, which kills the process.)
+///
+/// seccompiler starts every program with a three-instruction architecture check and then loads
+/// the call number itself, so three instructions inserted after the check change nothing else.
+#[cfg(target_arch = "x86_64")]
+fn deny_x32(program: &mut BpfProgram) {
+    use seccompiler::sock_filter;
+    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    // Classic BPF opcodes from <linux/filter.h>.
+    const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JGE_K: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+    let load_nr = sock_filter { code: LD_W_ABS, jt: 0, jf: 0, k: 0 };
+    let is_x32 = sock_filter { code: JGE_K, jt: 0, jf: 1, k: X32_SYSCALL_BIT };
+    let deny =
+        sock_filter { code: RET_K, jt: 0, jf: 0, k: libc::SECCOMP_RET_ERRNO | libc::EPERM as u32 };
+    let at = program.len().min(3);
+    program.splice(at..at, [load_nr, is_x32, deny]);
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn deny_x32(_program: &mut BpfProgram) {}
 
 #[cfg(test)]
 mod tests {

@@ -34,11 +34,15 @@ impl std::fmt::Debug for ChatClient {
 impl ChatClient {
     /// A client for `config`. Fails only on an invalid configuration (base URL, key characters).
     pub fn new(config: &ClientConfig) -> Result<Self, ModelError> {
-        Ok(Self {
-            connection: Connection::new(config)?,
-            name: format!("chat:{}", config.model),
+        Ok(Self::with_connection(Connection::new(config)?))
+    }
+
+    pub(crate) fn with_connection(connection: Connection) -> Self {
+        Self {
+            name: format!("chat:{}", connection.model),
+            connection,
             shared: Arc::new(Shared::default()),
-        })
+        }
     }
 
     async fn open(&self, request: ModelRequest<'_>) -> Result<ModelStream<'_>, ModelError> {

@@ -96,7 +96,8 @@ impl ChatAccumulator {
             let call = match position {
                 Some(position) => &mut self.calls[position],
                 None => {
-                    self.calls.push(PartialCall { index: fragment.index, ..PartialCall::default() });
+                    self.calls
+                        .push(PartialCall { index: fragment.index, ..PartialCall::default() });
                     let last = self.calls.len() - 1;
                     &mut self.calls[last]
                 }
@@ -133,10 +134,14 @@ impl ChatAccumulator {
 impl Accumulator for ChatAccumulator {
     type Chunk = ChatResponse;
 
-    fn push(&mut self, chunk: ChatResponse, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError> {
+    fn push(
+        &mut self,
+        chunk: ChatResponse,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError> {
         if let Some(error) = &chunk.error {
-            let server = ServerError::from_value(&serde_json::json!({ "error": error }))
-                .unwrap_or_default();
+            let server =
+                ServerError::from_value(&serde_json::json!({ "error": error })).unwrap_or_default();
             return Err(from_server_error(&server));
         }
         if chunk.object.as_deref() == Some("error") {
@@ -175,7 +180,10 @@ impl Accumulator for ChatAccumulator {
         };
         if !self.reasoning.is_empty() {
             let text = std::mem::take(&mut self.reasoning);
-            out.push_back(ModelEvent::Reasoning(Reasoning { text: Some(text), ..Reasoning::default() }));
+            out.push_back(ModelEvent::Reasoning(Reasoning {
+                text: Some(text),
+                ..Reasoning::default()
+            }));
         }
         if !self.text.is_empty() {
             out.push_back(ModelEvent::Message(Message::assistant(std::mem::take(&mut self.text))));
@@ -212,5 +220,78 @@ impl Accumulator for ChatAccumulator {
 
     fn is_complete(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// Feeds chunks of `choices[0].delta` and returns the complete items.
+    #[track_caller]
+    fn check(deltas: Vec<Value>, expect: Vec<ModelEvent>) {
+        let mut accumulator = ChatAccumulator::new(Arc::new(Shared::default()));
+        let mut out = VecDeque::new();
+        for delta in deltas {
+            let chunk = json!({"choices": [{"delta": delta, "finish_reason": null}]});
+            accumulator.push(serde_json::from_value(chunk).unwrap(), &mut out).unwrap();
+        }
+        let last = json!({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]});
+        accumulator.push(serde_json::from_value(last).unwrap(), &mut out).unwrap();
+        accumulator.finish(&mut out).unwrap();
+        let items: Vec<_> = out
+            .into_iter()
+            .filter(|event| matches!(event, ModelEvent::ToolCall(_) | ModelEvent::Message(_)))
+            .collect();
+        assert_eq!(items, expect);
+    }
+
+    fn call(id: &str, name: &str, arguments: &str) -> ModelEvent {
+        ModelEvent::ToolCall(ToolCall {
+            call_id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+            item_id: None,
+        })
+    }
+
+    #[test]
+    fn fragments_without_index_join_by_id() {
+        check(
+            vec![
+                json!({"tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{\"x\""}}]}),
+                json!({"tool_calls": [{"id": "b", "function": {"name": "g", "arguments": "{}"}}]}),
+                json!({"tool_calls": [{"id": "a", "function": {"arguments": ":1}"}}]}),
+            ],
+            vec![call("a", "f", "{\"x\":1}"), call("b", "g", "{}")],
+        );
+    }
+
+    #[test]
+    fn a_repeated_name_is_not_doubled() {
+        check(
+            vec![
+                json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "read_file", "arguments": "{"}}]}),
+                json!({"tool_calls": [{"index": 0, "function": {"name": "read_file", "arguments": "}"}}]}),
+            ],
+            vec![call("a", "read_file", "{}")],
+        );
+    }
+
+    #[test]
+    fn error_chunks_fail_whatever_their_shape() {
+        for chunk in [
+            json!({"error": {"message": "overloaded", "type": "server_error"}}),
+            json!({"object": "error", "message": "overloaded", "type": "InternalServerError", "code": 500}),
+        ] {
+            let mut accumulator = ChatAccumulator::new(Arc::new(Shared::default()));
+            let error =
+                accumulator.push(serde_json::from_value(chunk).unwrap(), &mut VecDeque::new());
+            assert_eq!(
+                error.map_err(|e| e.message),
+                Err("the server reported an error: overloaded".to_owned())
+            );
+        }
     }
 }

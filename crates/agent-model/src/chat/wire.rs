@@ -134,7 +134,10 @@ pub(crate) fn build<'a>(
                     last.tool_calls.push(RequestToolCall {
                         id: &call.call_id,
                         r#type: "function",
-                        function: RequestFunctionCall { name: &call.name, arguments: &call.arguments },
+                        function: RequestFunctionCall {
+                            name: &call.name,
+                            arguments: &call.arguments,
+                        },
                     });
                 }
             }

@@ -5,9 +5,7 @@ pub(crate) mod wire;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use agent_core::{
-    BoxFuture, ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelStream,
-};
+use agent_core::{BoxFuture, ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelStream};
 use async_openai::traits::RequestOptionsBuilder;
 
 use self::{
@@ -41,11 +39,15 @@ impl std::fmt::Debug for ResponsesClient {
 impl ResponsesClient {
     /// A client that stores responses and continues them with `previous_response_id`.
     pub fn new(config: &ClientConfig) -> Result<Self, ModelError> {
-        Ok(Self {
-            connection: Connection::new(config)?,
-            name: format!("responses:{}", config.model),
+        Ok(Self::with_connection(Connection::new(config)?))
+    }
+
+    pub(crate) fn with_connection(connection: Connection) -> Self {
+        Self {
+            name: format!("responses:{}", connection.model),
+            connection,
             stateless: AtomicBool::new(false),
-        })
+        }
     }
 
     /// A client that never stores responses (`store: false`) and replays the whole transcript,
@@ -71,16 +73,31 @@ impl ResponsesClient {
             } else {
                 Mode::Stored { previous_response_id: None }
             };
-            return self.send(wire::build(&self.connection.model, &request, request.items, mode, self.connection.stream)).await;
+            return self
+                .send(wire::build(
+                    &self.connection.model,
+                    &request,
+                    request.items,
+                    mode,
+                    self.connection.stream,
+                ))
+                .await;
         };
         let items = &request.items[continuation.items_known..];
         let mode = Mode::Stored { previous_response_id: Some(&continuation.previous_response_id) };
-        let body = wire::build(&self.connection.model, &request, items, mode, self.connection.stream);
+        let body =
+            wire::build(&self.connection.model, &request, items, mode, self.connection.stream);
         match self.send(body).await {
             Err(error) if rejects_continuation(&error) => {
                 tracing::warn!(model = %self.connection.model, "server rejected previous_response_id; switching to stateless requests");
                 self.stateless.store(true, Ordering::Relaxed);
-                let body = wire::build(&self.connection.model, &request, request.items, Mode::Stateless, self.connection.stream);
+                let body = wire::build(
+                    &self.connection.model,
+                    &request,
+                    request.items,
+                    Mode::Stateless,
+                    self.connection.stream,
+                );
                 self.send(body).await
             }
             other => other,
@@ -91,8 +108,12 @@ impl ResponsesClient {
         let connection = &self.connection;
         tracing::debug!(model = %connection.model, items = body.input.len(), continued = body.previous_response_id.is_some(), "responses request");
         if !connection.stream {
-            let response: ResponseBody =
-                connection.client.responses().create_byot(&body).await.map_err(error::from_openai)?;
+            let response: ResponseBody = connection
+                .client
+                .responses()
+                .create_byot(&body)
+                .await
+                .map_err(error::from_openai)?;
             return Ok(events::ready(ResponsesAccumulator::whole(response)?));
         }
         let inner = connection

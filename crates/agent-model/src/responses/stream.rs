@@ -75,7 +75,11 @@ impl ResponsesAccumulator {
             })
     }
 
-    fn call_entry(&mut self, item_id: Option<String>, output_index: Option<u64>) -> &mut PartialCall {
+    fn call_entry(
+        &mut self,
+        item_id: Option<String>,
+        output_index: Option<u64>,
+    ) -> &mut PartialCall {
         let position = match self.call_position(item_id.as_deref(), output_index) {
             Some(position) => position,
             None => {
@@ -87,7 +91,12 @@ impl ResponsesAccumulator {
     }
 
     /// Emits a finished output item once.
-    fn emit(&mut self, item: OutputItem, output_index: Option<u64>, out: &mut VecDeque<ModelEvent>) {
+    fn emit(
+        &mut self,
+        item: OutputItem,
+        output_index: Option<u64>,
+        out: &mut VecDeque<ModelEvent>,
+    ) {
         let key = match &item {
             OutputItem::Message { id, .. } | OutputItem::Reasoning { id, .. } => id.clone(),
             OutputItem::FunctionCall { id, call_id, .. } => id.clone().or_else(|| call_id.clone()),
@@ -113,11 +122,16 @@ impl ResponsesAccumulator {
                 let (partial_call_id, partial_name, partial_arguments) = match partial {
                     Some(partial) => {
                         partial.emitted = true;
-                        (partial.call_id.take(), partial.name.take(), std::mem::take(&mut partial.arguments))
+                        (
+                            partial.call_id.take(),
+                            partial.name.take(),
+                            std::mem::take(&mut partial.arguments),
+                        )
                     }
                     None => (None, None, String::new()),
                 };
-                let arguments = arguments.filter(|text| !text.is_empty()).unwrap_or(partial_arguments);
+                let arguments =
+                    arguments.filter(|text| !text.is_empty()).unwrap_or(partial_arguments);
                 out.push_back(ModelEvent::ToolCall(ToolCall {
                     // Invariant: the call is answered under its `call_id`; the `fc_` item id is
                     // only kept to replay the item, and stands in only if a server sent no call id.
@@ -169,7 +183,9 @@ impl ResponsesAccumulator {
             }));
         }
         if !self.pending_text.is_empty() {
-            out.push_back(ModelEvent::Message(Message::assistant(std::mem::take(&mut self.pending_text))));
+            out.push_back(ModelEvent::Message(Message::assistant(std::mem::take(
+                &mut self.pending_text,
+            ))));
         }
         if let Some(usage) = response.usage {
             out.push_back(ModelEvent::Usage(Usage {
@@ -195,11 +211,16 @@ impl ResponsesAccumulator {
 impl Accumulator for ResponsesAccumulator {
     type Chunk = StreamEvent;
 
-    fn push(&mut self, event: StreamEvent, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError> {
+    fn push(
+        &mut self,
+        event: StreamEvent,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<(), ModelError> {
         let Some(kind) = event.kind.as_deref() else {
             // Servers that fail mid-stream sometimes send a bare `{"error": …}` chunk.
             if let Some(error) = &event.error {
-                let server = ServerError::from_value(&json!({ "error": error })).unwrap_or_default();
+                let server =
+                    ServerError::from_value(&json!({ "error": error })).unwrap_or_default();
                 return Err(from_server_error(&server));
             }
             return Ok(());
@@ -211,7 +232,8 @@ impl Accumulator for ResponsesAccumulator {
                 }
             }
             "response.output_item.added" => {
-                if let Some(OutputItem::FunctionCall { id, call_id, name, arguments }) = event.item {
+                if let Some(OutputItem::FunctionCall { id, call_id, name, arguments }) = event.item
+                {
                     let call = self.call_entry(id, event.output_index);
                     call.call_id = call_id.or(call.call_id.take());
                     call.name = name.or(call.name.take());
@@ -276,4 +298,113 @@ impl Accumulator for ResponsesAccumulator {
 
 fn join_text(parts: &[super::wire::Part]) -> String {
     parts.iter().filter_map(|part| part.text.as_deref().or(part.refusal.as_deref())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// Feeds the events and returns what came out, or the error's message.
+    #[track_caller]
+    fn check(events: Vec<Value>, expect: Result<Vec<ModelEvent>, &str>) {
+        let mut accumulator = ResponsesAccumulator::default();
+        let mut out = VecDeque::new();
+        let mut result = Ok(());
+        for event in events {
+            let event: StreamEvent = serde_json::from_value(event).unwrap();
+            result = result.and_then(|()| accumulator.push(event, &mut out));
+        }
+        let result = result.and_then(|()| accumulator.finish(&mut out));
+        match (result, expect) {
+            (Ok(()), Ok(expect)) => assert_eq!(Vec::from(out), expect),
+            (Err(error), Err(message)) => assert_eq!(error.message, message),
+            (got, expect) => panic!("got {got:?} and {out:?}, expected {expect:?}"),
+        }
+    }
+
+    fn completed(stop: StopReason) -> ModelEvent {
+        ModelEvent::Completed { response_id: Some("resp_1".into()), stop }
+    }
+
+    fn read_call(arguments: &str) -> ModelEvent {
+        ModelEvent::ToolCall(ToolCall {
+            call_id: "call_1".into(),
+            name: "read_file".into(),
+            arguments: arguments.into(),
+            item_id: Some("fc_1".into()),
+        })
+    }
+
+    #[test]
+    fn unknown_events_are_ignored() {
+        check(
+            vec![
+                json!({"type": "keepalive"}),
+                json!({"type": "response.output_item.done", "output_index": 0, "item": {"id": "x_1", "status": "completed"}}),
+                json!({"type": "response.brand_new_event", "whatever": [1, 2]}),
+                json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": []}}),
+            ],
+            Ok(vec![completed(StopReason::Completed)]),
+        );
+    }
+
+    #[test]
+    fn calls_only_streamed_are_still_emitted_with_their_call_id() {
+        check(
+            vec![
+                json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read_file", "arguments": ""}}),
+                json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": "{\"path\":"}),
+                json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "\"a\"}"}),
+                json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed"}}),
+            ],
+            Ok(vec![read_call(r#"{"path":"a"}"#), completed(StopReason::Completed)]),
+        );
+    }
+
+    #[test]
+    fn items_missing_from_done_events_come_from_completed_once() {
+        let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read_file", "arguments": "{}"});
+        check(
+            vec![
+                json!({"type": "response.output_item.done", "output_index": 0, "item": call}),
+                json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": [call, {"type": "message", "content": [{"type": "output_text", "text": "hi"}]}]}}),
+            ],
+            Ok(vec![
+                read_call("{}"),
+                ModelEvent::Message(Message::assistant("hi")),
+                completed(StopReason::Completed),
+            ]),
+        );
+    }
+
+    #[test]
+    fn incomplete_is_a_stop_and_failed_is_an_error() {
+        check(
+            vec![
+                json!({"type": "response.incomplete", "response": {"id": "resp_1", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}}),
+            ],
+            Ok(vec![completed(StopReason::MaxTokens)]),
+        );
+        check(
+            vec![
+                json!({"type": "response.failed", "response": {"id": "resp_1", "status": "failed", "error": {"code": "server_error", "message": "boom"}}}),
+            ],
+            Err("the server reported an error: boom"),
+        );
+        check(
+            vec![
+                json!({"type": "error", "code": "context_length_exceeded", "message": "too long"}),
+            ],
+            Err("the server reported an error: too long"),
+        );
+    }
+
+    #[test]
+    fn a_stream_without_a_terminal_event_fails() {
+        check(
+            vec![json!({"type": "response.output_text.delta", "delta": "hi"})],
+            Err("the response stream ended without response.completed (the stream was cut short)"),
+        );
+    }
 }

@@ -1,7 +1,7 @@
 //! Responses API wire types: the request we send, and lenient response and event types.
 
 use agent_core::{Item, ModelRequest, ToolChoice};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 
 use crate::lenient;
@@ -183,7 +183,7 @@ pub(crate) struct ResponseBody {
     pub(crate) id: Option<String>,
     #[serde(default, deserialize_with = "lenient::string")]
     pub(crate) status: Option<String>,
-    #[serde(default, deserialize_with = "lenient::nullable")]
+    #[serde(default, deserialize_with = "items")]
     pub(crate) output: Vec<OutputItem>,
     #[serde(default)]
     pub(crate) usage: Option<ResponsesUsage>,
@@ -280,7 +280,7 @@ pub(crate) struct StreamEvent {
     pub(crate) delta: Option<String>,
     #[serde(default, deserialize_with = "lenient::arguments")]
     pub(crate) arguments: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "item")]
     pub(crate) item: Option<OutputItem>,
     #[serde(default)]
     pub(crate) response: Option<ResponseBody>,
@@ -290,4 +290,28 @@ pub(crate) struct StreamEvent {
     pub(crate) message: Option<String>,
     #[serde(default)]
     pub(crate) error: Option<Value>,
+}
+
+/// An output item; one without a `type` is kept as `Other` instead of failing the whole event.
+/// A known type with broken fields still fails, so that a tool call is never dropped silently.
+fn output_item<E: serde::de::Error>(value: Value) -> Result<OutputItem, E> {
+    if value.get("type").is_none_or(Value::is_null) {
+        return Ok(OutputItem::Other);
+    }
+    serde_json::from_value(value).map_err(E::custom)
+}
+
+fn item<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<OutputItem>, D::Error> {
+    Option::<Value>::deserialize(deserializer)?
+        .filter(|value| !value.is_null())
+        .map(output_item)
+        .transpose()
+}
+
+fn items<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<OutputItem>, D::Error> {
+    Option::<Vec<Value>>::deserialize(deserializer)?
+        .unwrap_or_default()
+        .into_iter()
+        .map(output_item)
+        .collect()
 }

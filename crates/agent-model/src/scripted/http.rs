@@ -48,8 +48,7 @@ fn invalid(message: &str) -> io::Error {
 /// Reads one request (head and a `content-length` or chunked body).
 pub(crate) async fn read_request(reader: &mut BufReader<TcpStream>) -> io::Result<RecordedRequest> {
     let mut line = String::new();
-    let mut head_size = 0;
-    reader.read_line(&mut line).await?;
+    let mut head_size = reader.read_line(&mut line).await?;
     let mut parts = line.split_whitespace();
     let (Some(method), Some(path)) = (parts.next(), parts.next()) else {
         return Err(invalid("bad request line"));
@@ -77,7 +76,8 @@ pub(crate) async fn read_request(reader: &mut BufReader<TcpStream>) -> io::Resul
         loop {
             line.clear();
             reader.read_line(&mut line).await?;
-            let size = usize::from_str_radix(line.trim(), 16).map_err(|_| invalid("bad chunk size"))?;
+            let size =
+                usize::from_str_radix(line.trim(), 16).map_err(|_| invalid("bad chunk size"))?;
             if body.len() + size > MAX_BODY {
                 return Err(invalid("body too large"));
             }

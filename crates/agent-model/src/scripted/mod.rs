@@ -16,6 +16,7 @@
 //! # }
 //! ```
 
+mod bench;
 mod http;
 mod render;
 mod script;
@@ -34,11 +35,12 @@ use tokio::{
     task::JoinHandle,
 };
 
+use self::render::Ids;
 pub use self::{
+    bench::{Throughput, serde_only_throughput, sse_parse_throughput},
     http::RecordedRequest,
     script::{Fault, Quirks, Script, ScriptedCall, Turn},
 };
-use self::render::Ids;
 
 #[derive(Default)]
 struct State {
@@ -65,7 +67,8 @@ impl ScriptedServer {
     pub async fn start(script: Script) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let state = Arc::new(Mutex::new(State { turns: script.turns.into(), requests: Vec::new() }));
+        let state =
+            Arc::new(Mutex::new(State { turns: script.turns.into(), requests: Vec::new() }));
         let shared = state.clone();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
@@ -213,9 +216,9 @@ async fn play(
     };
     http::write_stream_head(&mut stream, request_id).await?;
     let cut = match &turn.fault {
-        Some(Fault::ResetAfter { events } | Fault::Truncate { events } | Fault::Chunk { events, .. }) => {
-            Some(*events)
-        }
+        Some(
+            Fault::ResetAfter { events } | Fault::Truncate { events } | Fault::Chunk { events, .. },
+        ) => Some(*events),
         Some(Fault::MalformedJson) => Some(1),
         _ => None,
     };

@@ -24,7 +24,14 @@ fn fragments(text: &str, quirks: &Quirks) -> Vec<String> {
 }
 
 /// Puts `id`, `object` and `created` in front of `fields`, unless the quirk omits them.
-fn envelope(id: String, object: &str, created_key: &str, ids: &Ids, quirks: &Quirks, fields: Value) -> Value {
+fn envelope(
+    id: String,
+    object: &str,
+    created_key: &str,
+    ids: &Ids,
+    quirks: &Quirks,
+    fields: Value,
+) -> Value {
     let mut map = Map::new();
     if !quirks.omit_ids {
         map.insert("id".into(), json!(id));
@@ -72,7 +79,14 @@ fn chat_usage(turn: &Turn) -> Value {
     })
 }
 
-fn chat_tool_call(turn: &Turn, index: usize, id: &str, name: &str, arguments: Value, first: bool) -> Value {
+fn chat_tool_call(
+    turn: &Turn,
+    index: usize,
+    id: &str,
+    name: &str,
+    arguments: Value,
+    first: bool,
+) -> Value {
     let mut call = Map::new();
     if !turn.quirks.omit_tool_index {
         call.insert("index".into(), json!(index));
@@ -104,7 +118,8 @@ pub(crate) fn chat_whole(turn: &Turn, ids: &Ids) -> Value {
             .enumerate()
             .map(|(index, call)| {
                 let arguments = arguments_value(turn, call.argument_text());
-                let mut wire = chat_tool_call(turn, index, &call.call_id, &call.name, arguments, true);
+                let mut wire =
+                    chat_tool_call(turn, index, &call.call_id, &call.name, arguments, true);
                 if let Some(map) = wire.as_object_mut() {
                     map.remove("index");
                 }
@@ -162,12 +177,26 @@ pub(crate) fn chat_stream(turn: &Turn, ids: &Ids) -> Vec<String> {
         .map(|(index, call)| {
             if turn.quirks.arguments_as_object {
                 let arguments = arguments_value(turn, call.argument_text());
-                return vec![chat_tool_call(turn, index, &call.call_id, &call.name, arguments, true)];
+                return vec![chat_tool_call(
+                    turn,
+                    index,
+                    &call.call_id,
+                    &call.name,
+                    arguments,
+                    true,
+                )];
             }
             let mut parts =
                 vec![chat_tool_call(turn, index, &call.call_id, &call.name, json!(""), true)];
             for piece in fragments(&call.argument_text(), &turn.quirks) {
-                parts.push(chat_tool_call(turn, index, &call.call_id, &call.name, json!(piece), false));
+                parts.push(chat_tool_call(
+                    turn,
+                    index,
+                    &call.call_id,
+                    &call.name,
+                    json!(piece),
+                    false,
+                ));
             }
             parts
         })
@@ -316,7 +345,9 @@ pub(crate) fn responses_stream(turn: &Turn, ids: &Ids) -> Vec<String> {
         let mut added = item.clone();
         added["status"] = json!("in_progress");
         added["arguments"] = json!("");
-        let mut parts = vec![json!({"type": "response.output_item.added", "output_index": index, "item": added})];
+        let mut parts = vec![
+            json!({"type": "response.output_item.added", "output_index": index, "item": added}),
+        ];
         let text = match &item["arguments"] {
             Value::String(text) => text.clone(),
             other => other.to_string(),
@@ -325,7 +356,9 @@ pub(crate) fn responses_stream(turn: &Turn, ids: &Ids) -> Vec<String> {
             parts.push(json!({"type": "response.function_call_arguments.delta", "item_id": item["id"], "output_index": index, "delta": piece}));
         }
         parts.push(json!({"type": "response.function_call_arguments.done", "item_id": item["id"], "output_index": index, "arguments": text}));
-        parts.push(json!({"type": "response.output_item.done", "output_index": index, "item": item}));
+        parts.push(
+            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+        );
         per_call.push(parts);
     }
     bodies.extend(order(per_call, turn.quirks.interleave_arguments));

@@ -197,3 +197,59 @@ impl Quirks {
         *self == Self::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[track_caller]
+    fn check(text: &str, expect: Result<Script, &str>) {
+        match (Script::from_json(text), expect) {
+            (Ok(got), Ok(expect)) => assert_eq!(got, expect),
+            (Err(got), Err(expect)) => assert!(got.to_string().contains(expect), "{got}"),
+            (got, expect) => panic!("got {got:?}, expected {expect:?}"),
+        }
+    }
+
+    #[test]
+    fn documented_script_parses() {
+        let text = r#"{"turns": [
+          {"reasoning": "I should read the file.",
+           "tool_calls": [{"call_id": "call_1", "name": "read_file", "arguments": {"path": "a.txt"}}]},
+          {"fault": {"kind": "status", "status": 429, "body": "{}", "headers": {"retry-after": "1"}}},
+          {"text": "It says hello.", "delay_ms": 50, "quirks": {"omit_ids": true, "fragment_chars": 4}},
+          {"fault": {"kind": "reset_after", "events": 2}}
+        ]}"#;
+        let expect = Script::new([
+            Turn::tool_calls([ScriptedCall::new("call_1", "read_file", json!({"path": "a.txt"}))])
+                .with_reasoning("I should read the file."),
+            Turn::fault(Fault::Status {
+                status: 429,
+                body: "{}".into(),
+                content_type: None,
+                headers: [("retry-after".to_owned(), "1".to_owned())].into(),
+            }),
+            Turn::text("It says hello.").with_delay_ms(50).with_quirks(Quirks {
+                omit_ids: true,
+                fragment_chars: 4,
+                ..Quirks::default()
+            }),
+            Turn::fault(Fault::ResetAfter { events: 2 }),
+        ]);
+        check(text, Ok(expect));
+    }
+
+    #[test]
+    fn typos_are_rejected() {
+        check(r#"{"turns": [{"txt": "hi"}]}"#, Err("unknown field `txt`"));
+        check(r#"{"turns": [{"fault": {"kind": "explode"}}]}"#, Err("unknown variant `explode`"));
+    }
+
+    #[test]
+    fn script_round_trips_through_json() {
+        let script = Script::new([Turn::text("a").with_fault(Fault::Truncate { events: 1 })]);
+        let text = serde_json::to_string(&script).unwrap_or_default();
+        check(&text, Ok(script));
+    }
+}

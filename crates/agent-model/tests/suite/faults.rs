@@ -1,6 +1,9 @@
 //! Injected faults: what is retried, what is reported, and how often the server was asked.
 
-use std::{collections::BTreeMap, time::{Duration, Instant}};
+use std::{
+    collections::BTreeMap,
+    time::{Duration, Instant},
+};
 
 use agent_core::{ModelErrorKind, ModelEvent};
 use agent_model::scripted::{Fault, Turn};
@@ -13,7 +16,10 @@ fn status(status: u16, body: &str, headers: &[(&str, &str)]) -> Turn {
         status,
         body: body.into(),
         content_type: None,
-        headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect::<BTreeMap<_, _>>(),
+        headers: headers
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect::<BTreeMap<_, _>>(),
     })
 }
 
@@ -40,7 +46,10 @@ async fn retry_after_beyond_the_cap_is_reported_not_waited() {
     let server = start([status(429, "{}", &[("retry-after", "3600")]), Turn::text("never")]).await;
     let client = client(Api::Chat, &config(&server, true));
     let error = failure(run(client.as_ref(), &[user("go")], None).await);
-    assert_eq!(error.kind, ModelErrorKind::RateLimit { retry_after: Some(Duration::from_secs(3600)) });
+    assert_eq!(
+        error.kind,
+        ModelErrorKind::RateLimit { retry_after: Some(Duration::from_secs(3600)) }
+    );
     assert!(error.is_retryable());
     assert_eq!(server.requests().len(), 1);
 }
@@ -48,7 +57,9 @@ async fn retry_after_beyond_the_cap_is_reported_not_waited() {
 #[tokio::test]
 async fn server_error_twice_then_success() {
     for (api, stream) in ALL {
-        let server = start([status(500, "upstream crashed", &[]), status(503, "", &[]), Turn::text("ok")]).await;
+        let server =
+            start([status(500, "upstream crashed", &[]), status(503, "", &[]), Turn::text("ok")])
+                .await;
         let client = client(api, &config(&server, stream));
         let events = run(client.as_ref(), &[user("go")], None).await.unwrap();
         assert!(completed(&events));
@@ -63,13 +74,18 @@ async fn server_errors_past_the_retry_budget_fail_once() {
     let client = client(Api::Responses, &config(&server, true));
     let error = failure(run(client.as_ref(), &[user("go")], None).await);
     assert_eq!((error.kind, error.status), (ModelErrorKind::Server, Some(502)));
-    assert_eq!(server.requests().len(), 4, "one try and three retries, not retries stacked on retries");
+    assert_eq!(
+        server.requests().len(),
+        4,
+        "one try and three retries, not retries stacked on retries"
+    );
 }
 
 #[tokio::test]
 async fn connection_reset_mid_stream_is_an_error_and_not_replayed() {
     for api in [Api::Chat, Api::Responses] {
-        let turn = Turn::text("a long answer that gets cut").with_fault(Fault::ResetAfter { events: 3 });
+        let turn =
+            Turn::text("a long answer that gets cut").with_fault(Fault::ResetAfter { events: 3 });
         let server = start([turn, Turn::text("must not be requested")]).await;
         let client = client(api, &config(&server, true));
         let error = failure(run(client.as_ref(), &[user("go")], None).await);
@@ -111,7 +127,10 @@ async fn unauthorized_is_a_clear_auth_error_without_retry() {
         let client = client(api, &config(&server, stream));
         let error = failure(run(client.as_ref(), &[user("go")], None).await);
         assert_eq!((error.kind.clone(), error.status), (ModelErrorKind::Auth, Some(401)));
-        assert_eq!(error.message, "the server refused the api key (http 401): Incorrect API key provided: <redacted>.");
+        assert_eq!(
+            error.message,
+            "the server refused the api key (http 401): Incorrect API key provided: <redacted>."
+        );
         assert_eq!(error.request_id.as_deref(), Some("req_scripted_1"));
         assert!(!error.is_retryable());
         assert_eq!(server.requests().len(), 1, "{api:?} stream={stream}");
@@ -125,7 +144,12 @@ async fn json_answer_to_a_streaming_request() {
         let client = client(api, &config(&server, true));
         let error = failure(run(client.as_ref(), &[user("go")], None).await);
         assert_eq!((error.kind.clone(), error.status), (ModelErrorKind::BadResponse, Some(200)));
-        assert!(error.message.starts_with("expected an event stream but the server answered with application/json"), "{error}");
+        assert!(
+            error.message.starts_with(
+                "expected an event stream but the server answered with application/json"
+            ),
+            "{error}"
+        );
     }
 }
 

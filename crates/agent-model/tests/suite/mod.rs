@@ -8,8 +8,8 @@ mod tolerance;
 use std::time::Duration;
 
 use agent_core::{
-    CallOutput, Effects, Item, Message, ModelClient, ModelError, ModelEvent, ModelRequest, Reasoning,
-    ToolCall, ToolChoice, ToolSpec,
+    CallOutput, Effects, Item, Message, ModelClient, ModelError, ModelEvent, ModelRequest,
+    Reasoning, ToolCall, ToolChoice, ToolSpec,
 };
 use agent_model::{
     ApiKey, ChatClient, ClientConfig, ResponsesClient, RetryPolicy,
@@ -88,11 +88,21 @@ pub(crate) fn user(text: &str) -> Item {
 }
 
 pub(crate) fn call(call_id: &str, name: &str, arguments: &str) -> ToolCall {
-    ToolCall { call_id: call_id.into(), name: name.into(), arguments: arguments.into(), item_id: None }
+    ToolCall {
+        call_id: call_id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+        item_id: None,
+    }
 }
 
 pub(crate) fn output(call_id: &str, text: &str) -> Item {
-    Item::ToolOutput(CallOutput { call_id: call_id.into(), output: text.into(), ok: true, error: None })
+    Item::ToolOutput(CallOutput {
+        call_id: call_id.into(),
+        output: text.into(),
+        ok: true,
+        error: None,
+    })
 }
 
 pub(crate) fn reasoning_text(text: &str) -> Reasoning {
@@ -127,10 +137,15 @@ pub(crate) fn items(events: &[ModelEvent]) -> Vec<ModelEvent> {
     events
         .iter()
         .filter(|event| {
-            matches!(event, ModelEvent::Message(_) | ModelEvent::ToolCall(_) | ModelEvent::Reasoning(_))
+            matches!(
+                event,
+                ModelEvent::Message(_) | ModelEvent::ToolCall(_) | ModelEvent::Reasoning(_)
+            )
         })
         .map(|event| match event {
-            ModelEvent::ToolCall(call) => ModelEvent::ToolCall(ToolCall { item_id: None, ..call.clone() }),
+            ModelEvent::ToolCall(call) => {
+                ModelEvent::ToolCall(ToolCall { item_id: None, ..call.clone() })
+            }
             ModelEvent::Reasoning(reasoning) => ModelEvent::Reasoning(Reasoning {
                 text: reasoning.text.clone().or_else(|| reasoning.summary.first().cloned()),
                 ..Reasoning::default()

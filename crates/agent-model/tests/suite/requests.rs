@@ -1,9 +1,26 @@
 //! The exact request bodies each adapter sends, captured by the scripted server.
 
 use agent_core::{Continuation, Item, Message, ModelClient, ModelEvent, Reasoning, ToolCall};
-use agent_model::{ResponsesClient, scripted::{Fault, ScriptedCall, Turn}};
+use agent_model::{
+    ResponsesClient,
+    scripted::{Fault, ScriptedCall, Turn},
+};
+use async_openai::types::{chat::CreateChatCompletionRequest, responses::CreateResponse};
 use insta::assert_json_snapshot;
-use serde_json::json;
+use serde_json::{Value, json};
+
+/// Our request bodies must also be valid to async-openai's typed (OpenAI-canonical) structs.
+#[track_caller]
+fn conforms(body: &Value) {
+    let result = if body.get("messages").is_some() {
+        serde_json::from_value::<CreateChatCompletionRequest>(body.clone()).map(|_| ())
+    } else {
+        serde_json::from_value::<CreateResponse>(body.clone()).map(|_| ())
+    };
+    if let Err(error) = result {
+        panic!("not a canonical OpenAI request ({error}): {body}");
+    }
+}
 
 use super::{Api, call, client, config, output, reasoning_text, run, start, user};
 
@@ -29,6 +46,7 @@ async fn chat_first_turn() {
     assert_eq!(request.path, "/v1/chat/completions");
     assert_eq!(request.header("authorization"), Some(format!("Bearer {}", super::KEY).as_str()));
     assert_eq!(request.header("accept"), Some("text/event-stream"));
+    conforms(&request.json());
     assert_json_snapshot!(request.json());
 }
 
@@ -37,6 +55,7 @@ async fn chat_tool_result_turn() {
     let server = start([Turn::text("alpha and beta")]).await;
     let client = client(Api::Chat, &config(&server, false));
     run(client.as_ref(), &tool_round(), None).await.unwrap();
+    conforms(&server.requests()[0].json());
     assert_json_snapshot!(server.requests()[0].json());
 }
 
@@ -47,11 +66,14 @@ async fn responses_first_turn() {
     run(client.as_ref(), &[user("Hello")], None).await.unwrap();
     let request = &server.requests()[0];
     assert_eq!(request.path, "/v1/responses");
+    conforms(&request.json());
     assert_json_snapshot!(request.json());
 }
 
 /// Plays a first turn that calls two tools, answers them, and continues the stored response.
-async fn continued_turn(client: &dyn ModelClient) -> (Vec<Item>, Result<Vec<ModelEvent>, agent_core::ModelError>) {
+async fn continued_turn(
+    client: &dyn ModelClient,
+) -> (Vec<Item>, Result<Vec<ModelEvent>, agent_core::ModelError>) {
     let mut items = vec![user("What is in a.txt and b.txt?")];
     let events = run(client, &items, None).await.unwrap();
     let mut response_id = None;
@@ -64,10 +86,8 @@ async fn continued_turn(client: &dyn ModelClient) -> (Vec<Item>, Result<Vec<Mode
             _ => {}
         }
     }
-    let continuation = Continuation {
-        previous_response_id: response_id.unwrap(),
-        items_known: items.len(),
-    };
+    let continuation =
+        Continuation { previous_response_id: response_id.unwrap(), items_known: items.len() };
     items.push(output("call_a", "alpha"));
     items.push(output("call_b", "beta"));
     let second = run(client, &items, Some(&continuation)).await;
@@ -91,6 +111,7 @@ async fn responses_continuation_turn() {
     second.unwrap();
     let body = server.requests()[1].json();
     assert_eq!(body["previous_response_id"], "resp_scripted_1");
+    conforms(&body);
     assert_json_snapshot!(body);
 }
 
@@ -101,16 +122,20 @@ async fn responses_stateless_turn() {
     assert!(!client.supports_continuation());
     let mut items = tool_round();
     // Encrypted reasoning is replayed; reasoning without it cannot be, and is dropped.
-    items.insert(1, Item::Reasoning(Reasoning {
-        id: Some("rs_1".into()),
-        summary: vec!["Reading both.".into()],
-        encrypted_content: Some("enc_1".into()),
-        text: None,
-    }));
+    items.insert(
+        1,
+        Item::Reasoning(Reasoning {
+            id: Some("rs_1".into()),
+            summary: vec!["Reading both.".into()],
+            encrypted_content: Some("enc_1".into()),
+            text: None,
+        }),
+    );
     if let Item::ToolCall(ToolCall { item_id, .. }) = &mut items[4] {
         *item_id = Some("fc_1".into());
     }
     run(&client, &items, None).await.unwrap();
+    conforms(&server.requests()[0].json());
     assert_json_snapshot!(server.requests()[0].json());
 }
 
@@ -122,7 +147,13 @@ async fn responses_falls_back_to_stateless_when_continuation_is_rejected() {
         content_type: None,
         headers: Default::default(),
     };
-    let server = start([two_reads(), Turn::fault(rejected), Turn::text("alpha and beta"), Turn::text("more")]).await;
+    let server = start([
+        two_reads(),
+        Turn::fault(rejected),
+        Turn::text("alpha and beta"),
+        Turn::text("more"),
+    ])
+    .await;
     let client = ResponsesClient::new(&config(&server, true)).unwrap();
     let (mut items, second) = continued_turn(&client).await;
     let events = second.unwrap();
@@ -133,12 +164,24 @@ async fn responses_falls_back_to_stateless_when_continuation_is_rejected() {
     assert_eq!(retried["store"], false);
     assert_eq!(retried.get("previous_response_id"), None);
     // The whole transcript: user, reasoning (encrypted), two calls, two outputs.
-    let kinds: Vec<_> = retried["input"].as_array().unwrap().iter().map(|item| item["type"].clone()).collect();
-    assert_eq!(kinds, ["message", "reasoning", "function_call", "function_call", "function_call_output", "function_call_output"]);
+    let kinds: Vec<_> =
+        retried["input"].as_array().unwrap().iter().map(|item| item["type"].clone()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call",
+            "function_call_output",
+            "function_call_output"
+        ]
+    );
     // The fallback is remembered: the next request is stateless without trying again.
     assert!(!client.supports_continuation() && client.is_stateless());
     items.push(Item::Message(Message::user("And c.txt?")));
-    let continuation = Continuation { previous_response_id: "resp_scripted_3".into(), items_known: 6 };
+    let continuation =
+        Continuation { previous_response_id: "resp_scripted_3".into(), items_known: 6 };
     run(&client, &items, Some(&continuation)).await.unwrap();
     let last = server.requests()[3].json();
     assert_eq!((last["store"].clone(), last.get("previous_response_id")), (json!(false), None));

@@ -18,7 +18,11 @@ async fn check(turn: Turn, expect: Vec<ModelEvent>) {
             Some(ModelEvent::Completed { stop: StopReason::Completed, response_id: Some(_) }) => {}
             other => panic!("{api:?} stream={stream}: last event {other:?}"),
         }
-        assert!(events.iter().any(|event| matches!(event, ModelEvent::Usage(usage) if usage.input_tokens == 42)));
+        assert!(
+            events
+                .iter()
+                .any(|event| matches!(event, ModelEvent::Usage(usage) if usage.input_tokens == 42))
+        );
         if let Some(text) = &turn.text {
             assert_eq!(&text_deltas(&events), text, "{api:?} stream={stream}");
         }
@@ -29,14 +33,22 @@ async fn check(turn: Turn, expect: Vec<ModelEvent>) {
 fn two_calls() -> Vec<ScriptedCall> {
     vec![
         ScriptedCall::new("call_1", "read_file", json!({"path": "src/main.rs"})),
-        ScriptedCall::new("call_2", "shell", json!({"command": "cargo test --workspace -- --nocapture"})),
+        ScriptedCall::new(
+            "call_2",
+            "shell",
+            json!({"command": "cargo test --workspace -- --nocapture"}),
+        ),
     ]
 }
 
 fn expected_calls() -> Vec<ModelEvent> {
     vec![
         ModelEvent::ToolCall(call("call_1", "read_file", r#"{"path":"src/main.rs"}"#)),
-        ModelEvent::ToolCall(call("call_2", "shell", r#"{"command":"cargo test --workspace -- --nocapture"}"#)),
+        ModelEvent::ToolCall(call(
+            "call_2",
+            "shell",
+            r#"{"command":"cargo test --workspace -- --nocapture"}"#,
+        )),
     ]
 }
 

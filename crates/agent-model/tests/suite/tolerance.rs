@@ -8,7 +8,8 @@ use serde_json::json;
 use super::{ALL, Api, call, client, config, failure, items, reasoning_text, run, start, user};
 
 fn read_a(quirks: Quirks) -> Turn {
-    Turn::tool_calls([ScriptedCall::new("call_1", "read_file", json!({"path": "a"}))]).with_quirks(quirks)
+    Turn::tool_calls([ScriptedCall::new("call_1", "read_file", json!({"path": "a"}))])
+        .with_quirks(quirks)
 }
 
 /// Plays `turn` through every API and mode; returns each run's events.
@@ -17,7 +18,11 @@ async fn each(turn: Turn, apis: &[(Api, bool)]) -> Vec<Vec<ModelEvent>> {
     for &(api, stream) in apis {
         let server = start([turn.clone()]).await;
         let client = client(api, &config(&server, stream));
-        all.push(run(client.as_ref(), &[user("go")], None).await.unwrap_or_else(|e| panic!("{api:?} stream={stream}: {e}")));
+        all.push(
+            run(client.as_ref(), &[user("go")], None)
+                .await
+                .unwrap_or_else(|e| panic!("{api:?} stream={stream}: {e}")),
+        );
     }
     all
 }
@@ -26,7 +31,10 @@ async fn each(turn: Turn, apis: &[(Api, bool)]) -> Vec<Vec<ModelEvent>> {
 async fn arguments_as_an_object() {
     let quirks = Quirks { arguments_as_object: true, ..Quirks::default() };
     for events in each(read_a(quirks), &ALL).await {
-        assert_eq!(items(&events), [ModelEvent::ToolCall(call("call_1", "read_file", r#"{"path":"a"}"#))]);
+        assert_eq!(
+            items(&events),
+            [ModelEvent::ToolCall(call("call_1", "read_file", r#"{"path":"a"}"#))]
+        );
     }
 }
 
@@ -44,7 +52,10 @@ async fn missing_type_id_object_and_created() {
     // The Responses API keeps `call_id` (only the item id is gone).
     let responses = [(Api::Responses, true), (Api::Responses, false)];
     for events in each(read_a(quirks), &responses).await {
-        assert_eq!(items(&events), [ModelEvent::ToolCall(call("call_1", "read_file", r#"{"path":"a"}"#))]);
+        assert_eq!(
+            items(&events),
+            [ModelEvent::ToolCall(call("call_1", "read_file", r#"{"path":"a"}"#))]
+        );
     }
 }
 
@@ -55,7 +66,13 @@ async fn finish_reason_empty_and_eos() {
         let turn = Turn::text("done").with_quirks(quirks);
         for events in each(turn, &[(Api::Chat, true), (Api::Chat, false)]).await {
             assert_eq!(items(&events), [ModelEvent::Message(Message::assistant("done"))]);
-            assert!(matches!(events.last(), Some(ModelEvent::Completed { stop: StopReason::Completed, .. })), "{reason:?}");
+            assert!(
+                matches!(
+                    events.last(),
+                    Some(ModelEvent::Completed { stop: StopReason::Completed, .. })
+                ),
+                "{reason:?}"
+            );
         }
     }
 }
@@ -66,10 +83,13 @@ async fn unknown_output_item_type() {
     let mut turn = read_a(quirks);
     turn.text = Some("Found it.".into());
     for events in each(turn, &ALL).await {
-        assert_eq!(items(&events), [
-            ModelEvent::Message(Message::assistant("Found it.")),
-            ModelEvent::ToolCall(call("call_1", "read_file", r#"{"path":"a"}"#)),
-        ]);
+        assert_eq!(
+            items(&events),
+            [
+                ModelEvent::Message(Message::assistant("Found it.")),
+                ModelEvent::ToolCall(call("call_1", "read_file", r#"{"path":"a"}"#)),
+            ]
+        );
     }
 }
 
@@ -77,12 +97,16 @@ async fn unknown_output_item_type() {
 async fn error_chunk_mid_stream() {
     let chunk = json!({"error": {"message": "The server had an error while processing your request.", "type": "server_error", "code": null}});
     for api in [Api::Chat, Api::Responses] {
-        let turn = Turn::text("partial answer that never ends").with_fault(Fault::Chunk { events: 3, chunk: chunk.clone() });
+        let turn = Turn::text("partial answer that never ends")
+            .with_fault(Fault::Chunk { events: 3, chunk: chunk.clone() });
         let server = start([turn]).await;
         let client = client(api, &config(&server, true));
         let error = failure(run(client.as_ref(), &[user("go")], None).await);
         assert_eq!(error.kind, ModelErrorKind::Server, "{api:?}");
-        assert_eq!(error.message, "the server reported an error: The server had an error while processing your request.");
+        assert_eq!(
+            error.message,
+            "the server reported an error: The server had an error while processing your request."
+        );
         assert_eq!(server.requests().len(), 1, "a broken stream is not replayed");
     }
 }
@@ -101,7 +125,10 @@ async fn ollama_error_string_body() {
         let error = failure(run(client.as_ref(), &[user("go")], None).await);
         assert_eq!(error.kind, ModelErrorKind::ModelNotFound);
         assert_eq!(error.status, Some(404));
-        assert_eq!(error.message, r#"the model was not found (http 404): model "llama9" not found, try pulling it first"#);
+        assert_eq!(
+            error.message,
+            r#"the model was not found (http 404): model "llama9" not found, try pulling it first"#
+        );
     }
 }
 
@@ -118,7 +145,12 @@ async fn plain_text_404() {
         let client = client(api, &config(&server, stream));
         let error = failure(run(client.as_ref(), &[user("go")], None).await);
         assert_eq!((error.kind.clone(), error.status), (ModelErrorKind::InvalidRequest, Some(404)));
-        assert!(error.message.contains("check the base url") && error.message.ends_with("404 page not found"), "{}", error.message);
+        assert!(
+            error.message.contains("check the base url")
+                && error.message.ends_with("404 page not found"),
+            "{}",
+            error.message
+        );
         assert_eq!(error.request_id.as_deref(), Some("req_scripted_1"));
     }
 }
@@ -132,10 +164,13 @@ async fn tool_fragments_without_index() {
     ])
     .with_quirks(quirks);
     for events in each(turn, &[(Api::Chat, true)]).await {
-        assert_eq!(items(&events), [
-            ModelEvent::ToolCall(call("call_1", "read_file", r#"{"path":"a"}"#)),
-            ModelEvent::ToolCall(call("call_2", "read_file", r#"{"path":"b"}"#)),
-        ]);
+        assert_eq!(
+            items(&events),
+            [
+                ModelEvent::ToolCall(call("call_1", "read_file", r#"{"path":"a"}"#)),
+                ModelEvent::ToolCall(call("call_2", "read_file", r#"{"path":"b"}"#)),
+            ]
+        );
     }
 }
 

@@ -1,0 +1,270 @@
+//! Settings: command-line flags over environment over the config file's profile over defaults.
+//!
+//! The config file is TOML in the platform config directory (`~/.config/agent/config.toml` on
+//! Linux), with named profiles:
+//!
+//! ```toml
+//! default_profile = "ollama"
+//!
+//! [profiles.ollama]
+//! base_url = "http://localhost:11434/v1"
+//! model = "qwen3:8b"
+//! api = "chat"
+//! ```
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+};
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+
+/// The default model server.
+pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+const DEFAULT_MODEL: &str = "gpt-4.1-mini";
+
+/// Which OpenAI API to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Api {
+    /// Chat Completions: every compatible server speaks it.
+    Chat,
+    /// Responses: stored responses continued with `previous_response_id`.
+    Responses,
+}
+
+/// The settings of one profile in the config file; every field optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Profile {
+    pub(crate) base_url: Option<String>,
+    pub(crate) model: Option<String>,
+    pub(crate) api: Option<Api>,
+    /// The environment variable that holds this server's key (default `OPENAI_API_KEY`).
+    pub(crate) api_key_env: Option<String>,
+    pub(crate) sandbox: Option<String>,
+    pub(crate) network: Option<bool>,
+    pub(crate) permission_mode: Option<String>,
+    pub(crate) max_turns: Option<usize>,
+    pub(crate) stream: Option<bool>,
+}
+
+/// The config file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ConfigFile {
+    pub(crate) default_profile: Option<String>,
+    #[serde(default)]
+    pub(crate) profiles: BTreeMap<String, Profile>,
+}
+
+impl ConfigFile {
+    /// Reads the config file; a missing file is an empty config, a broken one an error naming it.
+    pub(crate) fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
+        };
+        toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+    }
+
+    /// Where the config file lives on this platform.
+    pub(crate) fn default_path() -> Option<PathBuf> {
+        dirs::config_dir().map(|dir| dir.join("agent").join("config.toml"))
+    }
+}
+
+/// The model settings after precedence is applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ModelSettings {
+    pub(crate) base_url: String,
+    pub(crate) model: String,
+    pub(crate) api: Api,
+    /// The key, when one was found. Never printed.
+    pub(crate) api_key: Option<String>,
+    pub(crate) stream: bool,
+}
+
+/// Flags that override everything else (all optional on the command line).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ModelFlags {
+    pub(crate) profile: Option<String>,
+    pub(crate) base_url: Option<String>,
+    pub(crate) model: Option<String>,
+    pub(crate) api: Option<Api>,
+    pub(crate) no_stream: bool,
+}
+
+/// Resolves the model settings: flag > environment > profile > default. `env` is a lookup so
+/// tests never touch the process environment.
+pub(crate) fn resolve_model(
+    flags: &ModelFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+    config: &ConfigFile,
+) -> anyhow::Result<(ModelSettings, Profile)> {
+    let profile_name = flags.profile.clone().or_else(|| config.default_profile.clone());
+    let profile = match &profile_name {
+        Some(name) => match config.profiles.get(name) {
+            Some(profile) => profile.clone(),
+            None => {
+                let known: Vec<&str> = config.profiles.keys().map(String::as_str).collect();
+                bail!(
+                    "no profile `{name}` in the config file (known: {})",
+                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                )
+            }
+        },
+        None => Profile::default(),
+    };
+    let non_empty = |name: &str| env(name).filter(|value| !value.is_empty());
+    let base_url = flags
+        .base_url
+        .clone()
+        .or_else(|| non_empty("OPENAI_BASE_URL"))
+        .or_else(|| profile.base_url.clone())
+        .unwrap_or_else(|| OPENAI_BASE_URL.to_owned());
+    let model = flags
+        .model
+        .clone()
+        .or_else(|| non_empty("AGENT_MODEL"))
+        .or_else(|| profile.model.clone())
+        .unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+    // The Responses API is OpenAI's own; other servers reliably speak only Chat Completions.
+    let api = flags.api.or(profile.api).unwrap_or(if is_openai(&base_url) {
+        Api::Responses
+    } else {
+        Api::Chat
+    });
+    let key_env = profile.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
+    let api_key = non_empty(key_env);
+    let stream = !flags.no_stream && profile.stream.unwrap_or(true);
+    Ok((ModelSettings { base_url, model, api, api_key, stream }, profile))
+}
+
+/// Whether a base URL points at OpenAI itself.
+pub(crate) fn is_openai(base_url: &str) -> bool {
+    base_url.trim_end_matches('/').starts_with(OPENAI_BASE_URL)
+}
+
+/// The message shown when no model server is configured: how to set one up, and the demo.
+pub(crate) const NO_PROVIDER: &str = "\
+no model server is configured.
+
+  OpenAI:        export OPENAI_API_KEY=sk-...
+  Ollama:        agent --base-url http://localhost:11434/v1 --model qwen3:8b exec '...'
+  llama.cpp:     agent --base-url http://localhost:8080/v1 exec '...'
+  named profile: add [profiles.NAME] to the config file and pass --profile NAME
+
+Try it offline first: cargo xtask demo";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(flags: ModelFlags, env: &[(&str, &str)], config: &str, expect: ModelSettings) {
+        let config: ConfigFile = toml::from_str(config).unwrap();
+        let lookup = |name: &str| {
+            env.iter().find(|(key, _)| *key == name).map(|(_, value)| (*value).to_owned())
+        };
+        let (settings, _) = resolve_model(&flags, &lookup, &config).unwrap();
+        assert_eq!(settings, expect);
+    }
+
+    fn settings(base_url: &str, model: &str, api: Api, key: Option<&str>) -> ModelSettings {
+        ModelSettings {
+            base_url: base_url.to_owned(),
+            model: model.to_owned(),
+            api,
+            api_key: key.map(str::to_owned),
+            stream: true,
+        }
+    }
+
+    const OLLAMA: &str = r#"
+        default_profile = "ollama"
+        [profiles.ollama]
+        base_url = "http://localhost:11434/v1"
+        model = "qwen3:8b"
+        [profiles.deepseek]
+        base_url = "https://api.deepseek.com/v1"
+        model = "deepseek-chat"
+        api_key_env = "DEEPSEEK_API_KEY"
+    "#;
+
+    #[test]
+    fn defaults_speak_responses_to_openai() {
+        check(
+            ModelFlags::default(),
+            &[],
+            "",
+            settings(OPENAI_BASE_URL, DEFAULT_MODEL, Api::Responses, None),
+        );
+    }
+
+    #[test]
+    fn the_default_profile_applies_and_picks_chat_for_other_servers() {
+        check(
+            ModelFlags::default(),
+            &[],
+            OLLAMA,
+            settings("http://localhost:11434/v1", "qwen3:8b", Api::Chat, None),
+        );
+    }
+
+    #[test]
+    fn environment_beats_profile() {
+        let env = [("AGENT_MODEL", "llama3"), ("OPENAI_API_KEY", "k")];
+        check(
+            ModelFlags::default(),
+            &env,
+            OLLAMA,
+            settings("http://localhost:11434/v1", "llama3", Api::Chat, Some("k")),
+        );
+    }
+
+    #[test]
+    fn flags_beat_environment() {
+        let flags = ModelFlags {
+            model: Some("m".into()),
+            api: Some(Api::Responses),
+            ..ModelFlags::default()
+        };
+        check(
+            flags,
+            &[("AGENT_MODEL", "llama3")],
+            OLLAMA,
+            settings("http://localhost:11434/v1", "m", Api::Responses, None),
+        );
+    }
+
+    #[test]
+    fn a_profile_reads_its_own_key_variable() {
+        let flags = ModelFlags { profile: Some("deepseek".into()), ..ModelFlags::default() };
+        let env = [("DEEPSEEK_API_KEY", "ds"), ("OPENAI_API_KEY", "oa")];
+        check(
+            flags,
+            &env,
+            OLLAMA,
+            settings("https://api.deepseek.com/v1", "deepseek-chat", Api::Chat, Some("ds")),
+        );
+    }
+
+    #[test]
+    fn an_unknown_profile_names_the_known_ones() {
+        let flags = ModelFlags { profile: Some("vllm".into()), ..ModelFlags::default() };
+        let config: ConfigFile = toml::from_str(OLLAMA).unwrap();
+        let err = resolve_model(&flags, &|_| None, &config).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no profile `vllm` in the config file (known: deepseek, ollama)"
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_in_the_config_file_is_an_error() {
+        assert!(toml::from_str::<ConfigFile>("[profiles.x]\nmodle = \"y\"\n").is_err());
+    }
+}

@@ -1,0 +1,116 @@
+//! `agent tools`: list the built-in tools, print the exact schemas a model receives, or run one
+//! call through the full executor without a model.
+
+use std::process::ExitCode;
+
+use agent_core::{CancellationToken, ToolCall, ToolSpec};
+use agent_exec::PermissionMode;
+use anyhow::Context;
+use clap::Subcommand;
+use serde_json::json;
+
+use crate::{Options, config::Api, runtime};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ToolsCommand {
+    /// Names, effects and one-line descriptions.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The exact `tools` array the model receives.
+    Schema {
+        /// Which API's format.
+        #[arg(long, value_enum)]
+        api: Api,
+    },
+    /// Run one call through the full executor and print the observation (exit 1 for an error).
+    Call {
+        /// The tool name (or alias).
+        name: String,
+        /// The arguments as JSON.
+        arguments: String,
+    },
+}
+
+pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<ExitCode> {
+    // Listing needs no session; calls keep full outputs in a temporary session directory.
+    let scratch = tempfile::tempdir().context("creating a scratch session directory")?;
+    // A person typed the call, so the mode defaults to bypass; deny rules still apply.
+    let runtime =
+        runtime::build(options, PermissionMode::Bypass, "cli", Some(scratch.path().to_path_buf()))?;
+    for warning in &runtime.warnings {
+        eprintln!("agent: warning: {warning}");
+    }
+    let specs = runtime.executor.specs();
+    match command {
+        ToolsCommand::List { json } => {
+            if json {
+                let list: Vec<_> = specs
+                    .iter()
+                    .map(|spec| {
+                        json!({
+                            "name": spec.name,
+                            "effects": effects(spec),
+                            "strict": spec.strict,
+                            "description": first_line(&spec.description),
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                for spec in &specs {
+                    println!(
+                        "{:<14} {:<28} {}",
+                        spec.name,
+                        effects(spec).join(","),
+                        first_line(&spec.description)
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ToolsCommand::Schema { api } => {
+            let tools = match api {
+                Api::Chat => agent_model::chat_tools_json(&specs),
+                Api::Responses => agent_model::responses_tools_json(&specs),
+            };
+            println!("{}", serde_json::to_string_pretty(&tools)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        ToolsCommand::Call { name, arguments } => {
+            let call = ToolCall { call_id: "cli".to_owned(), name, arguments, item_id: None };
+            let tokio = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("starting the async runtime")?;
+            let outcome =
+                tokio.block_on(runtime.executor.execute(&call, &CancellationToken::new()));
+            println!("{}", outcome.text);
+            Ok(if outcome.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+    }
+}
+
+fn effects(spec: &ToolSpec) -> Vec<&'static str> {
+    let effects = spec.effects;
+    let mut names = Vec::new();
+    if effects.read_only {
+        names.push("read-only");
+    }
+    if effects.writes_files {
+        names.push("writes-files");
+    }
+    if effects.runs_processes {
+        names.push("runs-processes");
+    }
+    if effects.network {
+        names.push("network");
+    }
+    names
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}

@@ -1,0 +1,180 @@
+//! `agent exec` against the scripted model server over loopback HTTP, for both APIs.
+
+use std::path::Path;
+
+use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
+use serde_json::{Value, json};
+
+use crate::suite::{agent, stderr, stdout};
+
+/// Runs `agent exec` against a scripted server playing `turns`; returns the process output and
+/// the request bodies the server received.
+async fn exec(
+    workspace: &Path,
+    turns: Vec<Turn>,
+    args: &[&str],
+) -> (std::process::Output, Vec<Value>) {
+    let server = ScriptedServer::start(Script::new(turns)).await.unwrap();
+    let url = server.url();
+    let mut full: Vec<String> =
+        vec!["--base-url".into(), url, "--model".into(), "test-model".into()];
+    full.extend(args.iter().map(|arg| (*arg).to_owned()));
+    let dir = workspace.to_path_buf();
+    let output = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = full.iter().map(String::as_str).collect();
+        agent(&dir, &args)
+    })
+    .await
+    .unwrap();
+    let bodies = server.requests().iter().map(|request| request.json()).collect();
+    (output, bodies)
+}
+
+fn uppercase_then_answer() -> Vec<Turn> {
+    vec![
+        Turn::tool_calls([ScriptedCall::new("call_1", "uppercase", json!({"text": "hello"}))]),
+        Turn::text("HELLO it is."),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_pairs_the_call_id_and_prints_the_answer() {
+    for stream in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec!["--api", "chat", "exec", "make hello upper case"];
+        if !stream {
+            args.insert(0, "--no-stream");
+        }
+        let (output, bodies) = exec(dir.path(), uppercase_then_answer(), &args).await;
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert_eq!(stdout(&output).trim(), "HELLO it is.");
+        assert!(stderr(&output).contains("uppercase: ok"), "{}", stderr(&output));
+        assert_eq!(bodies.len(), 2);
+        assert_eq!(bodies[0]["stream"], stream);
+        assert_eq!(bodies[0]["tools"][0]["function"]["strict"], true);
+        let messages = bodies[1]["messages"].as_array().unwrap();
+        let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+        assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+        assert_eq!(messages[2]["tool_calls"][0]["id"], "call_1");
+        assert_eq!(messages[3]["tool_call_id"], "call_1");
+        assert_eq!(messages[3]["content"], "HELLO");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_continues_with_previous_response_id_and_resends_instructions() {
+    for stream in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec!["--api", "responses", "exec", "make hello upper case"];
+        if !stream {
+            args.insert(0, "--no-stream");
+        }
+        let (output, bodies) = exec(dir.path(), uppercase_then_answer(), &args).await;
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert_eq!(stdout(&output).trim(), "HELLO it is.");
+        assert_eq!(bodies.len(), 2);
+        assert!(bodies[0].get("previous_response_id").is_none());
+        let previous = bodies[1]["previous_response_id"].as_str().unwrap_or_default();
+        assert!(previous.starts_with("resp"), "{}", bodies[1]);
+        assert_eq!(bodies[0]["instructions"], bodies[1]["instructions"]);
+        assert_eq!(bodies[1]["tools"][0]["strict"], true);
+        // Only the new output is sent: the server already holds the prompt and the call.
+        let input = bodies[1]["input"].as_array().unwrap();
+        assert_eq!(input.len(), 1, "{input:?}");
+        assert_eq!(input[0]["type"], "function_call_output");
+        assert_eq!(input[0]["call_id"], "call_1");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_mode_prints_one_event_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--api", "chat", "exec", "--json", "go"];
+    let (output, _) = exec(dir.path(), uppercase_then_answer(), &args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events: Vec<Value> =
+        stdout(&output).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(types.first(), Some(&"turn_started"));
+    assert!(types.contains(&"tool_call_started"));
+    let finished = events.iter().find(|e| e["type"] == "tool_call_finished").unwrap();
+    assert_eq!(finished["ok"], true);
+    assert_eq!(finished["call_id"], "call_1");
+    assert_eq!(events.last().unwrap()["reason"], "answered");
+    assert_eq!(events.last().unwrap()["text"], "HELLO it is.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_needs_approval_is_denied_with_the_flag_that_would_allow_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new(
+            "call_w",
+            "write_file",
+            json!({"path": "new.txt", "content": "x\n"}),
+        )]),
+        Turn::text("I was not allowed to write."),
+    ];
+    let (output, bodies) = exec(dir.path(), turns, &["--api", "chat", "exec", "write it"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(!dir.path().join("new.txt").exists());
+    let observation = bodies[1]["messages"][3]["content"].as_str().unwrap();
+    assert!(observation.contains(r#""error":"permission_denied""#), "{observation}");
+    assert!(observation.contains("--permission-mode"), "{observation}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_turn_limit_is_an_agent_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let turns = (0..3)
+        .map(|i| {
+            Turn::tool_calls([ScriptedCall::new(
+                format!("c{i}"),
+                "uppercase",
+                json!({"text": "a"}),
+            )])
+        })
+        .collect();
+    let args = ["--api", "chat", "--max-turns", "2", "exec", "loop"];
+    let (output, bodies) = exec(dir.path(), turns, &args).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("stopped after 2 turns"), "{}", stderr(&output));
+    assert_eq!(bodies.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_sends_the_earlier_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, _) =
+        exec(dir.path(), uppercase_then_answer(), &["--api", "chat", "exec", "one"]).await;
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let id = stderr(&first)
+        .lines()
+        .find_map(|line| line.split("--resume ").nth(1))
+        .map(|rest| rest.trim_end_matches(')').to_owned())
+        .unwrap();
+    let (second, bodies) = exec(
+        dir.path(),
+        vec![Turn::text("two")],
+        &["--api", "chat", "exec", "--resume", &id, "again"],
+    )
+    .await;
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    let contents: Vec<&str> = bodies[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(contents[1..], ["one", "HELLO", "HELLO it is.", "again"]);
+}
+
+#[test]
+fn no_provider_says_how_to_configure_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = agent(dir.path(), &["exec", "hi"]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(text.contains("OPENAI_API_KEY") && text.contains("cargo xtask demo"), "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+}

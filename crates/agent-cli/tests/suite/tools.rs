@@ -1,0 +1,157 @@
+//! `agent tools`: the tool list, the exact schemas a model receives, and direct calls.
+
+use serde_json::Value;
+
+use crate::suite::{agent, stderr, stdout};
+
+fn schema(api: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let output = agent(dir.path(), &["tools", "schema", "--api", api]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+/// Checks OpenAI's strict rules on one schema node and everything below it.
+fn assert_strict(node: &Value, path: &str) {
+    let Some(map) = node.as_object() else { panic!("{path}: schema is not an object") };
+    let allowed = [
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "$defs",
+        "$ref",
+        "description",
+        "title",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
+    ];
+    for key in map.keys() {
+        assert!(
+            allowed.contains(&key.as_str()),
+            "{path}: keyword `{key}` is not allowed in strict mode"
+        );
+    }
+    if let Some(properties) = map.get("properties").and_then(Value::as_object) {
+        assert_eq!(
+            map.get("additionalProperties"),
+            Some(&Value::Bool(false)),
+            "{path}: object not closed"
+        );
+        let required: Vec<&str> =
+            map["required"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        let keys: Vec<&str> = properties.keys().map(String::as_str).collect();
+        assert_eq!(required, keys, "{path}: every property must be required");
+        for (key, child) in properties {
+            assert_strict(child, &format!("{path}.{key}"));
+        }
+    }
+    for key in ["items"] {
+        if let Some(child) = map.get(key) {
+            assert_strict(child, &format!("{path}.{key}"));
+        }
+    }
+    for key in ["anyOf"] {
+        for (i, child) in map.get(key).and_then(Value::as_array).into_iter().flatten().enumerate() {
+            assert_strict(child, &format!("{path}.{key}[{i}]"));
+        }
+    }
+    for (name, child) in map.get("$defs").and_then(Value::as_object).into_iter().flatten() {
+        assert_strict(child, &format!("{path}.$defs.{name}"));
+    }
+}
+
+#[test]
+fn chat_schema_is_pinned_and_strict() {
+    let tools = schema("chat");
+    for tool in tools.as_array().unwrap() {
+        let function = &tool["function"];
+        assert_eq!(tool["type"], "function");
+        assert_eq!(function["strict"], true, "{}", function["name"]);
+        assert_strict(&function["parameters"], function["name"].as_str().unwrap());
+    }
+    insta::assert_json_snapshot!("tools_schema_chat", tools);
+}
+
+#[test]
+fn responses_schema_is_pinned_and_strict() {
+    let tools = schema("responses");
+    for tool in tools.as_array().unwrap() {
+        assert_eq!(tool["type"], "function");
+        assert_eq!(tool["strict"], true, "{}", tool["name"]);
+        assert_strict(&tool["parameters"], tool["name"].as_str().unwrap());
+    }
+    insta::assert_json_snapshot!("tools_schema_responses", tools);
+}
+
+#[test]
+fn both_apis_offer_the_same_tools_in_the_same_order() {
+    let chat: Vec<Value> =
+        schema("chat").as_array().unwrap().iter().map(|t| t["function"]["name"].clone()).collect();
+    let responses: Vec<Value> =
+        schema("responses").as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
+    assert_eq!(chat, responses);
+}
+
+#[test]
+fn list_names_every_builtin_tool_with_its_effects() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = agent(dir.path(), &["tools", "list", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let list: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
+    let names: Vec<&str> = list.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "uppercase",
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "list_dir",
+            "grep",
+            "glob",
+            "web_search",
+            "execute_code"
+        ]
+    );
+    let bash = list.iter().find(|t| t["name"] == "bash").unwrap();
+    assert!(bash["effects"].as_array().unwrap().contains(&Value::from("runs-processes")));
+}
+
+#[track_caller]
+fn check_call(name: &str, arguments: &str, code: i32, expect: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let output = agent(dir.path(), &["tools", "call", name, arguments]);
+    assert_eq!(output.status.code(), Some(code), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains(expect), "{} does not contain {expect}", stdout(&output));
+}
+
+#[test]
+fn direct_calls_print_the_observation_and_exit_by_outcome() {
+    check_call("uppercase", r#"{"text":"straße"}"#, 0, "STRASSE");
+    check_call("read_file", r#"{"path":"notes.txt"}"#, 0, "beta");
+    check_call("nope", "{}", 1, r#""error":"unknown_tool""#);
+    check_call("uppercase", r#"{"text":"a","x":1}"#, 1, r#""error":"invalid_arguments""#);
+    check_call("read_file", r#"{"path":"../../etc/passwd"}"#, 1, r#""error":"outside_workspace""#);
+}
+
+#[test]
+fn a_bad_permission_mode_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = agent(dir.path(), &["--permission-mode", "yolo", "tools", "list"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("yolo"), "{}", stderr(&output));
+}
