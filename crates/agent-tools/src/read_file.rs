@@ -100,17 +100,20 @@ fn read(
         ));
     }
     let bytes = std::fs::read(&path).map_err(|err| io_error(&format!("read {shown}"), &err))?;
-    let (content, encoding) = text::decode(&bytes).map_err(|why| {
+    // Hash before decoding takes the bytes; the file is recorded only if it turns out to be text.
+    let seen = tracker.seen_of(&bytes);
+    let size = bytes.len() as u64;
+    let (content, encoding) = text::decode_owned(bytes).map_err(|why| {
         ToolError::new(
             ToolErrorKind::BinaryFile,
             format!(
                 "{shown} is not a text file ({}, {}); not shown",
                 why.describe(),
-                text::human_size(bytes.len() as u64)
+                text::human_size(size)
             ),
         )
     })?;
-    tracker.record(&path, &bytes);
+    tracker.insert(&path, seen);
     if content.is_empty() {
         return Ok(ToolOutput::text(format!("{shown} · (file exists and is empty)")));
     }

@@ -71,6 +71,22 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<(String, Encoding), NotText> {
     }
 }
 
+/// Like [`decode`], taking the bytes so that plain UTF-8 (the common case) is not copied.
+pub(crate) fn decode_owned(bytes: Vec<u8>) -> Result<(String, Encoding), NotText> {
+    let plain = !bytes.starts_with(b"\xEF\xBB\xBF")
+        && !bytes.starts_with(b"\xFF\xFE")
+        && !bytes.starts_with(b"\xFE\xFF");
+    if !plain {
+        return decode(&bytes);
+    }
+    if let Some(kind) = binary_kind(&bytes) {
+        return Err(NotText::Binary(kind));
+    }
+    String::from_utf8(bytes)
+        .map(|text| (text, Encoding::Utf8))
+        .map_err(|err| NotText::Undecodable { offset: err.utf8_error().valid_up_to() })
+}
+
 fn decode_utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> Result<String, NotText> {
     if !bytes.len().is_multiple_of(2) {
         return Err(NotText::Undecodable { offset: bytes.len() + 1 });
@@ -149,8 +165,12 @@ pub(crate) enum Eol {
 
 impl Eol {
     pub(crate) fn detect(text: &str) -> Eol {
-        let newlines = text.bytes().filter(|&b| b == b'\n').count();
-        let crlf = text.matches("\r\n").count();
+        let bytes = text.as_bytes();
+        let (mut newlines, mut crlf) = (0usize, 0usize);
+        for (at, _) in text.match_indices('\n') {
+            newlines += 1;
+            crlf += usize::from(at > 0 && bytes[at - 1] == b'\r');
+        }
         match (newlines, crlf) {
             (0, _) => Eol::None,
             (n, c) if c == n => Eol::Crlf,
@@ -278,6 +298,8 @@ mod tests {
         assert_eq!(decode(b"\x89PNG\r\n\x1a\n\0\0"), Err(NotText::Binary("PNG image")));
         assert_eq!(decode(b"ab\0c"), Err(NotText::Binary("binary data")));
         assert_eq!(decode(b"caf\xe9 au lait"), Err(NotText::Undecodable { offset: 3 }));
+        assert_eq!(decode_owned(b"caf\xe9".to_vec()), Err(NotText::Undecodable { offset: 3 }));
+        assert_eq!(decode_owned(b"ok".to_vec()), Ok(("ok".to_owned(), Encoding::Utf8)));
     }
 
     #[test]

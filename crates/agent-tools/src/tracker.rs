@@ -44,7 +44,15 @@ impl FileTracker {
     }
 
     pub(crate) fn record(&self, path: &Path, bytes: &[u8]) {
-        let seen = Seen { hash: content_hash(bytes), len: bytes.len() as u64 };
+        self.insert(path, self.seen_of(bytes));
+    }
+
+    /// What recording `bytes` would store, computed without recording it.
+    pub(crate) fn seen_of(&self, bytes: &[u8]) -> Seen {
+        Seen { hash: content_hash(bytes), len: bytes.len() as u64 }
+    }
+
+    pub(crate) fn insert(&self, path: &Path, seen: Seen) {
         self.lock().insert(path.to_path_buf(), seen);
     }
 
