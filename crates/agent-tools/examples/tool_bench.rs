@@ -50,10 +50,10 @@ fn generate_tree(root: &Path, dirs: usize, files_per_dir: usize, file_bytes: usi
                     text.push_str(WORDS[(rng.next() % WORDS.len() as u64) as usize]);
                     text.push(' ');
                 }
-                if rng.next() % 2000 == 0 {
+                if rng.next().is_multiple_of(2000) {
                     text.push_str("NEEDLE_XYZ ");
                 }
-                if rng.next() % 500 == 0 {
+                if rng.next().is_multiple_of(500) {
                     text.push_str("fn on_request_handler(");
                 }
                 text.push('\n');

@@ -156,6 +156,8 @@ pub(crate) fn line_of(text: &str, at: usize) -> usize {
 }
 
 #[cfg(test)]
+// The expected values are lists of byte ranges; one range in a list is exactly what is meant.
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
 

@@ -72,7 +72,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<(String, Encoding), NotText> {
 }
 
 fn decode_utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> Result<String, NotText> {
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return Err(NotText::Undecodable { offset: bytes.len() + 1 });
     }
     let units = bytes.chunks_exact(2).map(|pair| unit([pair[0], pair[1]]));

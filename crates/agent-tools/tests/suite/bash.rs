@@ -94,3 +94,28 @@ async fn timeout_kills_and_returns_the_last_output() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
     assert_snapshot!(out, @r#"{"ok":false,"error":"timeout","message":"killed after 0.5 s (the whole process group; workdir .). Servers and watchers cannot run in the background here: run them bounded (for example `timeout 10 <cmd>`). Prompts for input: add --yes / --non-interactive. If the command is just slow, raise timeout_ms (at most 600 s). Last output:\nstarted\n"}"#);
 }
+
+#[tokio::test]
+async fn cancellation_kills_the_command_promptly() {
+    let fx = Fixture::new();
+    let tool = fx.tools.iter().find(|t| t.spec().name == "bash").unwrap();
+    let call = tool.prepare(&json!({"command": "sleep 30"}).to_string()).unwrap();
+    let root: std::sync::Arc<std::path::Path> = std::fs::canonicalize(fx.root()).unwrap().into();
+    let ctx = agent_core::ToolContext::new(root, "session".into(), "call_cancel");
+    let cancel = ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let started = std::time::Instant::now();
+    let result = tool.run(call, ctx).await;
+    let out = match result {
+        Ok(output) => output.text,
+        Err(err) => err.observation(),
+    };
+    if sandbox_missing(&out) {
+        return;
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
+    assert_snapshot!(out, @r#"{"ok":false,"error":"cancelled","message":"the command was cancelled and its process group killed"}"#);
+}
