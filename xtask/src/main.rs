@@ -5,6 +5,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod ci;
+mod demo;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ cargo xtask <task>
 
 tasks:
   ci      fmt --check, clippy -D warnings, tests, docs with warnings denied
+  demo    [NAME] offline demos: the real agent binary against a scripted model server
   tidy    repository invariants: //! headers, library dependencies, crate edges, lints
 ";
 
@@ -25,6 +27,7 @@ fn main() -> anyhow::Result<()> {
     let rest: Vec<String> = args.collect();
     match task.as_deref() {
         Some("ci") => ci::run(&project_root()),
+        Some("demo") => demo::run(&project_root(), rest.first().map(String::as_str)),
         Some("tidy") => {
             let problems = tidy::check(&project_root())?;
             if problems.is_empty() {
