@@ -117,7 +117,8 @@ impl ToolError {
             error: &'a str,
             message: &'a str,
         }
-        let observation = Observation { ok: false, error: self.kind.as_str(), message: &self.message };
+        let observation =
+            Observation { ok: false, error: self.kind.as_str(), message: &self.message };
         // Serializing a struct of strings and a bool cannot fail; the fallback keeps the contract anyway.
         serde_json::to_string(&observation).unwrap_or_else(|_| {
             format!(r#"{{"ok":false,"error":"{}","message":"unprintable message"}}"#, self.kind)

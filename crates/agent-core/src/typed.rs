@@ -118,7 +118,10 @@ impl<T: TypedTool> Tool for Typed<T> {
                 // Only reachable if a caller mixes up tools; answer the model instead of panicking.
                 return Err(ToolError::new(
                     ToolErrorKind::ToolError,
-                    format!("internal error: the call was prepared for another tool than {}", T::NAME),
+                    format!(
+                        "internal error: the call was prepared for another tool than {}",
+                        T::NAME
+                    ),
                 ));
             };
             self.tool.run(input, ctx).await
