@@ -4,10 +4,13 @@ use std::{path::Path, process::Command};
 
 use anyhow::{Context, bail};
 
+/// One step: its name, cargo's arguments, and extra environment.
+type Step = (&'static str, &'static [&'static str], &'static [(&'static str, &'static str)]);
+
 /// Runs fmt, clippy, tests and docs; stops at the first failure.
 pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let steps: [(&str, &[&str], &[(&str, &str)]); 4] = [
+    let steps: [Step; 4] = [
         ("fmt", &["fmt", "--all", "--", "--check"], &[]),
         ("clippy", &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[]),
         ("test", &["test", "--workspace"], &[]),
