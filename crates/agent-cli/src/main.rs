@@ -7,22 +7,29 @@
 
 use std::{path::PathBuf, process::ExitCode};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
+mod approval;
 mod config;
 mod exec_cmd;
 mod render;
+mod repl;
+mod replay;
 mod runtime;
 mod sandbox_cmd;
 mod session;
+mod setup;
+mod spinner;
 mod tools_cmd;
 
 use crate::config::Api;
 
 /// An agent that reads, searches, edits and runs code through sandboxed tools, on any
 /// OpenAI-compatible model server.
+///
+/// With no command, starts the interactive REPL (`agent chat`).
 #[derive(Debug, Parser)]
-#[command(name = "agent", version, about)]
+#[command(name = "agent", version, about, long_about = None, after_help = AFTER_HELP)]
 struct Cli {
     #[command(flatten)]
     options: Options,
@@ -77,8 +84,17 @@ pub(crate) struct Options {
     pub(crate) config: Option<PathBuf>,
 }
 
+const AFTER_HELP: &str = "\
+Environment: OPENAI_API_KEY, OPENAI_BASE_URL, AGENT_MODEL, AGENT_DATA_DIR (sessions and history), \
+AGENT_LOG or RUST_LOG (log filter).
+Exit codes: 0 answered, 1 agent failure (turn limit, model error), 2 usage or configuration error, \
+130 interrupted.
+Try it offline: cargo xtask demo. Docs: docs/cli.md.";
+
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// The interactive REPL (the default): streaming answers, approval prompts, slash commands.
+    Chat(repl::ChatArgs),
     /// Run one prompt non-interactively: text to stdout, tool activity to stderr.
     Exec(exec_cmd::ExecArgs),
     /// List, show or call the built-in tools without a model.
@@ -87,6 +103,11 @@ enum Command {
     /// Inspect the OS sandbox that confines every command the agent runs.
     #[command(subcommand)]
     Sandbox(sandbox_cmd::SandboxCommand),
+    /// Print a shell completion script, e.g. `agent completions bash > ~/.local/share/bash-completion/completions/agent`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 fn main() -> ExitCode {
@@ -96,12 +117,12 @@ fn main() -> ExitCode {
         Some(Command::Exec(args)) => exec_cmd::run(&cli.options, args),
         Some(Command::Tools(command)) => tools_cmd::run(&cli.options, command),
         Some(Command::Sandbox(command)) => Ok(sandbox_cmd::run(command)),
-        None => {
-            eprintln!(
-                "agent: the interactive REPL is not built yet; use `agent exec PROMPT` (see --help)"
-            );
-            Ok(ExitCode::from(2))
+        Some(Command::Chat(args)) => repl::run(&cli.options, args),
+        Some(Command::Completions { shell }) => {
+            clap_complete::generate(shell, &mut Cli::command(), "agent", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
         }
+        None => repl::run(&cli.options, repl::ChatArgs::default()),
     };
     result.unwrap_or_else(|err| {
         eprintln!("agent: {err:#}");

@@ -64,7 +64,7 @@ impl Renderer {
 }
 
 /// The first `max` characters of `text` on one line, with an ellipsis when cut.
-fn short(text: &str, max: usize) -> String {
+pub(crate) fn short(text: &str, max: usize) -> String {
     let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     match flat.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &flat[..cut]),

@@ -73,6 +73,11 @@ impl SessionLog {
         &self.dir
     }
 
+    /// The strings this log redacts, so a new log for the same provider redacts them too.
+    pub(crate) fn secrets(&self) -> &[String] {
+        &self.secrets
+    }
+
     pub(crate) fn item(&mut self, item: &Item) -> anyhow::Result<()> {
         self.write(&Line::Item(item))
     }

@@ -1,0 +1,187 @@
+//! The interactive REPL (`agent` or `agent chat`): line editing with history, streaming answers,
+//! approval prompts and slash commands. One conversation lasts until `/clear` or the end.
+
+use std::{path::PathBuf, process::ExitCode, sync::Arc};
+
+use agent_exec::{
+    PermissionMode,
+    agent::{AgentEvent, Finish, FinishReason},
+};
+use clap::Args;
+use rustyline::{DefaultEditor, error::ReadlineError};
+
+use crate::{
+    Options,
+    approval::TerminalApprover,
+    render::Renderer,
+    session::SessionLog,
+    setup::{self, Launch, Session},
+    spinner::Spinner,
+};
+
+#[derive(Debug, Default, Args)]
+pub(crate) struct ChatArgs {
+    /// Continue the session with this id.
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+    /// Play a recorded transcript (a session's transcript.jsonl) back as the model, offline.
+    #[arg(long, value_name = "FILE")]
+    replay: Option<PathBuf>,
+}
+
+const HELP: &str = "\
+Type a request and press Enter. Ctrl-C cancels the running turn; Ctrl-D or /exit quits.
+  /help   this help
+  /tools  the tools the model may call
+  /clear  start a new conversation (a new session)
+  /exit   quit";
+
+/// What one input line asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    /// A request for the model.
+    Prompt(String),
+    Help,
+    Tools,
+    Clear,
+    Exit,
+    /// Nothing to do (a blank line).
+    Empty,
+    /// A slash command that does not exist.
+    Unknown(String),
+}
+
+fn parse_line(line: &str) -> Line {
+    let trimmed = line.trim();
+    if trimmed.is_empty() {
+        return Line::Empty;
+    }
+    // A path such as `/etc/hosts what is this?` is a prompt, not a command: commands are one word.
+    let Some(command) = trimmed.strip_prefix('/').filter(|rest| !rest.contains(['/', ' '])) else {
+        return Line::Prompt(trimmed.to_owned());
+    };
+    match command {
+        "help" | "?" => Line::Help,
+        "tools" => Line::Tools,
+        "clear" | "new" => Line::Clear,
+        "exit" | "quit" | "q" => Line::Exit,
+        other => Line::Unknown(other.to_owned()),
+    }
+}
+
+/// Runs the REPL until `/exit` or end of input; 0 unless it could not start.
+pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode> {
+    let launch = Launch {
+        resume: args.resume.as_deref(),
+        replay: args.replay.clone(),
+        default_mode: PermissionMode::Default,
+        approver: Some(Arc::new(TerminalApprover::default())),
+    };
+    let mut session = match setup::open(options, launch)? {
+        Ok(session) => session,
+        Err(code) => return Ok(code),
+    };
+    let tokio = setup::tokio_runtime()?;
+    let mut editor = DefaultEditor::new()?;
+    let history = SessionLog::root()?.parent().map(|dir| dir.join("history.txt"));
+    if let Some(path) = &history {
+        // A missing history file is the normal first run.
+        let _ = editor.load_history(path);
+    }
+    eprintln!(
+        "agent {} · {} · session {} · /help for commands, Ctrl-D to quit",
+        env!("CARGO_PKG_VERSION"),
+        session.model.name(),
+        session.log.id()
+    );
+    let spinner = Spinner::new();
+    let mut renderer = Renderer::new(false);
+    loop {
+        let line = match editor.readline("› ") {
+            Ok(line) => line,
+            // Ctrl-C at the prompt only clears the line, as in a shell.
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(err) => return Err(err.into()),
+        };
+        match parse_line(&line) {
+            Line::Empty => {}
+            Line::Help => eprintln!("{HELP}"),
+            Line::Tools => eprintln!("{}", tool_list(&session)),
+            Line::Clear => {
+                session.clear()?;
+                eprintln!("agent: new conversation, session {}", session.log.id());
+            }
+            Line::Exit => break,
+            Line::Unknown(command) => eprintln!("agent: no command /{command}; /help lists them"),
+            Line::Prompt(prompt) => {
+                let _ = editor.add_history_entry(&prompt);
+                let mut show = |event: &AgentEvent| {
+                    match event {
+                        AgentEvent::TurnStarted { .. } => spinner.start(),
+                        AgentEvent::Usage { .. } | AgentEvent::ReasoningDelta { .. } => {}
+                        _ => spinner.stop(),
+                    }
+                    renderer.show(event);
+                    if let AgentEvent::Finished { reason: FinishReason::Cancelled, .. } = event {
+                        eprintln!("agent: turn cancelled");
+                    }
+                };
+                let finish = tokio.block_on(session.prompt(prompt, &mut show))?;
+                spinner.stop();
+                if let Finish::MaxTurns(turns) = finish {
+                    eprintln!(
+                        "agent: stopped after {turns} turns without an answer (raise --max-turns)"
+                    );
+                }
+            }
+        }
+    }
+    if let Some(path) = &history {
+        if let Err(err) = editor.save_history(path) {
+            eprintln!("agent: warning: history not saved to {}: {err}", path.display());
+        }
+    }
+    let id = session.log.id();
+    eprintln!("agent: session {id} (resume with --resume {id})");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Each tool's name and the first line of its description.
+fn tool_list(session: &Session) -> String {
+    let specs = session.executor.specs();
+    let width = specs.iter().map(|spec| spec.name.len()).max().unwrap_or(0);
+    specs
+        .iter()
+        .map(|spec| {
+            let first = spec.description.lines().next().unwrap_or_default();
+            format!("  {:width$}  {first}", spec.name)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(line: &str, expect: Line) {
+        assert_eq!(parse_line(line), expect);
+    }
+
+    #[test]
+    fn lines() {
+        check("", Line::Empty);
+        check("   \t", Line::Empty);
+        check("/help", Line::Help);
+        check(" /tools ", Line::Tools);
+        check("/clear", Line::Clear);
+        check("/exit", Line::Exit);
+        check("/quit", Line::Exit);
+        check("/frobnicate", Line::Unknown("frobnicate".to_owned()));
+        check("list the files", Line::Prompt("list the files".to_owned()));
+        check("/etc/hosts: what is this?", Line::Prompt("/etc/hosts: what is this?".to_owned()));
+        check("/help me please", Line::Prompt("/help me please".to_owned()));
+    }
+}

@@ -1,0 +1,194 @@
+//! `--replay FILE`: a recorded session transcript played back as the model, so any run can be
+//! reproduced offline and the tools regression-tested against it.
+//!
+//! The recording is split into assistant turns: each maximal run of assistant messages, tool calls
+//! and reasoning items between a user message or tool output and the next. Every request gets the
+//! next turn, whatever it contains; the tools really run again, so their outputs are fresh.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Mutex,
+};
+
+use agent_core::{
+    BoxFuture, Item, ModelClient, ModelError, ModelErrorKind, ModelEvent, ModelRequest,
+    ModelStream, Role, StopReason,
+};
+
+use crate::session;
+
+/// A model that answers each request with the next recorded assistant turn.
+pub(crate) struct ReplayClient {
+    name: String,
+    path: PathBuf,
+    turns: Vec<Vec<Item>>,
+    /// How many turns have been played.
+    played: Mutex<usize>,
+}
+
+impl ReplayClient {
+    /// Reads a transcript (`transcript.jsonl` of a session); one without assistant turns is an
+    /// error, since replaying it could not answer anything.
+    pub(crate) fn load(path: &Path) -> anyhow::Result<Self> {
+        let items = session::load_items(path)?;
+        let turns = assistant_turns(items);
+        if turns.is_empty() {
+            anyhow::bail!("{} holds no assistant turns to replay", path.display());
+        }
+        Ok(Self {
+            name: format!("replay:{}", path.display()),
+            path: path.to_path_buf(),
+            turns,
+            played: Mutex::new(0),
+        })
+    }
+
+    /// The next turn, or an error naming the recording once it is exhausted.
+    fn next_turn(&self) -> Result<Vec<Item>, ModelError> {
+        let mut played = self.played.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(turn) = self.turns.get(*played) else {
+            return Err(ModelError::new(
+                ModelErrorKind::BadResponse,
+                format!(
+                    "the recording {} is exhausted: all {} assistant turns were played",
+                    self.path.display(),
+                    self.turns.len()
+                ),
+            ));
+        };
+        *played += 1;
+        Ok(turn.clone())
+    }
+}
+
+impl ModelClient for ReplayClient {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn stream<'a>(
+        &'a self,
+        _request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelStream<'a>, ModelError>> {
+        let turn = self.next_turn();
+        Box::pin(async move {
+            let events = turn_events(turn?);
+            let stream: ModelStream<'a> =
+                Box::pin(futures_util::stream::iter(events.into_iter().map(Ok)));
+            Ok(stream)
+        })
+    }
+}
+
+/// Splits a transcript into the assistant turns between user messages and tool outputs.
+fn assistant_turns(items: Vec<Item>) -> Vec<Vec<Item>> {
+    let mut turns = Vec::new();
+    let mut current = Vec::new();
+    for item in items {
+        let from_model = match &item {
+            Item::Message(message) => message.role == Role::Assistant,
+            Item::ToolCall(_) | Item::Reasoning(_) => true,
+            Item::ToolOutput(_) => false,
+        };
+        if from_model {
+            current.push(item);
+        } else if !current.is_empty() {
+            turns.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        turns.push(current);
+    }
+    turns
+}
+
+/// The events a streaming server would send for `turn`: text as one delta before its message.
+fn turn_events(turn: Vec<Item>) -> Vec<ModelEvent> {
+    let mut events = Vec::new();
+    for item in turn {
+        match item {
+            Item::Message(message) => {
+                events.push(ModelEvent::TextDelta(message.content.clone()));
+                events.push(ModelEvent::Message(message));
+            }
+            Item::ToolCall(call) => events.push(ModelEvent::ToolCall(call)),
+            Item::Reasoning(reasoning) => events.push(ModelEvent::Reasoning(reasoning)),
+            Item::ToolOutput(_) => {}
+        }
+    }
+    events.push(ModelEvent::Completed { response_id: None, stop: StopReason::Completed });
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_core::{CallOutput, Message, ToolCall};
+
+    use super::*;
+
+    fn call(id: &str) -> Item {
+        Item::ToolCall(ToolCall {
+            call_id: id.to_owned(),
+            name: "uppercase".to_owned(),
+            arguments: "{}".to_owned(),
+            item_id: None,
+        })
+    }
+
+    fn output(id: &str) -> Item {
+        Item::ToolOutput(CallOutput {
+            call_id: id.to_owned(),
+            output: "X".to_owned(),
+            ok: true,
+            error: None,
+        })
+    }
+
+    fn user(text: &str) -> Item {
+        Item::Message(Message::user(text))
+    }
+
+    fn assistant(text: &str) -> Item {
+        Item::Message(Message::assistant(text))
+    }
+
+    #[track_caller]
+    fn check(items: Vec<Item>, expect: Vec<Vec<Item>>) {
+        assert_eq!(assistant_turns(items), expect);
+    }
+
+    #[test]
+    fn turns_are_split_at_user_messages_and_tool_outputs() {
+        check(vec![user("a")], vec![]);
+        check(vec![user("a"), assistant("b")], vec![vec![assistant("b")]]);
+        check(
+            vec![user("a"), call("1"), call("2"), output("1"), output("2"), assistant("b")],
+            vec![vec![call("1"), call("2")], vec![assistant("b")]],
+        );
+        check(
+            vec![user("a"), assistant("b"), user("c"), assistant("d"), call("3"), output("3")],
+            vec![vec![assistant("b")], vec![assistant("d"), call("3")]],
+        );
+    }
+
+    #[test]
+    fn a_turn_ends_with_completed_and_streams_its_text() {
+        let events = turn_events(vec![assistant("hi"), call("1")]);
+        assert_eq!(events.len(), 4);
+        assert_eq!(events[0], ModelEvent::TextDelta("hi".to_owned()));
+        assert!(matches!(events[3], ModelEvent::Completed { response_id: None, .. }));
+    }
+
+    #[test]
+    fn an_exhausted_recording_is_a_clear_error() {
+        let client = ReplayClient {
+            name: "replay".to_owned(),
+            path: PathBuf::from("t.jsonl"),
+            turns: vec![vec![assistant("only")]],
+            played: Mutex::new(0),
+        };
+        assert_eq!(client.next_turn().unwrap(), vec![assistant("only")]);
+        let err = client.next_turn().unwrap_err();
+        assert!(err.message.contains("t.jsonl is exhausted"), "{}", err.message);
+    }
+}
