@@ -42,9 +42,14 @@ fn check_doc_headers(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<
     for file in files {
         let text =
             fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+        let shown = file.strip_prefix(root).unwrap_or(&file).display().to_string();
         if !text.trim_start_matches('\u{feff}').starts_with("//!") {
-            let shown = file.strip_prefix(root).unwrap_or(&file).display().to_string();
             problems.push(format!("{shown}: must begin with a `//!` line saying what it owns"));
+        }
+        // Modules are `foo.rs` beside `foo/`; integration test suites are the one exception,
+        // since cargo would build `tests/suite.rs` as a test binary of its own.
+        if file.file_name().is_some_and(|name| name == "mod.rs") && !shown.contains("/tests/") {
+            problems.push(format!("{shown}: use `foo.rs` beside `foo/` instead of `foo/mod.rs`"));
         }
     }
     Ok(())
