@@ -9,7 +9,7 @@ use crate::suite::{agent, stderr, stdout};
 
 /// Runs `agent exec` against a scripted server playing `turns`; returns the process output and
 /// the request bodies the server received.
-async fn exec(
+pub(crate) async fn exec(
     workspace: &Path,
     turns: Vec<Turn>,
     args: &[&str],
@@ -30,7 +30,7 @@ async fn exec(
     (output, bodies)
 }
 
-fn uppercase_then_answer() -> Vec<Turn> {
+pub(crate) fn uppercase_then_answer() -> Vec<Turn> {
     vec![
         Turn::tool_calls([ScriptedCall::new("call_1", "uppercase", json!({"text": "hello"}))]),
         Turn::text("HELLO it is."),

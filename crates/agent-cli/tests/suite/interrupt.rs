@@ -1,0 +1,96 @@
+//! Ctrl-C during a long bash call: the command's process group dies, the transcript records a
+//! cancelled output for the call, and the next request is valid.
+
+use std::{
+    process::Stdio,
+    time::{Duration, Instant},
+};
+
+use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
+use serde_json::{Value, json};
+
+use crate::suite::{command, exec::exec, session_id, stderr, transcript};
+
+/// The pids of processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains(marker))
+        })
+        .collect()
+}
+
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_kills_the_command_records_cancelled_and_resume_is_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    // A duration no other process on the machine uses, so the check below sees only ours.
+    let marker = format!("30.{}", std::process::id());
+    let server = ScriptedServer::start(Script::new([Turn::tool_calls([ScriptedCall::new(
+        "call_sleep",
+        "bash",
+        json!({"command": format!("sleep {marker}")}),
+    )])]))
+    .await
+    .unwrap();
+    let url = server.url();
+    let args = ["--base-url", &url, "--model", "m", "--api", "chat"];
+    let mut args: Vec<&str> = args.to_vec();
+    args.extend(["--permission-mode", "bypass", "exec", "sleep a while"]);
+    let child =
+        command(dir.path(), &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = wait_until(Duration::from_secs(10), || !processes_with(&marker).is_empty());
+    assert!(started, "the sleep never started");
+    std::thread::sleep(Duration::from_millis(300));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output =
+        tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    let gone = wait_until(Duration::from_secs(2), || processes_with(&marker).is_empty());
+    assert!(gone, "sleep survived: {:?}", processes_with(&marker));
+
+    let id = session_id(&output);
+    let lines = transcript(dir.path(), &id);
+    let cancelled = lines.iter().find(|line| {
+        line["item"]["type"] == "tool_output" && line["item"]["call_id"] == "call_sleep"
+    });
+    let cancelled = cancelled.unwrap_or_else(|| panic!("no output for call_sleep: {lines:?}"));
+    assert_eq!(cancelled["item"]["error"], "cancelled", "{cancelled}");
+
+    let (resumed, bodies) = exec(
+        dir.path(),
+        vec![Turn::text("Stopped, as asked.")],
+        &["--api", "chat", "exec", "--resume", &id, "never mind"],
+    )
+    .await;
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let messages = bodies[0]["messages"].as_array().unwrap();
+    let calls: Vec<&Value> = messages
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten()
+        .map(|call| &call["id"])
+        .collect();
+    let answered: Vec<&Value> =
+        messages.iter().map(|m| &m["tool_call_id"]).filter(|id| !id.is_null()).collect();
+    assert_eq!(calls, answered);
+    assert_eq!(calls, [&json!("call_sleep")]);
+    assert_eq!(messages.last().unwrap()["content"], "never mind");
+}

@@ -1,0 +1,91 @@
+//! The REPL fed from a pipe (rustyline reads plain lines when stdin is not a terminal).
+
+use std::{
+    io::Write,
+    path::Path,
+    process::{Output, Stdio},
+};
+
+use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
+use serde_json::{Value, json};
+
+use crate::suite::{command, stderr, stdout};
+
+/// Runs `agent chat` against a scripted server, typing `lines`; returns the output and bodies.
+async fn chat(workspace: &Path, turns: Vec<Turn>, lines: &[&str]) -> (Output, Vec<Value>) {
+    let server = ScriptedServer::start(Script::new(turns)).await.unwrap();
+    let url = server.url();
+    let input = lines.iter().map(|line| format!("{line}\n")).collect::<String>();
+    let dir = workspace.to_path_buf();
+    let output = tokio::task::spawn_blocking(move || {
+        let args = ["--base-url", &url, "--model", "m", "--api", "chat", "chat"];
+        let mut child = command(&dir, &args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let bodies = server.requests().iter().map(|request| request.json()).collect();
+    (output, bodies)
+}
+
+fn write_call() -> Turn {
+    Turn::tool_calls([ScriptedCall::new(
+        "call_w",
+        "write_file",
+        json!({"path": "new.txt", "content": "x\n"}),
+    )])
+}
+
+fn user_messages(body: &Value) -> Vec<&str> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_then_keep_the_conversation_until_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let turns = vec![
+        write_call(),
+        Turn::text("Written."),
+        Turn::text("Second answer."),
+        Turn::text("Fresh start."),
+    ];
+    let lines = ["/tools", "write it", "y", "and then?", "/clear", "hello again", "/exit"];
+    let (output, bodies) = chat(dir.path(), turns, &lines).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("uppercase"), "/tools lists the tools: {err}");
+    assert!(err.contains("? write_file") && err.contains("allow? [y]es"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("new.txt")).unwrap(), "x\n");
+    let out = stdout(&output);
+    assert!(
+        out.contains("Written.") && out.contains("Second answer.") && out.contains("Fresh start."),
+        "{out}"
+    );
+    assert_eq!(bodies.len(), 4);
+    assert_eq!(user_messages(&bodies[2]), ["write it", "and then?"]);
+    assert_eq!(user_messages(&bodies[3]), ["hello again"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_reaches_the_model_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let turns = vec![write_call(), Turn::text("I will not write it.")];
+    let (output, bodies) = chat(dir.path(), turns, &["write it", "n not today", "/nope"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(!dir.path().join("new.txt").exists());
+    let observation = bodies[1]["messages"][3]["content"].as_str().unwrap();
+    assert!(observation.contains("not today"), "{observation}");
+    assert!(stderr(&output).contains("no command /nope"), "{}", stderr(&output));
+}
