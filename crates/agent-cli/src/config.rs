@@ -267,4 +267,15 @@ mod tests {
     fn an_unknown_key_in_the_config_file_is_an_error() {
         assert!(toml::from_str::<ConfigFile>("[profiles.x]\nmodle = \"y\"\n").is_err());
     }
+
+    #[test]
+    fn the_example_config_in_the_docs_parses() {
+        let doc = include_str!("../../../docs/cli.md");
+        let block =
+            doc.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
+        let config: ConfigFile = toml::from_str(block).unwrap();
+        let names: Vec<&str> = config.profiles.keys().map(String::as_str).collect();
+        assert_eq!(names, ["deepseek", "llamacpp", "lmstudio", "ollama", "vllm"]);
+        assert_eq!(config.default_profile.as_deref(), Some("ollama"));
+    }
 }

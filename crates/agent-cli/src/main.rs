@@ -29,7 +29,7 @@ use crate::config::Api;
 ///
 /// With no command, starts the interactive REPL (`agent chat`).
 #[derive(Debug, Parser)]
-#[command(name = "agent", version, about, long_about = None, after_help = AFTER_HELP)]
+#[command(name = "agent", version, after_help = AFTER_HELP)]
 struct Cli {
     #[command(flatten)]
     options: Options,
@@ -61,7 +61,7 @@ pub(crate) struct Options {
     /// Let sandboxed commands use the network.
     #[arg(long, global = true)]
     pub(crate) network: bool,
-    /// default, accept-edits, plan, dont-ask (default for `exec`) or bypass.
+    /// default (the REPL's default: asks), accept-edits, plan, dont-ask (`exec`'s default) or bypass.
     #[arg(long, global = true)]
     pub(crate) permission_mode: Option<String>,
     /// Allow calls matching a rule without asking, e.g. 'Bash(cargo test *)' (repeatable).

@@ -1,6 +1,7 @@
 //! Test modules and the helpers they share: running the binary and a scripted model server.
 
 mod exec;
+mod help;
 mod interrupt;
 mod repl;
 mod replay;
