@@ -137,10 +137,10 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             }
         }
     }
-    if let Some(path) = &history {
-        if let Err(err) = editor.save_history(path) {
-            eprintln!("agent: warning: history not saved to {}: {err}", path.display());
-        }
+    if let Some(path) = &history
+        && let Err(err) = editor.save_history(path)
+    {
+        eprintln!("agent: warning: history not saved to {}: {err}", path.display());
     }
     let id = session.log.id();
     eprintln!("agent: session {id} (resume with --resume {id})");

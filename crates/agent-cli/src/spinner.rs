@@ -54,12 +54,12 @@ impl Spinner {
 
     /// Stops and erases the spinner, so the next output starts on a clean line.
     pub(crate) fn stop(&self) {
-        if let Some(Ok(mut state)) = self.state.as_ref().map(|state| state.lock()) {
-            if state.active {
-                state.active = false;
-                eprint!("\r\x1b[K");
-                let _ = std::io::stderr().flush();
-            }
+        if let Some(Ok(mut state)) = self.state.as_ref().map(|state| state.lock())
+            && state.active
+        {
+            state.active = false;
+            eprint!("\r\x1b[K");
+            let _ = std::io::stderr().flush();
         }
     }
 }
