@@ -2,6 +2,7 @@
 //! cancelled output for the call, and the next request is valid.
 
 use std::{
+    io::Write,
     process::Stdio,
     time::{Duration, Instant},
 };
@@ -93,4 +94,42 @@ async fn ctrl_c_kills_the_command_records_cancelled_and_resume_is_valid() {
     assert_eq!(calls, answered);
     assert_eq!(calls, [&json!("call_sleep")]);
     assert_eq!(messages.last().unwrap()["content"], "never mind");
+}
+
+#[test]
+fn ctrl_c_in_the_repl_cancels_the_turn_not_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("31.{}", std::process::id());
+    // A recording as the model: a long bash call, then an answer for the next prompt.
+    let lines = [
+        json!({"item": {"type": "message", "role": "user", "content": "wait"}}),
+        json!({"item": {"type": "tool_call", "call_id": "c1", "name": "bash",
+            "arguments": json!({"command": format!("sleep {marker}")}).to_string()}}),
+        json!({"item": {"type": "tool_output", "call_id": "c1", "output": "", "ok": false}}),
+        json!({"item": {"type": "message", "role": "assistant", "content": "Still here."}}),
+    ];
+    let recording = dir.path().join("recording.jsonl");
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&recording, text).unwrap();
+    let args = ["--permission-mode", "bypass", "chat", "--replay", recording.to_str().unwrap()];
+    let mut child = command(dir.path(), &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"wait\n").unwrap();
+    let started = wait_until(Duration::from_secs(10), || !processes_with(&marker).is_empty());
+    assert!(started, "the sleep never started");
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    assert!(wait_until(Duration::from_secs(5), || processes_with(&marker).is_empty()));
+    stdin.write_all(b"are you there?\n/exit\n").unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains("turn cancelled"), "{}", stderr(&output));
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "Still here.");
 }
