@@ -2,36 +2,89 @@
 
 use std::{
     io::{BufRead, Write},
-    sync::Mutex,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
 use agent_core::BoxFuture;
 use agent_exec::{Approval, ApprovalRequest, Approver};
+use tokio::sync::{Mutex, mpsc};
 
 use crate::render::short;
 
 /// Asks on stderr and reads the answer from stdin, one prompt at a time.
-#[derive(Default)]
+///
+/// The answer is read on a separate thread so that Ctrl-C can abandon the prompt (the executor
+/// stops waiting when the turn is cancelled). A line that thread reads after its prompt was
+/// abandoned is not lost: the REPL takes it as its next input ([`TerminalApprover::take_line`]).
 pub(crate) struct TerminalApprover {
-    /// Held while a prompt is open, so the calls of a parallel batch never ask at once.
-    asking: Mutex<()>,
+    lines: Arc<Mutex<mpsc::UnboundedReceiver<Option<String>>>>,
+    sender: mpsc::UnboundedSender<Option<String>>,
+    /// Whether a reader thread is waiting for a line.
+    reading: Arc<AtomicBool>,
+}
+
+impl TerminalApprover {
+    pub(crate) fn new() -> Self {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        Self {
+            lines: Arc::new(Mutex::new(receiver)),
+            sender,
+            reading: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Starts a reader thread unless one is already waiting for a line.
+    fn read_line(&self) {
+        if self.reading.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let sender = self.sender.clone();
+        let reading = Arc::clone(&self.reading);
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let line = match std::io::stdin().lock().read_line(&mut line) {
+                Ok(0) | Err(_) => None,
+                Ok(_) => Some(line),
+            };
+            let _ = sender.send(line);
+            reading.store(false, Ordering::SeqCst);
+        });
+    }
+
+    /// Whether a reader thread is waiting for a line (then the REPL's next line goes to it).
+    pub(crate) fn is_reading(&self) -> bool {
+        self.reading.load(Ordering::SeqCst)
+    }
+
+    /// The line an abandoned prompt's reader got or is still waiting for, which belongs to the
+    /// REPL: `None` when no such read is under way, `Some(None)` at end of input. Blocks while the
+    /// reader waits. Call outside the async runtime.
+    pub(crate) fn take_line(&self) -> Option<Option<String>> {
+        // Read the flag first: a reader that clears it has already sent its line.
+        let reading = self.reading.load(Ordering::SeqCst);
+        let mut lines = self.lines.try_lock().ok()?;
+        match lines.try_recv() {
+            Ok(line) => Some(line),
+            Err(_) if reading => Some(lines.blocking_recv().flatten()),
+            Err(_) => None,
+        }
+    }
 }
 
 impl Approver for TerminalApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
         Box::pin(async move {
-            let _one_at_a_time =
-                self.asking.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            // The read blocks this thread on purpose: the turn cannot go on until the user answers,
-            // and a reader left behind on another thread would swallow the next prompt's line.
+            // Held for the whole prompt, so the calls of a parallel batch never ask at once.
+            let mut lines = self.lines.lock().await;
             eprint!("{}", question(request));
             let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            match std::io::stdin().lock().read_line(&mut line) {
-                Ok(0) | Err(_) => {
-                    Approval::Deny { reason: Some("no answer (end of input)".to_owned()) }
-                }
-                Ok(_) => parse_answer(&line),
+            self.read_line();
+            match lines.recv().await.flatten() {
+                Some(line) => parse_answer(&line),
+                None => Approval::Deny { reason: Some("no answer (end of input)".to_owned()) },
             }
         })
     }

@@ -71,11 +71,12 @@ fn parse_line(line: &str) -> Line {
 
 /// Runs the REPL until `/exit` or end of input; 0 unless it could not start.
 pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode> {
+    let approver = Arc::new(TerminalApprover::new());
     let launch = Launch {
         resume: args.resume.as_deref(),
         replay: args.replay.clone(),
         default_mode: PermissionMode::Default,
-        approver: Some(Arc::new(TerminalApprover::default())),
+        approver: Some(approver.clone()),
     };
     let mut session = match setup::open(options, launch)? {
         Ok(session) => session,
@@ -97,7 +98,16 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     let spinner = Spinner::new();
     let mut renderer = Renderer::new(false);
     loop {
-        let line = match editor.readline("› ") {
+        // After Ctrl-C at an approval prompt, its reader still owns the next line typed.
+        if approver.is_reading() {
+            eprint!("› ");
+        }
+        let read = match approver.take_line() {
+            Some(Some(line)) => Ok(line),
+            Some(None) => Err(ReadlineError::Eof),
+            None => editor.readline("› "),
+        };
+        let line = match read {
             Ok(line) => line,
             // Ctrl-C at the prompt only clears the line, as in a shell.
             Err(ReadlineError::Interrupted) => continue,

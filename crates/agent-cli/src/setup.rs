@@ -123,12 +123,7 @@ impl Session {
         let logged = self.conversation.items.len();
 
         let cancel = CancellationToken::new();
-        let on_ctrl_c = cancel.clone();
-        let listener = tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_ctrl_c.cancel();
-            }
-        });
+        let listener = tokio::spawn(cancel_on_ctrl_c(cancel.clone())?);
         let log = &mut self.log;
         let log_failed = &mut self.log_failed;
         let mut on_event = |event: AgentEvent| {
@@ -163,6 +158,33 @@ impl Session {
         self.conversation = Conversation::default();
         Ok(())
     }
+}
+
+/// A future that cancels `cancel` on Ctrl-C. On Unix the handler is installed before this returns,
+/// not when the future is first polled: the loop may block in an approval prompt before the
+/// listener task ever runs, and a SIGINT with no handler would kill the whole session.
+#[cfg(unix)]
+fn cancel_on_ctrl_c(
+    cancel: CancellationToken,
+) -> anyhow::Result<impl std::future::Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).context("listening for Ctrl-C")?;
+    Ok(async move {
+        if interrupt.recv().await.is_some() {
+            cancel.cancel();
+        }
+    })
+}
+
+#[cfg(not(unix))]
+fn cancel_on_ctrl_c(
+    cancel: CancellationToken,
+) -> anyhow::Result<impl std::future::Future<Output = ()> + Send + 'static> {
+    Ok(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel.cancel();
+        }
+    })
 }
 
 /// A single-threaded async runtime: the agent's own work is light, tools run in processes.

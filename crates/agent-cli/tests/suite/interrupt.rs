@@ -133,3 +133,41 @@ fn ctrl_c_in_the_repl_cancels_the_turn_not_the_session() {
     assert!(stderr(&output).contains("turn cancelled"), "{}", stderr(&output));
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "Still here.");
 }
+
+#[test]
+fn ctrl_c_at_an_approval_prompt_cancels_the_turn_and_keeps_the_next_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        json!({"item": {"type": "message", "role": "user", "content": "wait"}}),
+        json!({"item": {"type": "tool_call", "call_id": "c1", "name": "bash",
+            "arguments": json!({"command": "touch ran.txt"}).to_string()}}),
+        json!({"item": {"type": "tool_output", "call_id": "c1", "output": "", "ok": false}}),
+        json!({"item": {"type": "message", "role": "assistant", "content": "Still here."}}),
+    ];
+    let recording = dir.path().join("recording.jsonl");
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&recording, text).unwrap();
+    // Default mode asks before `touch`; the prompt is left unanswered and interrupted.
+    let args = ["chat", "--replay", recording.to_str().unwrap()];
+    let mut child = command(dir.path(), &args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"wait\n").unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    std::thread::sleep(Duration::from_millis(300));
+    // The line typed after Ctrl-C is the next prompt, not an answer to the abandoned question.
+    stdin.write_all(b"y\n/exit\n").unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("bash: error: cancelled") && err.contains("turn cancelled"), "{err}");
+    assert!(!dir.path().join("ran.txt").exists());
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "Still here.");
+}
