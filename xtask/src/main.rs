@@ -1,9 +1,10 @@
-//! `cargo xtask`: developer tasks (ci, tidy), one module per task.
+//! `cargo xtask`: developer tasks (bench, ci, demo, tidy), one module per task.
 //!
 //! Maintenance tasks use no workspace crate, so they still run when the product does not build.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod bench;
 mod ci;
 mod demo;
 mod tidy;
@@ -16,6 +17,7 @@ const HELP: &str = "\
 cargo xtask <task>
 
 tasks:
+  bench   [--json] [--quick] benchmarks of the release binaries and crates (issue 8; not part of ci)
   ci      fmt --check, clippy -D warnings, tests, docs with warnings denied
   demo    [NAME] offline demos: the real agent binary against a scripted model server
   tidy    repository invariants: //! headers, library dependencies, crate edges, lints
@@ -26,6 +28,7 @@ fn main() -> anyhow::Result<()> {
     let task = args.next();
     let rest: Vec<String> = args.collect();
     match task.as_deref() {
+        Some("bench") => bench::run(&project_root(), &rest),
         Some("ci") => ci::run(&project_root()),
         Some("demo") => demo::run(&project_root(), rest.first().map(String::as_str)),
         Some("tidy") => {

@@ -1,7 +1,10 @@
 //! Measures the executor's per-call cost: 200,000 `uppercase` calls through the full path (look
-//! up, parse and validate, permission policy, run under a timeout and token, cap, outcome).
+//! up, parse and validate, permission policy, run under a timeout and token, cap, outcome), the
+//! same with 10% invalid JSON and 10% schema violations, and validation alone.
 //!
-//! Run with `cargo run --release -p agent-exec --no-default-features --example dispatch`.
+//! Run with `cargo run --release -p agent-exec --example dispatch [-- --json] [--quick]`. With
+//! `--json` it prints one `{"name","unit","median","min","max","runs"}` object per line, which
+//! `cargo xtask bench` collects; each run is one round of 200,000 calls.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
@@ -71,64 +74,105 @@ impl Tool for Noop {
 
 const CALLS: usize = 200_000;
 
+fn call(arguments: &str) -> ToolCall {
+    ToolCall {
+        call_id: "call_1".to_owned(),
+        name: "uppercase".to_owned(),
+        arguments: arguments.to_owned(),
+        item_id: None,
+    }
+}
+
+/// Median, min and max of per-round figures, printed as a JSON line or as text.
+fn report(json: bool, name: &str, mut values: Vec<f64>, about: &str) {
+    values.sort_by(f64::total_cmp);
+    let (median, min, max) = (values[values.len() / 2], values[0], values[values.len() - 1]);
+    if json {
+        let line = serde_json::json!({"name": name, "unit": "ns", "median": median, "min": min, "max": max, "runs": values.len()});
+        println!("{line}");
+    } else {
+        println!(
+            "{name:<24} median {median:>7.0} ns/call (min {min:.0}, max {max:.0}, {} rounds of {CALLS}): {about}",
+            values.len()
+        );
+    }
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let json = args.iter().any(|arg| arg == "--json");
+    let rounds = if args.iter().any(|arg| arg == "--quick") { 3 } else { 7 };
     let dir = std::env::temp_dir();
     let mut registry = Registry::new();
     registry.register(Arc::new(Typed::new(Uppercase).unwrap())).unwrap();
     let policy = PermissionPolicy::new(Workspace::new(&dir).unwrap(), PermissionMode::Default);
     let exec = Executor::new(registry, policy, ExecutorConfig::new("bench"));
-    let call = ToolCall {
-        call_id: "call_1".to_owned(),
-        name: "uppercase".to_owned(),
-        arguments: r#"{"text":"hello world"}"#.to_owned(),
-        item_id: None,
-    };
+    let valid = call(r#"{"text":"hello world"}"#);
+    // Every tenth call is not JSON and every tenth (offset by five) violates the schema.
+    let mixed: Vec<ToolCall> = (0..10)
+        .map(|i| match i {
+            0 => call(r#"{"text":"hello world""#),
+            5 => call(r#"{"txt":"hello world"}"#),
+            _ => call(r#"{"text":"hello world"}"#),
+        })
+        .collect();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let token = CancellationToken::new();
     runtime.block_on(async {
         // Warm up caches and the allocator.
         for _ in 0..10_000 {
-            assert!(exec.execute(&call, &token).await.ok);
+            assert!(exec.execute(&valid, &token).await.ok);
         }
-        // The machine may be shared: report the best of five rounds.
-        let mut best = u128::MAX;
-        for _ in 0..5 {
+        let mut per_round = Vec::new();
+        for _ in 0..rounds {
             let started = Instant::now();
             let mut bytes = 0;
             for _ in 0..CALLS {
-                bytes += exec.execute(&call, &token).await.text.len();
+                bytes += exec.execute(&valid, &token).await.text.len();
             }
             assert_eq!(bytes, CALLS * "HELLO WORLD".len());
-            best = best.min(started.elapsed().as_nanos() / CALLS as u128);
+            per_round.push(started.elapsed().as_nanos() as f64 / CALLS as f64);
         }
-        println!("{CALLS} calls, best of 5 rounds: {best} ns/call through Executor::execute");
+        report(json, "dispatch.valid", per_round, "valid calls through Executor::execute");
 
-        // The validator alone, for comparison: the part of the cost the executor does not own.
+        let mut per_round = Vec::new();
+        for _ in 0..rounds {
+            let started = Instant::now();
+            let mut failed = 0;
+            for i in 0..CALLS {
+                failed += usize::from(!exec.execute(&mixed[i % 10], &token).await.ok);
+            }
+            assert_eq!(failed, CALLS / 5);
+            per_round.push(started.elapsed().as_nanos() as f64 / CALLS as f64);
+        }
+        report(json, "dispatch.mixed", per_round, "10% invalid JSON, 10% schema violations");
+
+        // The validator alone: the part of the cost the executor does not own.
         let tool = exec.registry().get("uppercase").unwrap().clone();
-        let mut best_prepare = u128::MAX;
-        for _ in 0..5 {
+        let mut per_round = Vec::new();
+        for _ in 0..rounds {
             let started = Instant::now();
             for _ in 0..CALLS {
-                std::hint::black_box(tool.prepare(&call.arguments).unwrap());
+                std::hint::black_box(tool.prepare(&valid.arguments).unwrap());
             }
-            best_prepare = best_prepare.min(started.elapsed().as_nanos() / CALLS as u128);
+            per_round.push(started.elapsed().as_nanos() as f64 / CALLS as f64);
         }
-        println!("of which Tool::prepare (parse + validate), best of 5: {best_prepare} ns/call");
+        report(json, "dispatch.validate_only", per_round, "Tool::prepare (parse + validate)");
 
         // The executor's own share: a tool whose prepare and run do no work at all.
         let mut registry = Registry::new();
         registry.register(Arc::new(Noop(noop_spec()))).unwrap();
         let policy = PermissionPolicy::new(Workspace::new(&dir).unwrap(), PermissionMode::Default);
         let exec = Executor::new(registry, policy, ExecutorConfig::new("bench"));
-        let noop = ToolCall { name: "noop".to_owned(), ..call.clone() };
-        let mut best_noop = u128::MAX;
-        for _ in 0..5 {
+        let noop = ToolCall { name: "noop".to_owned(), ..valid.clone() };
+        let mut per_round = Vec::new();
+        for _ in 0..rounds {
             let started = Instant::now();
             for _ in 0..CALLS {
                 std::hint::black_box(exec.execute(&noop, &token).await);
             }
-            best_noop = best_noop.min(started.elapsed().as_nanos() / CALLS as u128);
+            per_round.push(started.elapsed().as_nanos() as f64 / CALLS as f64);
         }
-        println!("executor overhead alone (no-op tool), best of 5: {best_noop} ns/call");
+        report(json, "dispatch.executor_only", per_round, "a no-op tool: the executor alone");
     });
 }

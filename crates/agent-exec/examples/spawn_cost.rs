@@ -1,13 +1,15 @@
-//! What the sandbox adds to starting a process: spawns `bash -c true` many times unsandboxed
-//! (plain `tokio::process::Command`) and through `agent_exec::process::run` under each policy,
-//! and prints the median and mean wall time per spawn.
+//! What the sandbox adds to starting a process: spawns `bash -c true` unsandboxed (plain
+//! `tokio::process::Command`) and through `agent_exec::process::run` under each policy, one
+//! unsandboxed and one sandboxed spawn in turn, so both see the same machine load.
 //!
-//! Run: `cargo run --release -p agent-exec --example spawn_cost [-- <runs>]`. A benchmark, not a
-//! test: `cargo xtask bench` can call it.
+//! Run: `cargo run --release -p agent-exec --example spawn_cost [-- <runs>] [--json] [--quick]`.
+//! With `--json` it prints the added milliseconds per policy (the median, min and max of the
+//! paired differences) as `{"name","unit","median","min","max","runs"}` lines for
+//! `cargo xtask bench`. A benchmark, not a test.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use agent_exec::{
     process::{self, ProcessSpec},
@@ -17,22 +19,12 @@ use tokio_util::sync::CancellationToken;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let runs: usize = std::env::args().nth(1).and_then(|n| n.parse().ok()).unwrap_or(200);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let json = args.iter().any(|arg| arg == "--json");
+    let quick = args.iter().any(|arg| arg == "--quick");
+    let runs: usize =
+        args.iter().find_map(|arg| arg.parse().ok()).unwrap_or(if quick { 40 } else { 200 });
     let workspace = tempfile::tempdir().unwrap();
-
-    let baseline = measure(runs, || async {
-        let status =
-            tokio::process::Command::new("bash").args(["-c", "true"]).status().await.unwrap();
-        assert!(status.success());
-    })
-    .await;
-    println!("spawn `bash -c true`, {runs} runs each, median / mean per spawn");
-    println!(
-        "{:<34} {:>8.3} ms {:>8.3} ms",
-        "unsandboxed (tokio Command)",
-        ms(baseline.0),
-        ms(baseline.1)
-    );
 
     // The last row runs in a repository, where `.git` gets its read-only mount namespace.
     let repository = tempfile::tempdir().unwrap();
@@ -45,56 +37,56 @@ async fn main() {
             repository.path(),
             "workspace-write + .git".to_owned(),
         )]);
+    if !json {
+        println!("spawn `bash -c true`, {runs} pairs per policy; milliseconds per spawn");
+    }
     for (policy, root, label) in rows {
         let mut config = SandboxConfig::new(root).with_policy(policy);
         // A session keeps one temp dir; a fresh one per command would add a mkdir and an rmdir.
         let temp = tempfile::tempdir().unwrap();
         config.temp_dir = Some(temp.path().to_path_buf());
-        let result = measure(runs, || {
-            let config = config.clone();
-            async move {
-                let out = process::run(
-                    ProcessSpec::bash("true"),
-                    &config,
-                    CancellationToken::new(),
-                    None,
-                )
-                .await
-                .unwrap();
-                assert!(out.success(), "{}", out.output);
+        let (mut plain, mut sandboxed, mut added) = (Vec::new(), Vec::new(), Vec::new());
+        for round in 0..runs + 5 {
+            let started = Instant::now();
+            let status =
+                tokio::process::Command::new("bash").args(["-c", "true"]).status().await.unwrap();
+            assert!(status.success());
+            let base = started.elapsed().as_secs_f64() * 1e3;
+            let started = Instant::now();
+            let out =
+                process::run(ProcessSpec::bash("true"), &config, CancellationToken::new(), None)
+                    .await
+                    .unwrap();
+            assert!(out.success(), "{}", out.output);
+            let under = started.elapsed().as_secs_f64() * 1e3;
+            // The first few pairs warm up the page cache and the allocator.
+            if round >= 5 {
+                plain.push(base);
+                sandboxed.push(under);
+                added.push(under - base);
             }
-        })
-        .await;
-        println!(
-            "{:<34} {:>8.3} ms {:>8.3} ms   (+{:.3} ms median)",
-            format!("process::run {label}"),
-            ms(result.0),
-            ms(result.1),
-            ms(result.0) - ms(baseline.0)
-        );
+        }
+        let (plain, sandboxed, added) = (stats(plain), stats(sandboxed), stats(added));
+        if json {
+            let name = match label.as_str() {
+                "read-only" => "sandbox.overhead.read_only",
+                "workspace-write" => "sandbox.overhead.workspace_write",
+                "danger-full-access" => "sandbox.overhead.full_access",
+                _ => "sandbox.overhead.workspace_write_git",
+            };
+            let line = serde_json::json!({"name": name, "unit": "ms", "median": added.0, "min": added.1, "max": added.2, "runs": runs});
+            println!("{line}");
+        } else {
+            println!(
+                "{:<28} unsandboxed {:>6.3} ms, sandboxed {:>6.3} ms: +{:.3} ms median (paired min {:+.3}, max {:+.3})",
+                label, plain.0, sandboxed.0, added.0, added.1, added.2
+            );
+        }
     }
 }
 
-/// Median and mean of `runs` timed calls, after a few warm-up calls.
-async fn measure<F, Fut>(runs: usize, mut call: F) -> (Duration, Duration)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    for _ in 0..5 {
-        call().await;
-    }
-    let mut times = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let started = Instant::now();
-        call().await;
-        times.push(started.elapsed());
-    }
-    times.sort();
-    let mean = times.iter().sum::<Duration>() / runs.max(1) as u32;
-    (times[runs / 2], mean)
-}
-
-fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
+/// Median, min and max.
+fn stats(mut values: Vec<f64>) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    (values[values.len() / 2], values[0], values[values.len() - 1])
 }

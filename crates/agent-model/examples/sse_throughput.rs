@@ -1,4 +1,9 @@
-//! Prints the SSE parse throughput of both adapters: `cargo run --release -p agent-model --example sse_throughput --features scripted-server`.
+//! Prints the SSE parse throughput of both adapters:
+//! `cargo run --release -p agent-model --example sse_throughput --features scripted-server [-- --json] [--quick]`.
+//!
+//! Each run streams the same canned body 300 times through the real client (SSE decoding, our
+//! serde types, the accumulator); the figure is the median, min and max MB/s over the runs. With
+//! `--json` it prints `{"name","unit","median","min","max","runs"}` lines for `cargo xtask bench`.
 
 #![allow(clippy::print_stdout)]
 
@@ -6,19 +11,36 @@ use agent_model::scripted::{serde_only_throughput, sse_parse_throughput};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    for (name, responses) in [("chat completions", false), ("responses", true)] {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let json = args.iter().any(|arg| arg == "--json");
+    let runs = if args.iter().any(|arg| arg == "--quick") { 3 } else { 9 };
+    for (name, label, responses) in
+        [("stream.chat", "chat completions", false), ("stream.responses", "responses", true)]
+    {
         // A warm-up round, then the measured ones.
         sse_parse_throughput(responses, 3).await?;
-        let run = sse_parse_throughput(responses, 300).await?;
-        println!(
-            "{name}: {:.1} MB/s ({} bytes, {} events in {:.2?})",
-            run.mb_per_s(),
-            run.bytes,
-            run.events,
-            run.elapsed
-        );
+        let mut rates = Vec::with_capacity(runs);
+        let mut last = None;
+        for _ in 0..runs {
+            let run = sse_parse_throughput(responses, 300).await?;
+            rates.push(run.mb_per_s());
+            last = Some(run);
+        }
+        rates.sort_by(f64::total_cmp);
+        let (median, min, max) = (rates[runs / 2], rates[0], rates[runs - 1]);
+        if json {
+            let line = serde_json::json!({"name": name, "unit": "MB/s", "median": median, "min": min, "max": max, "runs": runs});
+            println!("{line}");
+            continue;
+        }
+        if let Some(run) = last {
+            println!(
+                "{label}: median {median:.1} MB/s (min {min:.1}, max {max:.1}; {} bytes, {} events per run)",
+                run.bytes, run.events
+            );
+        }
         let serde = serde_only_throughput(responses, 300)?;
-        println!("{name}, our serde types alone: {:.1} MB/s", serde.mb_per_s());
+        println!("{label}, our serde types alone: {:.1} MB/s", serde.mb_per_s());
     }
     Ok(())
 }

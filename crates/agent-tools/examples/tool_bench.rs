@@ -1,8 +1,13 @@
 //! Benchmark figures for the file tools (printed, not asserted): grep against `rg` on the same
-//! generated tree, and read_file near the end of a 100 MB file.
+//! generated tree of about 210 MB, and read_file near the end of a 100 MB file.
 //!
-//! Run with `cargo run --release -p agent-tools --example tool_bench`. Set `RG` to a ripgrep binary
-//! to compare; without one, only our figures are printed.
+//! Run with `cargo run --release -p agent-tools --example tool_bench [-- --tree DIR] [--json]
+//! [--quick]`. Set `RG` to a ripgrep binary to compare; without one, only our figures are printed.
+//! `--tree DIR` keeps the generated tree in DIR and reuses it on later runs (`cargo xtask bench`
+//! passes `target/bench-data/grep-tree`); without it the tree lives in a temporary directory.
+//! With `--json` it prints the headline case (a rare literal, files with matches) as
+//! `{"name","unit","median","min","max","runs"}` lines; each run times our grep and `rg` back to
+//! back, and the ratio is the median of the per-run ratios.
 #![allow(
     clippy::print_stdout,
     clippy::disallowed_methods,
@@ -10,11 +15,7 @@
     clippy::expect_used
 )]
 
-use std::{
-    io::Write as _,
-    path::Path,
-    time::{Duration, Instant},
-};
+use std::{io::Write as _, path::Path, time::Instant};
 
 use agent_tools::{
     FileTracker, GrepInput, OutputMode, ReadFileInput, grep_blocking, read_blocking,
@@ -65,16 +66,44 @@ fn generate_tree(root: &Path, dirs: usize, files_per_dir: usize, file_bytes: usi
     total
 }
 
-fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
-    let mut best = Duration::MAX;
-    let mut last = None;
-    for _ in 0..runs {
-        let started = Instant::now();
-        let value = f();
-        best = best.min(started.elapsed());
-        last = Some(value);
+/// The tree under `root`, generated unless a complete one is already there.
+fn ensure_tree(root: &Path, quiet: bool) -> u64 {
+    let marker = root.join(".complete");
+    if let Some(bytes) = std::fs::read_to_string(&marker).ok().and_then(|t| t.trim().parse().ok()) {
+        return bytes;
     }
-    (best, last.unwrap())
+    let _ = std::fs::remove_dir_all(root);
+    let started = Instant::now();
+    let bytes = generate_tree(root, 420, 50, 10_000);
+    std::fs::write(&marker, bytes.to_string()).unwrap();
+    if !quiet {
+        println!(
+            "generated 21000 files, {:.1} MB, in {:.1?}",
+            bytes as f64 / 1e6,
+            started.elapsed()
+        );
+    }
+    bytes
+}
+
+/// Milliseconds taken by `f`, and what it returned.
+fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
+    let started = Instant::now();
+    let value = f();
+    (started.elapsed().as_secs_f64() * 1e3, value)
+}
+
+/// Median, min and max.
+fn stats(mut values: Vec<f64>) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    (values[values.len() / 2], values[0], values[values.len() - 1])
+}
+
+fn json_line(name: &str, unit: &str, values: Vec<f64>) {
+    let runs = values.len();
+    let (median, min, max) = stats(values);
+    let line = serde_json::json!({"name": name, "unit": unit, "median": median, "min": min, "max": max, "runs": runs});
+    println!("{line}");
 }
 
 fn grep_input(pattern: &str, mode: OutputMode, fixed: bool) -> GrepInput {
@@ -88,12 +117,17 @@ fn grep_input(pattern: &str, mode: OutputMode, fixed: bool) -> GrepInput {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let json = args.iter().any(|arg| arg == "--json");
+    let runs = if args.iter().any(|arg| arg == "--quick") { 3 } else { 9 };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let tree = root.join("tree");
-    let started = Instant::now();
-    let bytes = generate_tree(&tree, 200, 50, 10_000);
-    println!("generated 10000 files, {:.1} MB, in {:.1?}", bytes as f64 / 1e6, started.elapsed());
+    let tree = args
+        .iter()
+        .position(|arg| arg == "--tree")
+        .and_then(|i| args.get(i + 1))
+        .map_or_else(|| root.join("tree"), std::path::PathBuf::from);
+    let bytes = ensure_tree(&tree, json);
 
     let rg = std::env::var("RG").ok().or_else(|| {
         std::process::Command::new("which")
@@ -110,31 +144,58 @@ fn main() {
     ];
     // Warm the page cache once so both tools read from memory.
     let _ = grep_blocking(&tree, &grep_input("warmup", OutputMode::Count, true));
-    for (name, pattern, mode, fixed, rg_flags) in cases {
+    if !json {
+        println!("tree: {:.1} MB at {}; {runs} runs per case", bytes as f64 / 1e6, tree.display());
+    }
+    for (index, (name, pattern, mode, fixed, rg_flags)) in cases.into_iter().enumerate() {
+        // With --json only the headline case runs, to keep `cargo xtask bench` short.
+        if json && index > 0 {
+            break;
+        }
         let input = grep_input(pattern, mode, fixed);
-        let (ours, output) = best_of(5, || grep_blocking(&tree, &input).unwrap().text);
-        let header = output.lines().next().unwrap_or("").to_owned();
-        print!("grep tool  {name:<22} {:>8.1} ms  ({header})", ours.as_secs_f64() * 1e3);
-        if let Some(rg) = &rg {
-            let (theirs, out) = best_of(5, || {
-                std::process::Command::new(rg)
-                    .args(rg_flags)
-                    .arg(pattern)
-                    .arg(&tree)
-                    .output()
-                    .unwrap()
-            });
-            let lines = out.stdout.iter().filter(|&&b| b == b'\n').count();
-            print!(
-                "\n  rg       {name:<22} {:>8.1} ms  ({lines} output lines); ratio ours/rg = {:.2}",
-                theirs.as_secs_f64() * 1e3,
-                ours.as_secs_f64() / theirs.as_secs_f64()
+        let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut header, mut rg_lines) = (String::new(), 0);
+        for _ in 0..runs {
+            let (took, output) = timed(|| grep_blocking(&tree, &input).unwrap().text);
+            header = output.lines().next().unwrap_or("").to_owned();
+            ours.push(took);
+            if let Some(rg) = &rg {
+                let (took_rg, out) = timed(|| {
+                    std::process::Command::new(rg)
+                        .args(rg_flags)
+                        .arg(pattern)
+                        .arg(&tree)
+                        .output()
+                        .unwrap()
+                });
+                rg_lines = out.stdout.iter().filter(|&&b| b == b'\n').count();
+                theirs.push(took_rg);
+                ratios.push(took / took_rg);
+            }
+        }
+        if json {
+            json_line("grep.tool", "ms", ours);
+            if rg.is_some() {
+                json_line("grep.rg", "ms", theirs);
+                json_line("grep.ratio_vs_rg", "ratio", ratios);
+            }
+            continue;
+        }
+        let (median, min, max) = stats(ours);
+        println!("grep tool  {name:<22} {median:>8.1} ms (min {min:.1}, max {max:.1})  ({header})");
+        if rg.is_some() {
+            let (median, min, max) = stats(theirs);
+            let ratio = stats(ratios).0;
+            println!(
+                "  rg       {name:<22} {median:>8.1} ms (min {min:.1}, max {max:.1})  ({rg_lines} output lines); ratio ours/rg = {ratio:.2}"
             );
         }
-        println!();
     }
     if rg.is_none() {
         println!("rg: not installed (set RG=/path/to/rg to compare)");
+    }
+    if json {
+        return;
     }
 
     // read_file of a 100 MB file with offset near the end.
@@ -157,11 +218,17 @@ fn main() {
         serde_json::json!({"path": "big.log", "offset": lines - 150, "limit": 100}),
     )
     .unwrap();
-    let (took, out) = best_of(5, || read_blocking(root, &tracker, &input).unwrap().text);
+    let mut times = Vec::new();
+    let mut out = String::new();
+    for _ in 0..runs {
+        let (took, text) = timed(|| read_blocking(root, &tracker, &input).unwrap().text);
+        times.push(took);
+        out = text;
+    }
+    let (median, min, max) = stats(times);
     println!(
-        "read_file  100 MB, {lines} lines, offset={} limit=100: {:.1} ms  ({})",
+        "read_file  100 MB, {lines} lines, offset={} limit=100: {median:.1} ms (min {min:.1}, max {max:.1})  ({})",
         lines - 150,
-        took.as_secs_f64() * 1e3,
         out.lines().next().unwrap_or("")
     );
 }

@@ -1,0 +1,273 @@
+//! `cargo xtask bench [--json] [--quick]`: every benchmark of issue 8, one table (or one JSON array).
+//!
+//! In-process figures come from the crates' examples, built in release mode and run with
+//! `--json`, each printing `{"name","unit","median","min","max","runs"}` lines. Whole-process
+//! figures (start-up, end to end, long sessions) come from repeated runs of the release `agent`
+//! binary against the release scripted server, driven as processes so xtask depends on no
+//! workspace crate. Timing is hand-rolled (repeated runs, median, min and max) rather than
+//! criterion: the figures are milliseconds of whole processes or rounds of 200,000 calls, where
+//! criterion's statistics add minutes of build and run time on two cores and nothing we use.
+
+mod process;
+
+use std::{
+    io::Write as _,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+
+/// One measured figure: the median, min and max of `runs` repetitions.
+#[derive(Debug, Clone)]
+pub(crate) struct Figure {
+    pub(crate) name: String,
+    pub(crate) unit: String,
+    pub(crate) median: f64,
+    pub(crate) min: f64,
+    pub(crate) max: f64,
+    pub(crate) runs: usize,
+}
+
+impl Figure {
+    /// The figure of repeated measurements `values` (at least one).
+    pub(crate) fn of(name: &str, unit: &str, mut values: Vec<f64>) -> Self {
+        values.sort_by(f64::total_cmp);
+        let median = values.get(values.len() / 2).copied().unwrap_or(f64::NAN);
+        let min = values.first().copied().unwrap_or(f64::NAN);
+        let max = values.last().copied().unwrap_or(f64::NAN);
+        Self { name: name.to_owned(), unit: unit.to_owned(), median, min, max, runs: values.len() }
+    }
+
+    fn from_json(value: &Value) -> Option<Self> {
+        Some(Self {
+            name: value["name"].as_str()?.to_owned(),
+            unit: value["unit"].as_str()?.to_owned(),
+            median: value["median"].as_f64()?,
+            min: value["min"].as_f64()?,
+            max: value["max"].as_f64()?,
+            runs: usize::try_from(value["runs"].as_u64()?).ok()?,
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        json!({"name": self.name, "unit": self.unit, "median": self.median, "min": self.min, "max": self.max, "runs": self.runs})
+    }
+}
+
+/// Options of one bench run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Options {
+    pub(crate) json: bool,
+    pub(crate) quick: bool,
+}
+
+/// The release binaries the benchmarks run.
+pub(crate) struct Bins {
+    pub(crate) agent: PathBuf,
+    pub(crate) server: PathBuf,
+    examples: PathBuf,
+}
+
+const EXAMPLES: &[&str] = &["dispatch", "batch", "spawn_cost", "sse_throughput", "tool_bench"];
+
+/// Builds everything, runs every benchmark and prints the table or the JSON array.
+pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
+    let mut options = Options { json: false, quick: false };
+    for arg in args {
+        match arg.as_str() {
+            "--json" => options.json = true,
+            "--quick" => options.quick = true,
+            other => bail!("unknown bench option `{other}` (expected --json, --quick)"),
+        }
+    }
+    let bins = build(root)?;
+    let load_before = load_average();
+    let started = std::time::Instant::now();
+    let mut figures = Vec::new();
+    let mut notes = Vec::new();
+    let quick: &[&str] = if options.quick { &["--quick"] } else { &[] };
+
+    for example in ["dispatch", "batch", "spawn_cost", "sse_throughput"] {
+        progress(&format!("running example {example}…"));
+        run_example(&bins, example, quick, &[], &mut figures, &mut notes)?;
+    }
+    progress("running example tool_bench (grep; the tree is generated once)…");
+    let tree = target_dir(root).join("bench-data/grep-tree");
+    let mut tree_args = vec!["--tree".to_owned(), tree.display().to_string()];
+    tree_args.extend(quick.iter().map(|arg| (*arg).to_owned()));
+    let rg = find_rg();
+    if rg.is_none() {
+        notes.push("rg not installed: grep.rg and grep.ratio_vs_rg skipped".to_owned());
+    }
+    let env: Vec<(&str, String)> = rg.iter().map(|rg| ("RG", rg.clone())).collect();
+    let tree_args: Vec<&str> = tree_args.iter().map(String::as_str).collect();
+    run_example(&bins, "tool_bench", &tree_args, &env, &mut figures, &mut notes)?;
+
+    progress("running whole-process benchmarks (start-up, end to end, long sessions)…");
+    process::run(&bins, options, &mut figures)?;
+    let load_after = load_average();
+    notes.push(format!(
+        "load average {load_before} before, {load_after} after; {} s of benchmarks",
+        started.elapsed().as_secs()
+    ));
+
+    if options.json {
+        let array: Vec<Value> = figures.iter().map(Figure::to_json).collect();
+        println!("{}", Value::Array(array));
+        for note in &notes {
+            eprintln!("note: {note}");
+        }
+    } else {
+        print_table(&figures, &notes);
+    }
+    Ok(())
+}
+
+fn progress(message: &str) {
+    eprintln!("bench: {message}");
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
+}
+
+/// One release build of the binaries and the examples, so features are unified once.
+fn build(root: &Path) -> anyhow::Result<Bins> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    progress("building the release binaries and benchmark examples…");
+    let mut command = Command::new(cargo);
+    command
+        .args(["build", "--release", "--quiet", "-p", "agent-cli", "--bin", "agent"])
+        .args(["-p", "agent-model", "--features", "agent-model/scripted-server"])
+        .args(["--bin", "scripted-server", "-p", "agent-exec", "-p", "agent-tools"]);
+    for example in EXAMPLES {
+        command.args(["--example", example]);
+    }
+    let status = command.current_dir(root).status().context("running cargo build")?;
+    if !status.success() {
+        bail!("cargo build --release failed");
+    }
+    let release = target_dir(root).join("release");
+    Ok(Bins {
+        agent: release.join("agent"),
+        server: release.join("scripted-server"),
+        examples: release.join("examples"),
+    })
+}
+
+/// Runs one example with `--json` and collects its figures; other output lines become notes.
+fn run_example(
+    bins: &Bins,
+    name: &str,
+    args: &[&str],
+    env: &[(&str, String)],
+    figures: &mut Vec<Figure>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let path = bins.examples.join(name);
+    let output = Command::new(&path)
+        .arg("--json")
+        .args(args)
+        .envs(env.iter().map(|(key, value)| (*key, value)))
+        .output()
+        .with_context(|| format!("running {}", path.display()))?;
+    if !output.status.success() {
+        bail!(
+            "example {name} failed with {}:\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        match serde_json::from_str::<Value>(line).ok().as_ref().and_then(Figure::from_json) {
+            Some(figure) => figures.push(figure),
+            None if !line.trim().is_empty() => notes.push(format!("{name}: {}", line.trim())),
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// `rg` on the PATH, or where an earlier session installed it.
+fn find_rg() -> Option<String> {
+    if let Ok(rg) = std::env::var("RG") {
+        return Some(rg);
+    }
+    let on_path = Command::new("which").arg("rg").output().ok().filter(|o| o.status.success());
+    if let Some(output) = on_path {
+        return Some(String::from_utf8_lossy(&output.stdout).trim().to_owned());
+    }
+    let fallback = Path::new("/tmp/rg-install/bin/rg");
+    fallback.exists().then(|| fallback.display().to_string())
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
+
+/// The issue's target for a figure, as text, and whether the figure meets it.
+fn target(figure: &Figure, all: &[Figure]) -> Option<(String, bool)> {
+    let at_most = |limit: f64, text: &str| Some((text.to_owned(), figure.median <= limit));
+    let name = figure.name.as_str();
+    match name {
+        "dispatch.valid" | "dispatch.mixed" | "dispatch.validate_only" => {
+            at_most(1000.0, "≤ 1000 ns")
+        }
+        "startup.version" => at_most(5.0, "≤ 5 ms"),
+        "startup.first_request" => at_most(20.0, "≤ 20 ms"),
+        "e2e.two_turn" => at_most(60.0, "≤ 60 ms"),
+        // Eight 200 ms calls cannot finish before 200 ms; anything close means they overlapped.
+        "batch.eight_reads" => at_most(220.0, "≈ 200 ms (≤ 220)"),
+        "grep.ratio_vs_rg" => at_most(1.3, "≤ 1.3×"),
+        "sandbox.overhead.read_only" | "sandbox.overhead.workspace_write" => at_most(2.0, "≤ 2 ms"),
+        _ if name.starts_with("session.rss.") => at_most(64.0, "≤ 64 MB"),
+        "session.request_bytes.responses_prev.turn200" => {
+            // Flat in the number of turns: the 200th request is no bigger than the second (both
+            // carry one tool output), within 10%.
+            let second = all
+                .iter()
+                .find(|f| f.name == "session.request_bytes.responses_prev.turn2")
+                .map(|f| f.median)?;
+            Some(("flat (≤ 1.1× turn2)".to_owned(), figure.median <= second * 1.1))
+        }
+        _ => None,
+    }
+}
+
+fn print_table(figures: &[Figure], notes: &[String]) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "\n{:<46} {:>12} {:>12} {:>12} {:>5}  {:<6} target",
+        "benchmark", "median", "min", "max", "runs", "unit"
+    );
+    let _ = writeln!(out, "{}", "─".repeat(118));
+    for figure in figures {
+        let (target, mark) = match target(figure, figures) {
+            Some((text, true)) => (text, "✔"),
+            Some((text, false)) => (text, "✘"),
+            None => (String::new(), ""),
+        };
+        let _ = writeln!(
+            out,
+            "{:<46} {:>12} {:>12} {:>12} {:>5}  {:<6} {mark} {target}",
+            figure.name,
+            format_value(figure.median),
+            format_value(figure.min),
+            format_value(figure.max),
+            figure.runs,
+            figure.unit,
+        );
+    }
+    for note in notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+}
+
+fn format_value(value: f64) -> String {
+    if value.abs() >= 100.0 { format!("{value:.0}") } else { format!("{value:.2}") }
+}
