@@ -147,6 +147,22 @@ fn main() {
         }
         report(json, "dispatch.mixed", per_round, "10% invalid JSON, 10% schema violations");
 
+        // Each kind of failure alone, to show where the mixed figure's extra cost comes from.
+        for (name, bad) in [
+            ("dispatch.invalid_json", &mixed[0]),
+            ("dispatch.schema_violation", &mixed[5]),
+        ] {
+            let mut per_round = Vec::new();
+            for _ in 0..rounds {
+                let started = Instant::now();
+                for _ in 0..CALLS {
+                    assert!(!exec.execute(bad, &token).await.ok);
+                }
+                per_round.push(started.elapsed().as_nanos() as f64 / CALLS as f64);
+            }
+            report(json, name, per_round, "every call fails before it runs");
+        }
+
         // The validator alone: the part of the cost the executor does not own.
         let tool = exec.registry().get("uppercase").unwrap().clone();
         let mut per_round = Vec::new();
