@@ -148,10 +148,9 @@ fn main() {
         report(json, "dispatch.mixed", per_round, "10% invalid JSON, 10% schema violations");
 
         // Each kind of failure alone, to show where the mixed figure's extra cost comes from.
-        for (name, bad) in [
-            ("dispatch.invalid_json", &mixed[0]),
-            ("dispatch.schema_violation", &mixed[5]),
-        ] {
+        for (name, bad) in
+            [("dispatch.invalid_json", &mixed[0]), ("dispatch.schema_violation", &mixed[5])]
+        {
             let mut per_round = Vec::new();
             for _ in 0..rounds {
                 let started = Instant::now();
