@@ -45,6 +45,8 @@
 //! let tool = Typed::new(Shout)?;
 //! assert!(tool.spec().strict);
 //! assert_eq!(tool.spec().parameters["additionalProperties"], false);
+//! // The input type's name and doc comment are not sent: the tool description says it all.
+//! assert!(tool.spec().parameters.get("title").is_none());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -68,11 +68,18 @@ impl<T: TypedTool> Typed<T> {
     /// Builds the spec from the tool's input type. Fails when [`TypedTool::STRICT`] is set and the
     /// type has no strict form; the error names the JSON path and the fix.
     pub fn new(tool: T) -> Result<Self, StrictError> {
-        let (parameters, strict) = if T::STRICT {
+        let (mut parameters, strict) = if T::STRICT {
             (schema::strict_schema_for::<T::Input>()?, true)
         } else {
             (schema::plain_schema_for::<T::Input>(), false)
         };
+        // The root title is the Rust type name and the root description the input type's doc
+        // comment; the tool's own description already says what the model needs, so both would
+        // only cost tokens on every request.
+        if let Some(root) = parameters.as_object_mut() {
+            root.shift_remove("title");
+            root.shift_remove("description");
+        }
         let spec = ToolSpec {
             name: T::NAME.to_owned(),
             description: tool.description(),
