@@ -45,22 +45,29 @@ pub struct WebSearchInput {
 #[derive(Debug, Clone)]
 pub struct WebSearch {
     config: Option<WebSearchConfig>,
-    client: reqwest::Client,
+    /// Built on the first search: loading the system trust store costs milliseconds at start-up,
+    /// and most sessions never search.
+    client: std::sync::OnceLock<reqwest::Client>,
 }
 
 impl WebSearch {
     /// A web_search tool using `config`; `None` answers every call with `not_configured`.
     pub fn new(config: Option<WebSearchConfig>) -> Self {
-        // reqwest is built without a default crypto provider so that only ring is compiled (the
-        // same TLS stack as agent-model); a second install fails harmlessly.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let timeout = config.as_ref().map_or(config::DEFAULT_TIMEOUT, |c| c.timeout);
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .user_agent(concat!("agent-tools/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .unwrap_or_default();
-        Self { config, client }
+        Self { config, client: std::sync::OnceLock::new() }
+    }
+
+    fn client(&self) -> &reqwest::Client {
+        self.client.get_or_init(|| {
+            // reqwest is built without a default crypto provider so that only ring is compiled
+            // (the same TLS stack as agent-model); a second install fails harmlessly.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let timeout = self.config.as_ref().map_or(config::DEFAULT_TIMEOUT, |c| c.timeout);
+            reqwest::Client::builder()
+                .timeout(timeout)
+                .user_agent(concat!("agent-tools/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .unwrap_or_default()
+        })
     }
 }
 
@@ -164,7 +171,7 @@ impl WebSearch {
         loop {
             attempt += 1;
             let response = provider
-                .request(&self.client, query)
+                .request(self.client(), query)
                 .send()
                 .await
                 .map_err(|err| transport_error(provider, err))?;
