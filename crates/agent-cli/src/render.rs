@@ -58,7 +58,9 @@ impl Renderer {
                 self.streamed = false;
             }
             AgentEvent::Error { message } => eprintln!("agent: model error: {message}"),
-            AgentEvent::ReasoningDelta { .. } | AgentEvent::Usage { .. } => {}
+            AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::Usage { .. }
+            | AgentEvent::ItemAdded { .. } => {}
         }
     }
 }

@@ -129,7 +129,9 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 let mut show = |event: &AgentEvent| {
                     match event {
                         AgentEvent::TurnStarted { .. } => spinner.start(),
-                        AgentEvent::Usage { .. } | AgentEvent::ReasoningDelta { .. } => {}
+                        AgentEvent::Usage { .. }
+                        | AgentEvent::ReasoningDelta { .. }
+                        | AgentEvent::ItemAdded { .. } => {}
                         _ => spinner.stop(),
                     }
                     renderer.show(event);

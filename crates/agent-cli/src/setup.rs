@@ -120,7 +120,6 @@ impl Session {
         let user = Item::Message(Message::user(prompt));
         self.log.item(&user)?;
         self.conversation.items.push(user);
-        let logged = self.conversation.items.len();
 
         let cancel = CancellationToken::new();
         let listener = tokio::spawn(cancel_on_ctrl_c(cancel.clone())?);
@@ -128,8 +127,14 @@ impl Session {
         let log_failed = &mut self.log_failed;
         let mut on_event = |event: AgentEvent| {
             show(&event);
+            // Items are written as the loop appends them, each line flushed, so the transcript
+            // is complete up to the last finished step even if the process dies.
+            let written = match &event {
+                AgentEvent::ItemAdded { item } => log.item(item),
+                _ => log.event(&event),
+            };
             // A log that cannot be written must not stop the agent mid-turn; it is reported once.
-            if let Err(err) = log.event(&event) {
+            if let Err(err) = written {
                 if !*log_failed {
                     eprintln!("agent: warning: session log: {err:#}");
                 }
@@ -146,9 +151,6 @@ impl Session {
         )
         .await;
         listener.abort();
-        for item in &self.conversation.items[logged..] {
-            self.log.item(item)?;
-        }
         Ok(finish)
     }
 

@@ -56,6 +56,13 @@ pub struct Conversation {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
+    /// An item was appended to the conversation: the complete items of a model response once it
+    /// has completed, then each tool output. Front ends that persist transcripts write these as
+    /// they come, so a crash loses nothing that was already part of the conversation.
+    ItemAdded {
+        /// The item.
+        item: Item,
+    },
     /// A model turn began (1-based).
     TurnStarted {
         /// The turn number within this run.
@@ -185,6 +192,9 @@ pub async fn run(
                 return finish(on_event, Finish::ModelError(err));
             }
         };
+        for item in &response.items {
+            on_event(AgentEvent::ItemAdded { item: item.clone() });
+        }
         conversation.items.extend(response.items);
         let calls: Vec<ToolCall> = conversation.items[turn_start..]
             .iter()
@@ -226,7 +236,9 @@ pub async fn run(
                 duration_ms: duration_ms(outcome.duration),
                 truncated: outcome.truncated,
             });
-            conversation.items.push(Item::ToolOutput(outcome.into_call_output()));
+            let output = Item::ToolOutput(outcome.into_call_output());
+            on_event(AgentEvent::ItemAdded { item: output.clone() });
+            conversation.items.push(output);
         }
         if cancel.is_cancelled() {
             return finish(on_event, Finish::Cancelled);

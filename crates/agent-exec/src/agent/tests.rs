@@ -250,3 +250,22 @@ async fn cancelling_during_a_tool_call_still_answers_it() {
     assert_eq!(outputs.len(), 1);
     assert!(outputs[0].2.contains(r#""error":"cancelled""#), "{}", outputs[0].2);
 }
+
+#[tokio::test]
+async fn every_appended_item_is_reported_once_in_order() {
+    let model = ScriptedModel::new(
+        false,
+        vec![vec![call("c1", "a"), done("r1")], vec![answer("ok"), done("r2")]],
+    );
+    let run = check_run(&model, "echo", 5).await;
+    let reported: Vec<Item> = run
+        .events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::ItemAdded { item } => Some(item.clone()),
+            _ => None,
+        })
+        .collect();
+    // Everything after the user's message, which the caller appended itself.
+    assert_eq!(reported, run.conversation.items[1..]);
+}
