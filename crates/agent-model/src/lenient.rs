@@ -13,16 +13,12 @@ where
 }
 
 /// Tool-call arguments: OpenAI sends a JSON string, some servers (Ollama, some vLLM parsers) send
-/// the object itself. Either way the result is the argument text.
+/// the object itself. Either way the result is the argument text, which is what [`string`] gives.
 pub(crate) fn arguments<'de, D>(deserializer: D) -> Result<Option<String>, D::Error>
 where
     D: Deserializer<'de>,
 {
-    Ok(match Option::<Value>::deserialize(deserializer)? {
-        None | Some(Value::Null) => None,
-        Some(Value::String(text)) => Some(text),
-        Some(other) => Some(other.to_string()),
-    })
+    string(deserializer)
 }
 
 /// Message content: a string, or an array of parts whose `text` fields are joined.
