@@ -4,7 +4,7 @@ use std::{
     io::{BufRead, Write},
     sync::{
         Arc,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicUsize, Ordering},
     },
 };
 
@@ -22,27 +22,26 @@ use crate::render::short;
 pub(crate) struct TerminalApprover {
     lines: Arc<Mutex<mpsc::UnboundedReceiver<Option<String>>>>,
     sender: mpsc::UnboundedSender<Option<String>>,
-    /// Whether a reader thread is waiting for a line.
-    reading: Arc<AtomicBool>,
+    /// Lines owed to a consumer: 1 from the moment a reader thread starts until its line has
+    /// been received (by a prompt or by the REPL), else 0. One counter covers both "the reader
+    /// is still waiting" and "its line is in the channel", so no consumer can see the reader as
+    /// finished while its line is still on the way, or wait for a line nobody will send.
+    owed: Arc<AtomicUsize>,
 }
 
 impl TerminalApprover {
     pub(crate) fn new() -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
-        Self {
-            lines: Arc::new(Mutex::new(receiver)),
-            sender,
-            reading: Arc::new(AtomicBool::new(false)),
-        }
+        Self { lines: Arc::new(Mutex::new(receiver)), sender, owed: Arc::new(AtomicUsize::new(0)) }
     }
 
-    /// Starts a reader thread unless one is already waiting for a line.
+    /// Starts a reader thread unless a line is already owed (being read, or read and not yet
+    /// received).
     fn read_line(&self) {
-        if self.reading.swap(true, Ordering::SeqCst) {
+        if self.owed.compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst).is_err() {
             return;
         }
         let sender = self.sender.clone();
-        let reading = Arc::clone(&self.reading);
         std::thread::spawn(move || {
             let mut line = String::new();
             let line = match std::io::stdin().lock().read_line(&mut line) {
@@ -50,27 +49,25 @@ impl TerminalApprover {
                 Ok(_) => Some(line),
             };
             let _ = sender.send(line);
-            reading.store(false, Ordering::SeqCst);
         });
     }
 
-    /// Whether a reader thread is waiting for a line (then the REPL's next line goes to it).
+    /// Whether a line read for an abandoned prompt is owed to the REPL.
     pub(crate) fn is_reading(&self) -> bool {
-        self.reading.load(Ordering::SeqCst)
+        self.owed.load(Ordering::SeqCst) > 0
     }
 
     /// The line an abandoned prompt's reader got or is still waiting for, which belongs to the
-    /// REPL: `None` when no such read is under way, `Some(None)` at end of input. Blocks while the
-    /// reader waits. Call outside the async runtime.
+    /// REPL: `None` when no line is owed, `Some(None)` at end of input. Blocks while the reader
+    /// waits. Call outside the async runtime.
     pub(crate) fn take_line(&self) -> Option<Option<String>> {
-        // Read the flag first: a reader that clears it has already sent its line.
-        let reading = self.reading.load(Ordering::SeqCst);
-        let mut lines = self.lines.try_lock().ok()?;
-        match lines.try_recv() {
-            Ok(line) => Some(line),
-            Err(_) if reading => Some(lines.blocking_recv().flatten()),
-            Err(_) => None,
+        if self.owed.load(Ordering::SeqCst) == 0 {
+            return None;
         }
+        let mut lines = self.lines.try_lock().ok()?;
+        let line = lines.blocking_recv().flatten();
+        self.owed.store(0, Ordering::SeqCst);
+        Some(line)
     }
 }
 
@@ -82,7 +79,11 @@ impl Approver for TerminalApprover {
             eprint!("{}", question(request));
             let _ = std::io::stderr().flush();
             self.read_line();
-            match lines.recv().await.flatten() {
+            let answer = lines.recv().await.flatten();
+            // Received within the same poll as the line arrived, so a cancelled prompt either
+            // took its line here or leaves it owed to the REPL.
+            self.owed.store(0, Ordering::SeqCst);
+            match answer {
                 Some(line) => parse_answer(&line),
                 None => Approval::Deny { reason: Some("no answer (end of input)".to_owned()) },
             }
