@@ -10,6 +10,34 @@ use crate::{
     transport::Transport,
 };
 
+/// What async-openai's middleware accepts as the HTTP layer: our transport in production, a canned
+/// service in benchmarks. Named once so the two constructors share the bound.
+pub(crate) trait HttpService:
+    tower::Service<
+        async_openai::middleware::HttpRequestFactory,
+        Response = reqwest::Response,
+        Error = async_openai::error::OpenAIError,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> HttpService for S where
+    S: tower::Service<
+            async_openai::middleware::HttpRequestFactory,
+            Response = reqwest::Response,
+            Error = async_openai::error::OpenAIError,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// One configured HTTP client for one model.
 pub(crate) struct Connection {
     pub(crate) client: Client<WireConfig>,
@@ -41,15 +69,7 @@ impl Connection {
     #[cfg(feature = "scripted-server")]
     pub(crate) fn canned<S>(config: &ClientConfig, service: S) -> Result<Self, ModelError>
     where
-        S: tower::Service<
-                async_openai::middleware::HttpRequestFactory,
-                Response = reqwest::Response,
-                Error = async_openai::error::OpenAIError,
-            > + Clone
-            + Send
-            + Sync
-            + 'static,
-        S::Future: Send + 'static,
+        S: HttpService,
     {
         let wire = WireConfig::new(config)
             .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
@@ -64,15 +84,7 @@ impl Connection {
         service: S,
     ) -> Result<Self, ModelError>
     where
-        S: tower::Service<
-                async_openai::middleware::HttpRequestFactory,
-                Response = reqwest::Response,
-                Error = async_openai::error::OpenAIError,
-            > + Clone
-            + Send
-            + Sync
-            + 'static,
-        S::Future: Send + 'static,
+        S: HttpService,
     {
         let client = Client::build(http, wire).with_http_service(service);
         Ok(Self {
