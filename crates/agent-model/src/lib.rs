@@ -46,12 +46,15 @@
 mod chat;
 mod config;
 mod connection;
+mod empty_answer;
 mod error;
 mod events;
 mod lenient;
 mod responses;
 #[cfg(feature = "scripted-server")]
 pub mod scripted;
+mod quirks;
+mod tokens;
 mod tools;
 mod transport;
 
@@ -59,5 +62,6 @@ pub use crate::{
     chat::ChatClient,
     config::{ApiKey, ClientConfig, RetryPolicy},
     responses::ResponsesClient,
+    tokens::{context_window, estimate_tokens, fixed_tokens, tool_tokens},
     tools::{chat_tools_json, responses_tools_json},
 };
