@@ -6,7 +6,7 @@
 #   realmodel.sh setup                         build or check everything in the cache, print the cache path
 #   realmodel.sh serve llama-cpp-python PORT [chatml|gguf]
 #   realmodel.sh serve llama-server PORT
-#   realmodel.sh serve litellm PORT UPSTREAM_PORT
+#   realmodel.sh serve litellm PORT LLAMA_CPP_PYTHON_PORT LLAMA_SERVER_PORT
 #
 # `serve` execs the server in the foreground, bound to 127.0.0.1, so the caller's child pid IS the
 # server's pid: the caller stops it by that pid (xtask does so at the end of every run).
@@ -79,10 +79,14 @@ setup_llama_server() {
   log "building llama.cpp's llama-server from the sources vendored in llama-cpp-python $LLAMA_CPP_PYTHON_VERSION"
   rm -rf "$CACHE/llama.cpp"
   local tmp; tmp="$(mktemp -d)"
-  "$CACHE/llama-venv/bin/pip" download -q --no-binary :all: --no-deps \
+  # `--no-binary llama-cpp-python`, not `:all:`: the latter also builds pip's build dependencies
+  # (cmake itself) from source just to read the package's metadata, which takes most of an hour.
+  "$CACHE/llama-venv/bin/pip" download -q --no-binary llama-cpp-python --no-deps \
     "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" -d "$tmp"
   tar -xzf "$tmp"/llama_cpp_python-*.tar.gz -C "$tmp"
   mv "$tmp"/llama_cpp_python-*/vendor/llama.cpp "$CACHE/llama.cpp"
+  # The vendored tree's `.git` points into the parent repository's modules, which the sdist lacks.
+  rm -f "$CACHE/llama.cpp/.git"
   rm -rf "$tmp"
   # LLAMA_CURL=OFF: no model downloads from the server binary (and no libcurl headers needed).
   PATH="$CACHE/llama-venv/bin:$PATH" cmake -S "$CACHE/llama.cpp" -B "$CACHE/llama.cpp/build" -G Ninja \
@@ -136,9 +140,11 @@ case "${1:-}" in
           --seed 42 --no-webui
         ;;
       litellm)
-        upstream="${4:?litellm needs the upstream llama-cpp-python port}"
+        upstream="${4:?litellm needs the llama-cpp-python port}"
+        llama_server="${5:?litellm needs the llama-server port}"
         dir="$(mktemp -d)"
-        sed "s/UPSTREAM_PORT/$upstream/" "$HERE/litellm-config.yaml" > "$dir/config.yaml"
+        sed -e "s/UPSTREAM_PORT/$upstream/" -e "s/LLAMA_SERVER_PORT/$llama_server/" \
+          "$HERE/litellm-config.yaml" > "$dir/config.yaml"
         # LiteLLM refuses to start without a master key; clients send this one as their bearer token.
         # It guards a loopback-only proxy in front of a test model and is no secret.
         exec "${clean_env[@]}" LITELLM_MASTER_KEY=sk-litellm-local-1234567890abcdef \

@@ -46,6 +46,8 @@ enum End {
 struct Case {
     name: &'static str,
     server: Kind,
+    /// The model name, when not the server's default.
+    model: Option<&'static str>,
     api: &'static str,
     stream: bool,
     args: &'static [&'static str],
@@ -65,6 +67,7 @@ fn cases() -> Vec<Case> {
     let case = |name, server, api, stream, args, prompt, tool, end| Case {
         name,
         server,
+        model: None,
         api,
         stream,
         args,
@@ -75,24 +78,154 @@ fn cases() -> Vec<Case> {
     let up = Some("uppercase");
     let read = Some("read_file");
     vec![
-        case("uppercase, whole", Chatml, "chat", false, &["--tools", "uppercase", "--max-turns", "3"], UPPERCASE, up, Clean),
+        case(
+            "uppercase, whole",
+            Chatml,
+            "chat",
+            false,
+            &["--tools", "uppercase", "--max-turns", "3"],
+            UPPERCASE,
+            up,
+            Clean,
+        ),
         // Streaming with tool_choice "auto" is unsupported in this mode: the server answers 200
         // with an empty body. Turn 1 is forced, so the tool runs; turn 2 must fail clearly.
-        case("uppercase, streamed (server gap)", Chatml, "chat", true, &["--tools", "uppercase", "--tool-choice", "uppercase"], UPPERCASE, up, ModelError("empty event stream")),
-        case("read_file, whole", Chatml, "chat", false, &["--tools", "read_file,grep", "--max-turns", "3"], READ, read, Clean),
-        case("turn limit", Chatml, "chat", false, &["--tools", "uppercase", "--tool-choice", "uppercase", "--max-turns", "1"], UPPERCASE, up, TurnLimit),
-        case("uppercase round trip, whole", Gguf, "chat", false, &["--tools", "uppercase", "--tool-choice", "uppercase"], UPPERCASE, up, AnswerWith("HELLO WORLD")),
-        case("uppercase round trip, streamed", Gguf, "chat", true, &["--tools", "uppercase", "--tool-choice", "uppercase"], UPPERCASE, up, AnswerWith("HELLO WORLD")),
-        case("read_file, streamed", Gguf, "chat", true, &["--tools", "read_file", "--tool-choice", "read_file"], READ, read, Clean),
-        case("uppercase, whole", LlamaServer, "chat", false, &["--tools", "uppercase", "--tool-choice", "uppercase", "--max-turns", "3"], UPPERCASE, up, Clean),
-        case("uppercase, streamed", LlamaServer, "chat", true, &["--tools", "uppercase", "--tool-choice", "uppercase", "--max-turns", "3"], UPPERCASE, up, Clean),
-        case("read_file, whole", LlamaServer, "chat", false, &["--tools", "read_file", "--tool-choice", "read_file", "--max-turns", "3"], READ, read, Clean),
-        case("turn limit", LlamaServer, "chat", true, &["--tools", "uppercase", "--tool-choice", "uppercase", "--max-turns", "1"], UPPERCASE, up, TurnLimit),
-        case("uppercase, whole", Litellm, "responses", false, &["--tools", "uppercase", "--max-turns", "3"], UPPERCASE, up, Clear),
-        case("uppercase, streamed", Litellm, "responses", true, &["--tools", "uppercase", "--tool-choice", "uppercase", "--max-turns", "3"], UPPERCASE, up, Clear),
+        case(
+            "uppercase, streamed (server gap)",
+            Chatml,
+            "chat",
+            true,
+            &["--tools", "uppercase", "--tool-choice", "uppercase"],
+            UPPERCASE,
+            up,
+            ModelError("empty event stream"),
+        ),
+        case(
+            "read_file, whole",
+            Chatml,
+            "chat",
+            false,
+            &["--tools", "read_file,grep", "--max-turns", "3"],
+            READ,
+            read,
+            Clean,
+        ),
+        case(
+            "turn limit",
+            Chatml,
+            "chat",
+            false,
+            &["--tools", "uppercase", "--tool-choice", "uppercase", "--max-turns", "1"],
+            UPPERCASE,
+            up,
+            TurnLimit,
+        ),
+        case(
+            "uppercase round trip, whole",
+            Gguf,
+            "chat",
+            false,
+            &["--tools", "uppercase", "--tool-choice", "uppercase"],
+            UPPERCASE,
+            up,
+            AnswerWith("HELLO WORLD"),
+        ),
+        case(
+            "uppercase round trip, streamed",
+            Gguf,
+            "chat",
+            true,
+            &["--tools", "uppercase", "--tool-choice", "uppercase"],
+            UPPERCASE,
+            up,
+            AnswerWith("HELLO WORLD"),
+        ),
+        case(
+            "read_file, streamed",
+            Gguf,
+            "chat",
+            true,
+            &["--tools", "read_file", "--tool-choice", "read_file"],
+            READ,
+            read,
+            Clean,
+        ),
+        case(
+            "uppercase, whole",
+            LlamaServer,
+            "chat",
+            false,
+            &["--tools", "uppercase", "--tool-choice", "uppercase", "--max-turns", "3"],
+            UPPERCASE,
+            up,
+            Clean,
+        ),
+        case(
+            "uppercase, streamed",
+            LlamaServer,
+            "chat",
+            true,
+            &["--tools", "uppercase", "--tool-choice", "uppercase", "--max-turns", "3"],
+            UPPERCASE,
+            up,
+            Clean,
+        ),
+        case(
+            "read_file, whole",
+            LlamaServer,
+            "chat",
+            false,
+            &["--tools", "read_file", "--tool-choice", "read_file", "--max-turns", "3"],
+            READ,
+            read,
+            Clean,
+        ),
+        case(
+            "turn limit",
+            LlamaServer,
+            "chat",
+            true,
+            &["--tools", "uppercase", "--tool-choice", "uppercase", "--max-turns", "1"],
+            UPPERCASE,
+            up,
+            TurnLimit,
+        ),
+        case(
+            "uppercase, whole",
+            Litellm,
+            "responses",
+            false,
+            &["--tools", "uppercase", "--max-turns", "3"],
+            UPPERCASE,
+            up,
+            Clear,
+        ),
+        // Streamed through llama-server: LiteLLM fails on llama-cpp-python's streamed tool calls.
+        Case {
+            model: Some("smollm2-llama-server"),
+            ..case(
+                "uppercase, streamed (via llama-server)",
+                Litellm,
+                "responses",
+                true,
+                &["--tools", "uppercase", "--tool-choice", "uppercase", "--max-turns", "3"],
+                UPPERCASE,
+                up,
+                Clear,
+            )
+        },
         // The upstream streams nothing with "auto"; the bridge turns that into an empty
         // `response.completed`, which must end in exit 1, never in exit 0 with no answer.
-        case("empty streamed completion", Litellm, "responses", true, &["--tools", "uppercase"], UPPERCASE, None, ModelError("empty answer")),
+        case(
+            "empty streamed completion",
+            Litellm,
+            "responses",
+            true,
+            &["--tools", "uppercase"],
+            UPPERCASE,
+            None,
+            ModelError("empty answer"),
+        ),
     ]
 }
 
@@ -105,10 +238,19 @@ struct Outcome {
     items: Vec<Value>,
 }
 
-/// Runs the tier: `cargo xtask realmodel [--keep-going]`.
+/// Runs the tier (`cargo xtask realmodel`), or only prints the real-model figures
+/// (`cargo xtask realmodel --bench`).
 pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
-    if let Some(other) = args.first() {
-        bail!("unknown realmodel option `{other}`");
+    match args.first().map(String::as_str) {
+        None => {}
+        Some("--bench") => {
+            let agent = build_agent(root)?;
+            for figure in bench_figures(root, &agent)? {
+                println!("{:<48} {:>10.0} {}", figure.name, figure.median, figure.unit);
+            }
+            return Ok(());
+        }
+        Some(other) => bail!("unknown realmodel option `{other}` (expected --bench)"),
     }
     let started = Instant::now();
     println!("realmodel: setting up the servers (cached in $AGENT_REALMODEL_CACHE)…");
@@ -126,7 +268,8 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         let title = format!("{} · {} · {}", server.kind.label(), case.api, case.name);
         let dir = scratch.join(format!("case-{}", passed + failed));
         let case_started = Instant::now();
-        let result = run_case(&agent, server, &case, &dir).and_then(|outcome| check(&case, &outcome));
+        let result =
+            run_case(&agent, server, &case, &dir).and_then(|outcome| check(&case, &outcome));
         let secs = case_started.elapsed().as_secs_f64();
         match result {
             Ok(note) => {
@@ -156,16 +299,18 @@ fn start_for(
     running: &mut Vec<Server>,
     logs: &Path,
 ) -> anyhow::Result<()> {
-    let upstream = if kind == Kind::Litellm {
-        if !running.iter().any(|server| server.kind == Kind::Chatml) {
-            running.push(servers::start(root, Kind::Chatml, None, logs)?);
+    let mut upstream = Vec::new();
+    if kind == Kind::Litellm {
+        for needed in [Kind::Chatml, Kind::LlamaServer] {
+            if !running.iter().any(|server| server.kind == needed) {
+                println!("realmodel: starting {}…", needed.label());
+                running.push(servers::start(root, needed, &[], logs)?);
+            }
+            upstream.extend(running.iter().filter(|s| s.kind == needed).map(|s| s.port));
         }
-        running.iter().find(|server| server.kind == Kind::Chatml).map(|server| server.port)
-    } else {
-        None
-    };
+    }
     println!("realmodel: starting {}…", kind.label());
-    running.push(servers::start(root, kind, upstream, logs)?);
+    running.push(servers::start(root, kind, &upstream, logs)?);
     Ok(())
 }
 
@@ -192,12 +337,14 @@ fn run_case(agent: &Path, server: &Server, case: &Case, dir: &Path) -> anyhow::R
         args.push("--no-stream".into());
     }
     args.extend(case.args.iter().map(|arg| (*arg).to_owned()));
-    run_agent(agent, server, &args, case.prompt, dir)
+    let model = case.model.unwrap_or(server.kind.model());
+    run_agent(agent, server, model, &args, case.prompt, dir)
 }
 
 fn run_agent(
     agent: &Path,
     server: &Server,
+    model: &str,
     args: &[String],
     prompt: &str,
     dir: &Path,
@@ -208,7 +355,7 @@ fn run_agent(
     std::fs::write(workspace.join("notes.txt"), NOTES)?;
     let mut command = Command::new(agent);
     command
-        .args(["--base-url", &server.base_url(), "--model", server.kind.model()])
+        .args(["--base-url", &server.base_url(), "--model", model])
         .args(args)
         .args(["exec", "--json", prompt])
         .current_dir(&workspace)
@@ -280,7 +427,8 @@ fn check(case: &Case, outcome: &Outcome) -> anyhow::Result<String> {
             outcome.stderr.trim()
         )
     };
-    valid_transcript(&outcome.items).map_err(|problem| anyhow::anyhow!("{problem}; {}", context()))?;
+    valid_transcript(&outcome.items)
+        .map_err(|problem| anyhow::anyhow!("{problem}; {}", context()))?;
     if let Some(tool) = case.tool {
         let ran = outcome.items.iter().any(|item| {
             item["type"] == "tool_call"
@@ -331,7 +479,10 @@ fn valid_transcript(items: &[Value]) -> Result<(), String> {
                 }
             }
             Some("tool_output") => {
-                if !items[..position].iter().any(|o| o["type"] == "tool_call" && o["call_id"] == *id) {
+                if !items[..position]
+                    .iter()
+                    .any(|o| o["type"] == "tool_call" && o["call_id"] == *id)
+                {
                     return Err(format!("output {id} answers no earlier call"));
                 }
             }
@@ -356,15 +507,18 @@ fn shorten(text: &str) -> String {
 /// well under turn 1 shows the server's prompt cache being hit).
 pub(crate) fn bench_figures(root: &Path, agent: &Path) -> anyhow::Result<Vec<Figure>> {
     servers::setup(root)?;
-    let scratch = std::env::temp_dir().join(format!("agent-realmodel-bench-{}", std::process::id()));
+    let scratch =
+        std::env::temp_dir().join(format!("agent-realmodel-bench-{}", std::process::id()));
     let mut figures = Vec::new();
     for (kind, label) in [(Kind::Chatml, "llama_cpp_python"), (Kind::LlamaServer, "llama_server")] {
-        let server = servers::start(root, kind, None, &scratch.join("logs"))?;
-        let args: Vec<String> = ["--api", "chat", "--no-stream", "--tool-choice", "uppercase", "--max-turns", "2"]
-            .iter()
-            .map(|arg| (*arg).to_owned())
-            .collect();
-        let outcome = run_agent(agent, &server, &args, UPPERCASE, &scratch.join(label))?;
+        let server = servers::start(root, kind, &[], &scratch.join("logs"))?;
+        let args: Vec<String> =
+            ["--api", "chat", "--no-stream", "--tool-choice", "uppercase", "--max-turns", "2"]
+                .iter()
+                .map(|arg| (*arg).to_owned())
+                .collect();
+        let outcome =
+            run_agent(agent, &server, kind.model(), &args, UPPERCASE, &scratch.join(label))?;
         let turns = turn_times(&outcome.events);
         let tokens = outcome
             .events
@@ -372,9 +526,17 @@ pub(crate) fn bench_figures(root: &Path, agent: &Path) -> anyhow::Result<Vec<Fig
             .find(|(_, event)| event["type"] == "usage")
             .and_then(|(_, event)| event["usage"]["input_tokens"].as_f64())
             .with_context(|| format!("{label}: no usage reported; stderr: {}", outcome.stderr))?;
-        figures.push(Figure::of(&format!("realmodel.{label}.first_request_tokens"), "tokens", vec![tokens]));
+        figures.push(Figure::of(
+            &format!("realmodel.{label}.first_request_tokens"),
+            "tokens",
+            vec![tokens],
+        ));
         for (turn, ms) in turns.iter().enumerate().take(2) {
-            figures.push(Figure::of(&format!("realmodel.{label}.turn{}_ms", turn + 1), "ms", vec![*ms]));
+            figures.push(Figure::of(
+                &format!("realmodel.{label}.turn{}_ms", turn + 1),
+                "ms",
+                vec![*ms],
+            ));
         }
     }
     let _ = std::fs::remove_dir_all(&scratch);

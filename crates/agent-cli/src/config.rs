@@ -48,6 +48,11 @@ pub(crate) struct Profile {
     pub(crate) permission_mode: Option<String>,
     pub(crate) max_turns: Option<usize>,
     pub(crate) stream: Option<bool>,
+    /// Offer only these tools (the `--tools` flag wins).
+    pub(crate) tools: Option<Vec<String>>,
+    /// The context window of the profile's model as served, in tokens, when the built-in table
+    /// does not know it or the server serves a smaller one.
+    pub(crate) context_window: Option<u64>,
 }
 
 /// The config file.

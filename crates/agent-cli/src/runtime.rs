@@ -46,8 +46,17 @@ pub(crate) fn build(
         ..BuiltinConfig::default()
     })?;
     let mut registry = Registry::new();
+    if let Some(wanted) = &options.tools {
+        let known: Vec<String> = tools.iter().map(|tool| tool.spec().name.clone()).collect();
+        if let Some(unknown) = wanted.iter().find(|name| !known.contains(name)) {
+            anyhow::bail!("--tools: no tool named `{unknown}` (tools: {})", known.join(", "));
+        }
+    }
     for tool in tools {
-        registry.register(tool)?;
+        // Tools left out are not offered at all; the permission policy is the same either way.
+        if options.tools.as_ref().is_none_or(|wanted| wanted.contains(&tool.spec().name)) {
+            registry.register(tool)?;
+        }
     }
     let mut builder = PolicyBuilder::new(workspace.clone(), mode);
     for (action, rules, origin) in [

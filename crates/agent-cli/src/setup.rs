@@ -79,7 +79,7 @@ pub(crate) fn open(
                 eprintln!("agent: {}", config::NO_PROVIDER);
                 return Ok(Err(ExitCode::from(2)));
             }
-            model_client(&settings)?
+            model_client(&settings, options.tool_choice.as_deref())?
         }
     };
 
@@ -94,6 +94,7 @@ pub(crate) fn open(
     options.sandbox = options.sandbox.clone().or(profile.sandbox.clone());
     options.permission_mode = options.permission_mode.clone().or(profile.permission_mode.clone());
     options.network = options.network || profile.network.unwrap_or(false);
+    options.tools = options.tools.clone().or(profile.tools.clone());
     let runtime::Runtime { mut executor, warnings } =
         runtime::build(&options, launch.default_mode, log.id(), Some(log.dir().to_path_buf()))?;
     for warning in &warnings {
@@ -102,6 +103,7 @@ pub(crate) fn open(
     if let Some(approver) = launch.approver {
         executor = executor.with_approver(approver);
     }
+    warn_if_crowded(&settings.model, profile.context_window, &executor.specs());
     let mut config = AgentConfig::new(INSTRUCTIONS);
     if let Some(max_turns) = options.max_turns {
         config.max_turns = max_turns;
@@ -197,8 +199,36 @@ pub(crate) fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-fn model_client(settings: &ModelSettings) -> anyhow::Result<Box<dyn ModelClient>> {
+/// Warns once when the instructions and tool schemas alone take more than half of the model's
+/// known context window: every request pays for them, and little room is left for the work.
+fn warn_if_crowded(model: &str, configured: Option<u64>, specs: &[agent_core::ToolSpec]) {
+    let Some(window) = configured.or_else(|| agent_model::context_window(model)) else { return };
+    let fixed = agent_model::fixed_tokens(INSTRUCTIONS, specs) as u64;
+    if fixed * 2 > window {
+        eprintln!(
+            "agent: warning: the instructions and {} tool schemas take about {fixed} tokens, more \
+             than half of {model}'s {window}-token context window; offer fewer with --tools",
+            specs.len()
+        );
+    }
+}
+
+/// The tool choice named on the command line: `auto`, `none`, `required` or a tool's name.
+fn tool_choice(text: &str) -> agent_core::ToolChoice {
+    match text {
+        "auto" => agent_core::ToolChoice::Auto,
+        "none" => agent_core::ToolChoice::None,
+        "required" => agent_core::ToolChoice::Required,
+        name => agent_core::ToolChoice::Tool(name.to_owned()),
+    }
+}
+
+fn model_client(
+    settings: &ModelSettings,
+    first_turn_tool_choice: Option<&str>,
+) -> anyhow::Result<Box<dyn ModelClient>> {
     let mut config = ClientConfig::new(settings.base_url.clone(), settings.model.clone());
+    config.first_turn_tool_choice = first_turn_tool_choice.map(tool_choice);
     if let Some(key) = &settings.api_key {
         config = config.with_api_key(ApiKey::new(key.clone()));
     }

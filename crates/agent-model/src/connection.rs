@@ -1,6 +1,8 @@
 //! The async-openai client both adapters share, wired to our transport, timeouts and key handling.
 
-use agent_core::{BoxFuture, Item, ModelError, ModelErrorKind, ModelRequest, ModelStream, Role, ToolChoice};
+use agent_core::{
+    BoxFuture, Item, ModelError, ModelErrorKind, ModelRequest, ModelStream, Role, ToolChoice,
+};
 use async_openai::Client;
 use secrecy::ExposeSecret;
 
@@ -61,14 +63,12 @@ impl Connection {
             // A redirect to https would then fail to verify, which is the safe way to fail.
             builder = builder.tls_certs_only(std::iter::empty());
         }
-        let http = builder
-            .build()
-            .map_err(|error| {
-                ModelError::new(
-                    ModelErrorKind::InvalidRequest,
-                    format!("could not build the http client: {error}"),
-                )
-            })?;
+        let http = builder.build().map_err(|error| {
+            ModelError::new(
+                ModelErrorKind::InvalidRequest,
+                format!("could not build the http client: {error}"),
+            )
+        })?;
         let transport = Transport::new(http.clone(), config.retry.clone());
         Self::with_service(config, http, wire, transport)
     }
@@ -129,8 +129,9 @@ impl Connection {
     {
         let request = self.shape(request);
         let first = open(request).await.map_err(|e| self.scrub(e))?;
-        let resend: empty_answer::Resend<'a> =
-            Box::new(move || Box::pin(async move { open(request).await.map_err(|e| self.scrub(e)) }));
+        let resend: empty_answer::Resend<'a> = Box::new(move || {
+            Box::pin(async move { open(request).await.map_err(|e| self.scrub(e)) })
+        });
         Ok(empty_answer::guard(first, resend))
     }
 

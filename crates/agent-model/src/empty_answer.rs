@@ -8,7 +8,9 @@
 
 use std::collections::VecDeque;
 
-use agent_core::{BoxFuture, ModelError, ModelErrorKind, ModelEvent, ModelStream, StopReason, Usage};
+use agent_core::{
+    BoxFuture, ModelError, ModelErrorKind, ModelEvent, ModelStream, StopReason, Usage,
+};
 use futures_util::StreamExt;
 
 /// Sends the same request again, for the one retry of an empty answer.
@@ -121,7 +123,15 @@ fn empty(response_id: Option<String>, usage: Option<Usage>, stop: &StopReason) -
         StopReason::Completed => String::new(),
         other => format!(", stop reason {other:?}"),
     };
-    let id = response_id.as_deref().map(|id| format!(", response id {id}")).unwrap_or_default();
+    // Some bridges pack their state into the id (LiteLLM's run to hundreds of characters); the
+    // beginning is enough to find the response in a server log.
+    let id = response_id
+        .as_deref()
+        .map(|id| match id.char_indices().nth(64) {
+            Some((end, _)) => format!(", response id {}…", &id[..end]),
+            None => format!(", response id {id}"),
+        })
+        .unwrap_or_default();
     let mut error = ModelError::new(
         ModelErrorKind::BadResponse,
         format!(
@@ -158,7 +168,8 @@ mod tests {
         second: Vec<ModelEvent>,
         expect: Result<Vec<ModelEvent>, &str>,
     ) {
-        let resend: Resend<'static> = Box::new(move || Box::pin(async move { Ok(attempt(second)) }));
+        let resend: Resend<'static> =
+            Box::new(move || Box::pin(async move { Ok(attempt(second)) }));
         let got: Vec<Result<ModelEvent, ModelError>> =
             guard(attempt(first), resend).collect().await;
         let got: Result<Vec<ModelEvent>, String> =

@@ -50,10 +50,10 @@ mod empty_answer;
 mod error;
 mod events;
 mod lenient;
+mod quirks;
 mod responses;
 #[cfg(feature = "scripted-server")]
 pub mod scripted;
-mod quirks;
 mod tokens;
 mod tools;
 mod transport;

@@ -33,7 +33,11 @@ pub(crate) fn is_rejection_as_5xx(body: &str) -> bool {
     let body = body.to_lowercase();
     match REJECTIONS_AS_5XX.iter().find(|entry| body.contains(entry.marker)) {
         Some(entry) => {
-            tracing::debug!(seen_with = entry.server, marker = entry.marker, "a 5xx that names an invalid request");
+            tracing::debug!(
+                seen_with = entry.server,
+                marker = entry.marker,
+                "a 5xx that names an invalid request"
+            );
             true
         }
         None => false,

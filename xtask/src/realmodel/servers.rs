@@ -22,7 +22,8 @@ pub(crate) enum Kind {
     Gguf,
     /// llama.cpp's own `llama-server --jinja`.
     LlamaServer,
-    /// LiteLLM's proxy: a real `/v1/responses`, bridged to the `Chatml` server.
+    /// LiteLLM's proxy: a real `/v1/responses`, bridged to Chat Completions on the `Chatml`
+    /// server (model `smollm2`) and on `LlamaServer` (model `smollm2-llama-server`).
     Litellm,
 }
 
@@ -32,7 +33,7 @@ impl Kind {
             Self::Chatml => "llama-cpp-python (chatml-function-calling)",
             Self::Gguf => "llama-cpp-python (gguf template)",
             Self::LlamaServer => "llama-server --jinja",
-            Self::Litellm => "LiteLLM /v1/responses → llama-cpp-python",
+            Self::Litellm => "LiteLLM /v1/responses",
         }
     }
 
@@ -100,12 +101,12 @@ fn free_port() -> anyhow::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-/// Starts a server of `kind` (`upstream` is the llama-cpp-python port LiteLLM forwards to) and
-/// waits until it answers.
+/// Starts a server of `kind` (`upstream` are the llama-cpp-python and llama-server ports LiteLLM
+/// forwards to) and waits until it answers.
 pub(crate) fn start(
     root: &Path,
     kind: Kind,
-    upstream: Option<u16>,
+    upstream: &[u16],
     logs: &Path,
 ) -> anyhow::Result<Server> {
     let port = free_port()?;
@@ -122,9 +123,7 @@ pub(crate) fn start(
         Kind::Chatml => args.push("chatml".to_owned()),
         Kind::Gguf => args.push("gguf".to_owned()),
         Kind::LlamaServer => {}
-        Kind::Litellm => {
-            args.push(upstream.context("LiteLLM needs its upstream port")?.to_string());
-        }
+        Kind::Litellm => args.extend(upstream.iter().map(u16::to_string)),
     }
     std::fs::create_dir_all(logs)?;
     let log = logs.join(format!("{}-{port}.log", name));

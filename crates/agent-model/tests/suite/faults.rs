@@ -200,8 +200,7 @@ async fn a_validation_error_sent_as_500_is_reported_at_once() {
 #[tokio::test]
 async fn an_empty_event_stream_is_an_error() {
     for api in [Api::Chat, Api::Responses] {
-        let server =
-            start([Turn::fault(Fault::Truncate { events: 0 }), Turn::text("never")]).await;
+        let server = start([Turn::fault(Fault::Truncate { events: 0 }), Turn::text("never")]).await;
         let client = client(api, &config(&server, true));
         let error = failure(run(client.as_ref(), &[user("go")], None).await);
         assert_eq!(error.kind, ModelErrorKind::BadResponse, "{api:?}");
