@@ -478,13 +478,12 @@ fn valid_transcript(items: &[Value]) -> Result<(), String> {
                     return Err(format!("call {id} has {outputs} outputs"));
                 }
             }
-            Some("tool_output") => {
+            Some("tool_output")
                 if !items[..position]
                     .iter()
-                    .any(|o| o["type"] == "tool_call" && o["call_id"] == *id)
-                {
-                    return Err(format!("output {id} answers no earlier call"));
-                }
+                    .any(|o| o["type"] == "tool_call" && o["call_id"] == *id) =>
+            {
+                return Err(format!("output {id} answers no earlier call"));
             }
             _ => {}
         }

@@ -126,7 +126,7 @@ pub(crate) fn start(
         Kind::Litellm => args.extend(upstream.iter().map(u16::to_string)),
     }
     std::fs::create_dir_all(logs)?;
-    let log = logs.join(format!("{}-{port}.log", name));
+    let log = logs.join(format!("{name}-{port}.log"));
     let out = std::fs::File::create(&log)?;
     let child = Command::new("bash")
         .arg(script(root))
