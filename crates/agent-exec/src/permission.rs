@@ -24,7 +24,7 @@ use std::{
 
 use agent_core::{Access, ToolError, ToolErrorKind, ToolSpec};
 
-pub(crate) use self::paths::PathSet;
+pub(crate) use self::paths::{PathSet, SECRETS, builtin as builtin_set};
 pub use self::{
     approver::{Approval, ApprovalRequest, Approver},
     rule::{RuleAction, RuleWarning},
