@@ -81,7 +81,11 @@ pub(crate) fn open(
     for warning in agent.executor().policy().warnings() {
         eprintln!("agent: warning: {warning}");
     }
-    warn_if_crowded(&settings.model.model, settings.profile.context_window, &agent.executor().specs());
+    warn_if_crowded(
+        &settings.model.model,
+        settings.profile.context_window,
+        &agent.executor().specs(),
+    );
     if launch.resume.is_some() {
         let items = Transcript::read_items(log.transcript().path())?;
         agent.set_conversation(Conversation { items, continuation: None });
