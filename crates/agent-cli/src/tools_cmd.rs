@@ -88,6 +88,9 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
             let outcome =
                 tokio.block_on(runtime.executor.execute(&call, &CancellationToken::new()));
             println!("{}", outcome.text);
+            if let Some(remedy) = &outcome.remedy {
+                eprintln!("agent: {}", crate::render::remedy_advice(remedy));
+            }
             Ok(if outcome.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
     }

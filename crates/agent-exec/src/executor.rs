@@ -21,7 +21,7 @@ use futures_util::FutureExt;
 use crate::{
     output::{self, DEFAULT_OUTPUT_CAP},
     permission::{
-        Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Verdict,
+        Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Remedy, Verdict,
     },
     registry::Registry,
 };
@@ -82,6 +82,9 @@ pub struct Outcome {
     pub duration: Duration,
     /// Whether the output was cut by the output cap.
     pub truncated: bool,
+    /// For a call refused because it needed approval and nobody could be asked: what would
+    /// allow it, for the front end to show its user in its own terms.
+    pub remedy: Option<Remedy>,
 }
 
 impl Outcome {
@@ -194,7 +197,11 @@ impl Executor {
                 // Asking is the cold path; boxing it keeps the hot future small.
                 let asked = Box::pin(self.ask(call, spec, prepared.access(), &ask, cancel)).await;
                 if let Err(err) = asked {
-                    return self.failure(call, &spec.name, err, start);
+                    let mut outcome = self.failure(call, &spec.name, err, start);
+                    if !self.can_ask() {
+                        outcome.remedy = Some(ask.remedy);
+                    }
+                    return outcome;
                 }
             }
         }
@@ -299,6 +306,12 @@ impl Executor {
         }
     }
 
+    /// Whether a call that needs approval can be put to someone: there is an approver, and the
+    /// mode is not dont-ask.
+    fn can_ask(&self) -> bool {
+        self.approver.is_some() && self.policy.mode() != PermissionMode::DontAsk
+    }
+
     /// Asks the approver; `Ok` means the call may run.
     async fn ask(
         &self,
@@ -309,7 +322,7 @@ impl Executor {
         cancel: &CancellationToken,
     ) -> Result<(), ToolError> {
         let approver = match &self.approver {
-            Some(approver) if self.policy.mode() != PermissionMode::DontAsk => approver,
+            Some(approver) if self.can_ask() => approver,
             _ => return Err(self.policy.unanswered(spec, ask)),
         };
         let request = ApprovalRequest {
@@ -318,7 +331,7 @@ impl Executor {
             arguments: call.arguments.clone(),
             access: access.to_vec(),
             reason: ask.reason.clone(),
-            suggested_rules: ask.suggested_rules.clone(),
+            suggested_rules: ask.remedy.rules.clone(),
         };
         let approval = tokio::select! {
             approval = AssertUnwindSafe(approver.approve(&request)).catch_unwind() => approval,
@@ -361,6 +374,7 @@ impl Executor {
             text,
             duration: start.elapsed(),
             truncated,
+            remedy: None,
         }
     }
 
@@ -373,6 +387,7 @@ impl Executor {
             text: err.observation(),
             duration: start.elapsed(),
             truncated: false,
+            remedy: None,
         }
     }
 

@@ -25,7 +25,7 @@ pub use crate::{
     output::DEFAULT_OUTPUT_CAP,
     permission::{
         Approval, ApprovalRequest, Approver, PermissionMode, PermissionPolicy, PolicyBuilder,
-        RuleAction, RuleWarning, Verdict,
+        Remedy, RuleAction, RuleWarning, Verdict,
     },
     registry::{Registry, ToolLimits},
     schema_tool::SchemaTool,

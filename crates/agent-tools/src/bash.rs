@@ -91,7 +91,7 @@ impl TypedTool for Bash {
     }
 
     fn access(&self, input: &BashInput) -> Vec<Access> {
-        vec![Access::Command(input.command.clone())]
+        vec![Access::Command { line: input.command.clone(), workdir: input.workdir.clone() }]
     }
 
     async fn run(&self, input: BashInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
