@@ -190,7 +190,8 @@ impl Executor {
                 Err(panic) => return self.failure(call, &spec.name, panicked(&panic), start),
             };
 
-        match self.policy.evaluate(spec, prepared.access()) {
+        let decision = self.policy.decide(spec, prepared.access());
+        match decision.verdict {
             Verdict::Allow => {}
             Verdict::Deny(err) => return self.failure(call, &spec.name, err, start),
             Verdict::Ask(ask) => {
@@ -217,6 +218,7 @@ impl Executor {
             session_id: Arc::clone(&self.session_id),
             tenant_id: self.tenant_id.clone(),
             user_id: self.user_id.clone(),
+            exec_allowlist: decision.read_only_programs.map(Into::into),
         };
         let timeout = entry.limits.timeout.unwrap_or(self.config.default_timeout);
         let future = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.run(prepared, ctx))) {

@@ -102,6 +102,18 @@ pub enum Verdict {
     Deny(ToolError),
 }
 
+/// The policy's answer for one call, with what the executor must enforce when the call runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// Run, ask or refuse.
+    pub verdict: Verdict,
+    /// For a command allowed only because every segment is a known read-only command (not by a
+    /// rule, a grant, the mode or a person): the programs it names (`git`, `ls`; shell built-ins
+    /// included). The executor hands them to the tool, which lets the process execute nothing
+    /// else ([`agent_core::ToolContext::exec_allowlist`]). `None` otherwise.
+    pub read_only_programs: Option<Vec<String>>,
+}
+
 /// Why a call needs approval, and what would allow it without asking.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ask {
@@ -293,14 +305,23 @@ impl PermissionPolicy {
 
     /// Judges one call of `spec` that will touch `access`.
     pub fn evaluate(&self, spec: &ToolSpec, access: &[Access]) -> Verdict {
+        self.decide(spec, access).verdict
+    }
+
+    /// Judges one call of `spec` that will touch `access`, with what its run must enforce.
+    pub fn decide(&self, spec: &ToolSpec, access: &[Access]) -> Decision {
         let mut combined = Combined::default();
         if access.is_empty() {
             // The common case of a pure tool: one target, nothing to combine.
-            match self.judge(spec, &Target::Whole) {
-                Judged::Allow => return Verdict::Allow,
-                Judged::Deny(err) => return Verdict::Deny(err),
-                judged @ Judged::Ask(..) => combined.add(judged),
-            }
+            let verdict = match self.judge(spec, &Target::Whole) {
+                Judged::Allow | Judged::ReadOnly(_) => Verdict::Allow,
+                Judged::Deny(err) => Verdict::Deny(err),
+                judged @ Judged::Ask(..) => {
+                    combined.add(judged);
+                    return combined.finish();
+                }
+            };
+            return Decision { verdict, read_only_programs: None };
         }
         for item in access {
             match item {
@@ -344,16 +365,17 @@ impl PermissionPolicy {
                 Access::Network(domain) => combined.add(self.judge(spec, &Target::Network(domain))),
             }
         }
-        match combined.finish() {
-            Verdict::Ask(ask) if self.has_grants.load(Ordering::Acquire) => {
-                let granted = self
-                    .grants
-                    .read()
-                    .is_ok_and(|grants| grants.exact.contains(&exact_key(spec, access)));
-                if granted { Verdict::Allow } else { Verdict::Ask(ask) }
-            }
-            verdict => verdict,
+        let mut decision = combined.finish();
+        if matches!(decision.verdict, Verdict::Ask(_))
+            && self.has_grants.load(Ordering::Acquire)
+            && self
+                .grants
+                .read()
+                .is_ok_and(|grants| grants.exact.contains(&exact_key(spec, access)))
+        {
+            decision.verdict = Verdict::Allow;
         }
+        decision
     }
 
     /// Records an "allow for session" answer: the suggested rules when there are some, otherwise

@@ -9,7 +9,7 @@ use std::{
 use agent_core::{ToolError, ToolErrorKind, ToolSpec};
 
 use super::{
-    Ask, PermissionMode, PermissionPolicy, Remedy, Verdict, environment,
+    Ask, Decision, PermissionMode, PermissionPolicy, Remedy, Verdict, environment,
     rule::{self, Rule, RuleAction, Specifier},
     safe,
     shell::{self, Segment},
@@ -32,7 +32,11 @@ pub(super) enum Target<'a> {
 
 /// A target's verdict before they are combined.
 pub(super) enum Judged {
+    /// Allowed by a rule, a session grant or the mode.
     Allow,
+    /// A shell segment allowed only because it is a known read-only command (or only sets
+    /// variables): the program it names, if it names one.
+    ReadOnly(Option<String>),
     Ask(Ask),
     Deny(ToolError),
 }
@@ -131,7 +135,7 @@ impl PermissionPolicy {
                 // What a segment that only sets variables sets is judged on the segments after
                 // it, which carry the variables.
                 if segment.sets_only {
-                    return Judged::Allow;
+                    return Judged::ReadOnly(None);
                 }
             }
             Target::Unparsed { error, .. } if !bypass || self.has_command_denies => {
@@ -316,7 +320,12 @@ impl PermissionPolicy {
                 let writes = segment.writes.iter().any(|target| !is_device(&target.path));
                 let safe = variable.is_none() && safe::is_safe(&segment.words);
                 if safe && !writes && !self.mentions_secret(segment, dirs) {
-                    return Judged::Allow;
+                    // In bypass the user allowed everything; elsewhere the command runs unasked
+                    // only because it reads, so it may execute only what it names.
+                    return match mode {
+                        M::Bypass => Judged::Allow,
+                        _ => Judged::ReadOnly(segment.words.first().cloned()),
+                    };
                 }
                 let edit_like = variable.is_none()
                     && (self.is_file_operation(segment, dirs) || (writes && safe));
@@ -399,12 +408,26 @@ impl PermissionPolicy {
 pub(super) struct Combined {
     deny: Option<ToolError>,
     asks: Vec<Ask>,
+    /// The programs of segments allowed only as read-only commands.
+    read_only: Vec<String>,
+    /// Whether some segment was allowed only as read-only.
+    saw_read_only: bool,
+    /// Whether some target was allowed by a rule, a grant or the mode.
+    saw_allow: bool,
 }
 
 impl Combined {
     pub(super) fn add(&mut self, judged: Judged) {
         match judged {
-            Judged::Allow => {}
+            Judged::Allow => self.saw_allow = true,
+            Judged::ReadOnly(program) => {
+                self.saw_read_only = true;
+                if let Some(program) = program
+                    && !self.read_only.contains(&program)
+                {
+                    self.read_only.push(program);
+                }
+            }
             Judged::Ask(ask) => self.asks.push(ask),
             Judged::Deny(err) => {
                 if self.deny.is_none() {
@@ -416,12 +439,16 @@ impl Combined {
 
     /// The call's verdict. An ask's remedy holds only what would allow every target: the rules
     /// of all targets when each has some, and a mode when each names one (the most permissive).
-    pub(super) fn finish(self) -> Verdict {
+    pub(super) fn finish(self) -> Decision {
+        let decided = |verdict| Decision { verdict, read_only_programs: None };
         if let Some(err) = self.deny {
-            return Verdict::Deny(err);
+            return decided(Verdict::Deny(err));
         }
         let mut asks = self.asks.into_iter();
-        let Some(mut first) = asks.next() else { return Verdict::Allow };
+        let Some(mut first) = asks.next() else {
+            let programs = (self.saw_read_only && !self.saw_allow).then_some(self.read_only);
+            return Decision { verdict: Verdict::Allow, read_only_programs: programs };
+        };
         let mut all_rules = !first.remedy.rules.is_empty();
         for ask in asks {
             all_rules &= !ask.remedy.rules.is_empty();
@@ -438,7 +465,7 @@ impl Combined {
         if !all_rules {
             first.remedy.rules.clear();
         }
-        Verdict::Ask(first)
+        decided(Verdict::Ask(first))
     }
 }
 

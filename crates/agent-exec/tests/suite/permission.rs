@@ -429,3 +429,35 @@ fn writes_are_judged_in_the_directory_the_shell_will_be_in() {
         "ask",
     );
 }
+
+/// The programs a call may execute when the policy allowed it only as read-only; `None` when a
+/// rule, the mode or nothing allowed it.
+#[track_caller]
+fn check_programs(
+    mode: PermissionMode,
+    rules: &[(RuleAction, &str)],
+    command: &str,
+    expect: Option<&[&str]>,
+) {
+    let fx = fixture(Setup { mode, rules, ..Setup::default() });
+    let tool = fx.exec.registry().get("bash").unwrap();
+    let prepared = tool.prepare(&bash(command)).unwrap();
+    let decision = fx.exec.policy().decide(tool.spec(), prepared.access());
+    let expect = expect.map(|programs| programs.iter().map(|p| (*p).to_owned()).collect());
+    assert_eq!(decision.read_only_programs, expect, "{mode} {rules:?} {command}");
+}
+
+#[test]
+fn commands_allowed_as_read_only_name_the_programs_they_may_execute() {
+    for mode in [Dflt, Edits, Plan, DontAsk] {
+        check_programs(mode, &[], "git status", Some(&["git"]));
+    }
+    check_programs(Dflt, &[], "cd src && ls -la | wc -l", Some(&["cd", "ls", "wc"]));
+    check_programs(Dflt, &[], "export LANG=C; ls; ls src", Some(&["ls"]));
+    // The user allowed everything, a rule covers the command, or it needs approval: no list.
+    check_programs(Bypass, &[], "git status", None);
+    check_programs(Dflt, &[(Allow, "Bash(git status)")], "git status", None);
+    check_programs(Dflt, &[(Allow, "Bash(echo *)")], "git status && echo done", None);
+    check_programs(Dflt, &[], "git status && cargo build", None);
+    check_programs(Edits, &[], "ls && touch src/x.rs", None);
+}
