@@ -33,6 +33,8 @@ pub(crate) enum Grant {
     Execute,
     /// Read, execute, create, change and delete.
     Write,
+    /// Read, create, change and delete, without executing (under an execute allow-list).
+    WriteNoExecute,
 }
 
 impl Grant {
@@ -43,6 +45,7 @@ impl Grant {
             Grant::ReadExecute => read,
             Grant::Execute => AccessFs::Execute | AccessFs::ReadFile,
             Grant::Write => AccessFs::from_all(TARGET_ABI),
+            Grant::WriteNoExecute => AccessFs::from_all(TARGET_ABI) & !AccessFs::Execute,
         }
     }
 }
