@@ -1,4 +1,5 @@
-//! `cargo xtask bench [--json] [--quick]`: every benchmark of issue 8, one table (or one JSON array).
+//! `cargo xtask bench [--json] [--quick]`: every benchmark of the harness, one table (or one JSON
+//! array), each figure beside its target.
 //!
 //! In-process figures come from the crates' examples, built in release mode and run with
 //! `--json`, each printing `{"name","unit","median","min","max","runs"}` lines. Whole-process

@@ -1,4 +1,5 @@
-//! Pins the strict schema of representative Rust input types (strict-schema.md §2.2), and checks
+//! Pins the strict schema of representative Rust input types (structs, enums in every tagging,
+//! options, nested and recursive types), and checks
 //! each against the strict rules with an independent checker.
 
 use std::collections::HashSet;
