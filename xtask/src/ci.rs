@@ -23,8 +23,14 @@ const STEPS: &[(&str, Step)] = &[
     ("fmt", Step::Cargo(&["fmt", "--all", "--", "--check"], &[])),
     ("tidy", Step::Task(run_tidy)),
     // Advisories are left out: they need the RustSec database from the network (see deny.toml).
-    ("deny", Step::Cargo(&["deny", "--log-level", "error", "check", "licenses", "bans", "sources"], &[])),
-    ("clippy", Step::Cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[])),
+    (
+        "deny",
+        Step::Cargo(&["deny", "--log-level", "error", "check", "licenses", "bans", "sources"], &[]),
+    ),
+    (
+        "clippy",
+        Step::Cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[]),
+    ),
     ("doc", Step::Cargo(&["doc", "--workspace", "--no-deps"], &[("RUSTDOCFLAGS", "-D warnings")])),
     // Further steps (such as a real-model check) go here, before the tests.
     ("test", Step::Cargo(&["test", "--workspace"], &[])),

@@ -218,7 +218,9 @@ mod tests {
             "crates/agent-exec/src/big.rs",
             601,
             0,
-            &["crates/agent-exec/src/big.rs: 601 lines before its tests, over the budget of 600; split it into modules"],
+            &[
+                "crates/agent-exec/src/big.rs: 601 lines before its tests, over the budget of 600; split it into modules",
+            ],
         );
         check_lines("crates/agent-exec/src/big.rs", 600, 0, &[]);
     }
@@ -233,7 +235,9 @@ mod tests {
             "xtask/src/big.rs",
             700,
             10,
-            &["xtask/src/big.rs: 700 lines before its tests, over the budget of 600; split it into modules"],
+            &[
+                "xtask/src/big.rs: 700 lines before its tests, over the budget of 600; split it into modules",
+            ],
         );
     }
 
