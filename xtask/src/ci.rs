@@ -22,11 +22,7 @@ enum Step {
 const STEPS: &[(&str, Step)] = &[
     ("fmt", Step::Cargo(&["fmt", "--all", "--", "--check"], &[])),
     ("tidy", Step::Task(run_tidy)),
-    // Advisories are left out: they need the RustSec database from the network (see deny.toml).
-    (
-        "deny",
-        Step::Cargo(&["deny", "--log-level", "error", "check", "licenses", "bans", "sources"], &[]),
-    ),
+    ("deny", Step::Task(run_deny)),
     (
         "clippy",
         Step::Cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[]),
@@ -36,27 +32,18 @@ const STEPS: &[(&str, Step)] = &[
     ("test", Step::Cargo(&["test", "--workspace"], &[])),
 ];
 
+/// How `.ci/run` installs cargo-deny (keep the version in step); the hint when the tool is missing.
+const CARGO_DENY: &str = "cargo install --locked cargo-deny --version 0.20.2";
+
 /// Runs every step in order; stops at the first failure.
 pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut timings = Vec::new();
     for (name, step) in STEPS {
         let started = Instant::now();
         match step {
             Step::Cargo(args, env) => {
                 println!("== xtask ci: {name}: cargo {}", args.join(" "));
-                let status = Command::new(&cargo)
-                    .args(*args)
-                    .envs(env.iter().copied())
-                    .current_dir(root)
-                    .status()
-                    .with_context(|| format!("could not start cargo for step {name}"))?;
-                if !status.success() {
-                    if *name == "deny" {
-                        eprintln!("(cargo-deny missing? `.ci/run` installs the pinned version)");
-                    }
-                    bail!("step `{name}` failed ({status})");
-                }
+                cargo(root, args, env).with_context(|| format!("step `{name}` failed"))?;
             }
             Step::Task(task) => {
                 println!("== xtask ci: {name}");
@@ -66,6 +53,21 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
         timings.push(format!("{name} {}s", started.elapsed().as_secs()));
     }
     println!("== xtask ci: all steps passed ({})", timings.join(", "));
+    Ok(())
+}
+
+/// Runs `cargo <args>` in `root` with `env` added; fails when cargo does.
+fn cargo(root: &Path, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(root)
+        .status()
+        .context("could not start cargo")?;
+    if !status.success() {
+        bail!("cargo {} exited with {status}", args.join(" "));
+    }
     Ok(())
 }
 
@@ -79,4 +81,18 @@ fn run_tidy(root: &Path) -> anyhow::Result<()> {
         bail!("tidy found {} problem(s)", problems.len());
     }
     Ok(())
+}
+
+/// Licenses, bans and sources against `deny.toml`. Advisories are left out: they need the RustSec
+/// database from the network, which CI does not have.
+fn run_deny(root: &Path) -> anyhow::Result<()> {
+    let cargo_path = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let installed = Command::new(cargo_path)
+        .args(["deny", "--version"])
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !installed {
+        bail!("cargo-deny is not installed; run `{CARGO_DENY}` (`.ci/run` does)");
+    }
+    cargo(root, &["deny", "--log-level", "error", "check", "licenses", "bans", "sources"], &[])
 }
