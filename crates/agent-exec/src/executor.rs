@@ -7,21 +7,23 @@
 use std::{
     any::Any,
     panic::AssertUnwindSafe,
-    path::{Path, PathBuf},
+    path::PathBuf,
     sync::Arc,
     task::Poll,
     time::{Duration, Instant},
 };
 
 use agent_core::{
-    CallOutput, CancellationToken, ToolCall, ToolContext, ToolError, ToolErrorKind, ToolOutput,
+    Boundary, CallOutput, CancellationToken, ToolCall, ToolContext, ToolError, ToolErrorKind,
+    ToolOutput,
 };
 use futures_util::FutureExt;
+use tracing::Instrument;
 
 use crate::{
     output::{self, DEFAULT_OUTPUT_CAP},
     permission::{
-        Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Verdict,
+        Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Remedy, Verdict,
     },
     registry::Registry,
 };
@@ -82,6 +84,9 @@ pub struct Outcome {
     pub duration: Duration,
     /// Whether the output was cut by the output cap.
     pub truncated: bool,
+    /// For a call refused because it needed approval and nobody could be asked: what would
+    /// allow it, for the front end to show its user in its own terms.
+    pub remedy: Option<Remedy>,
 }
 
 impl Outcome {
@@ -112,7 +117,7 @@ pub struct Executor {
     policy: PermissionPolicy,
     approver: Option<Arc<dyn Approver>>,
     config: ExecutorConfig,
-    workspace_root: Arc<Path>,
+    workspace: Arc<dyn Boundary>,
     session_id: Arc<str>,
     tenant_id: Option<Arc<str>>,
     user_id: Option<Arc<str>>,
@@ -123,7 +128,7 @@ impl Executor {
     /// the flag or rule that would allow them.
     pub fn new(registry: Registry, policy: PermissionPolicy, config: ExecutorConfig) -> Self {
         Self {
-            workspace_root: policy.workspace().root_arc(),
+            workspace: Arc::new(policy.workspace().clone()),
             session_id: config.session_id.as_str().into(),
             tenant_id: config.tenant_id.as_deref().map(Arc::from),
             user_id: config.user_id.as_deref().map(Arc::from),
@@ -170,6 +175,24 @@ impl Executor {
     /// timer enabled). Cancelling `cancel` stops the call: it is cancelled before it starts, its
     /// approval is abandoned, or its tool's token is cancelled and it gets the grace period.
     pub async fn execute(&self, call: &ToolCall, cancel: &CancellationToken) -> Outcome {
+        let span = tracing::debug_span!("tool_call", tool = %call.name, call_id = %call.call_id);
+        if span.is_disabled() {
+            return self.execute_in_span(call, cancel).await;
+        }
+        let outcome = self.execute_in_span(call, cancel).instrument(span.clone()).await;
+        span.in_scope(|| {
+            tracing::debug!(
+                ok = outcome.ok,
+                error = outcome.error_code,
+                duration_ms = u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+                truncated = outcome.truncated,
+                "tool call finished"
+            );
+        });
+        outcome
+    }
+
+    async fn execute_in_span(&self, call: &ToolCall, cancel: &CancellationToken) -> Outcome {
         let start = Instant::now();
         let Some(entry) = self.registry.entry(&call.name) else {
             return self.failure(call, &call.name, self.unknown_tool(&call.name), start);
@@ -187,14 +210,19 @@ impl Executor {
                 Err(panic) => return self.failure(call, &spec.name, panicked(&panic), start),
             };
 
-        match self.policy.evaluate(spec, prepared.access()) {
+        let decision = self.policy.decide(spec, prepared.access());
+        match decision.verdict {
             Verdict::Allow => {}
             Verdict::Deny(err) => return self.failure(call, &spec.name, err, start),
             Verdict::Ask(ask) => {
                 // Asking is the cold path; boxing it keeps the hot future small.
                 let asked = Box::pin(self.ask(call, spec, prepared.access(), &ask, cancel)).await;
                 if let Err(err) = asked {
-                    return self.failure(call, &spec.name, err, start);
+                    let mut outcome = self.failure(call, &spec.name, err, start);
+                    if !self.can_ask() {
+                        outcome.remedy = Some(ask.remedy);
+                    }
+                    return outcome;
                 }
             }
         }
@@ -204,12 +232,13 @@ impl Executor {
         // running, so the tool sees the same thing either way.
         let token = CancellationToken::new();
         let ctx = ToolContext {
-            workspace: Arc::clone(&self.workspace_root),
+            workspace: Arc::clone(&self.workspace),
             cancel: token.clone(),
             call_id: call.call_id.as_str().into(),
             session_id: Arc::clone(&self.session_id),
             tenant_id: self.tenant_id.clone(),
             user_id: self.user_id.clone(),
+            exec_allowlist: decision.read_only_programs.map(Into::into),
         };
         let timeout = entry.limits.timeout.unwrap_or(self.config.default_timeout);
         let future = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.run(prepared, ctx))) {
@@ -275,6 +304,17 @@ impl Executor {
         };
         token.cancel();
         let stopped = tokio::time::timeout(self.config.grace, &mut future).await.is_ok();
+        if stopped_by_cancel {
+            tracing::debug!(stopped, "tool call cancelled");
+        } else {
+            tracing::warn!(timeout_ms = timeout.as_millis(), stopped, "tool call timed out");
+        }
+        if !stopped {
+            tracing::warn!(
+                grace_ms = self.config.grace.as_millis(),
+                "tool abandoned after the grace period"
+            );
+        }
         let after = human(started.elapsed());
         let how = if stopped {
             "the tool was stopped".to_owned()
@@ -299,6 +339,12 @@ impl Executor {
         }
     }
 
+    /// Whether a call that needs approval can be put to someone: there is an approver, and the
+    /// mode is not dont-ask.
+    fn can_ask(&self) -> bool {
+        self.approver.is_some() && self.policy.mode() != PermissionMode::DontAsk
+    }
+
     /// Asks the approver; `Ok` means the call may run.
     async fn ask(
         &self,
@@ -309,7 +355,7 @@ impl Executor {
         cancel: &CancellationToken,
     ) -> Result<(), ToolError> {
         let approver = match &self.approver {
-            Some(approver) if self.policy.mode() != PermissionMode::DontAsk => approver,
+            Some(approver) if self.can_ask() => approver,
             _ => return Err(self.policy.unanswered(spec, ask)),
         };
         let request = ApprovalRequest {
@@ -318,7 +364,7 @@ impl Executor {
             arguments: call.arguments.clone(),
             access: access.to_vec(),
             reason: ask.reason.clone(),
-            suggested_rules: ask.suggested_rules.clone(),
+            suggested_rules: ask.remedy.rules.clone(),
         };
         let approval = tokio::select! {
             approval = AssertUnwindSafe(approver.approve(&request)).catch_unwind() => approval,
@@ -361,6 +407,7 @@ impl Executor {
             text,
             duration: start.elapsed(),
             truncated,
+            remedy: None,
         }
     }
 
@@ -373,6 +420,7 @@ impl Executor {
             text: err.observation(),
             duration: start.elapsed(),
             truncated: false,
+            remedy: None,
         }
     }
 

@@ -118,6 +118,11 @@ pub struct SandboxConfig {
     pub extra_writable: Vec<PathBuf>,
     /// How long a process group gets between SIGTERM and SIGKILL on timeout or cancellation.
     pub kill_grace: Duration,
+    /// When set, the process may execute only the program it starts and these programs (as a
+    /// command line names them, found on its `PATH` before it starts), with their interpreters:
+    /// Landlock's execute right is granted on those files alone. The permission policy sets it
+    /// for commands it approved as read-only (docs/sandbox.md). Ignored by `danger-full-access`.
+    pub exec_allowlist: Option<Vec<String>>,
 }
 
 impl SandboxConfig {
@@ -131,6 +136,7 @@ impl SandboxConfig {
             temp_dir: None,
             extra_writable: Vec::new(),
             kill_grace: Duration::from_secs(2),
+            exec_allowlist: None,
         }
     }
 
