@@ -208,6 +208,10 @@ pub(crate) async fn run_with(
         (None, out_writer.try_clone()?)
     };
 
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the one sanctioned spawn: the sandbox is applied here"
+    )]
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)

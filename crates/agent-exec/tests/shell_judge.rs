@@ -6,7 +6,8 @@
 //! Every refusal has a control: the same command approved by a person, which does create the
 //! marker, so a test cannot pass because the attack never worked.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+// The fixtures run `git` as a plain process to set up the workspace, outside any sandbox.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod skip;
 
