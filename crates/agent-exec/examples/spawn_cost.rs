@@ -116,7 +116,7 @@ async fn main() {
         println!("{line}");
     } else {
         println!(
-            "{:<28} +{:.3} ms median over workspace-write (paired min {:+.3}, max {:+.3})",
+            "{:<28} {:+.3} ms median over workspace-write (paired min {:+.3}, max {:+.3})",
             "exec allow-list (`ls`)", added.0, added.1, added.2
         );
     }
