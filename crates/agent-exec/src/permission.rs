@@ -26,7 +26,7 @@ use std::{
 use agent_core::{Access, ToolError, ToolErrorKind, ToolSpec};
 use serde::Serialize;
 
-pub(crate) use self::paths::PathSet;
+pub(crate) use self::paths::{PathSet, SECRETS, builtin as builtin_set};
 pub use self::{
     approver::{Approval, ApprovalRequest, Approver},
     rule::{RuleAction, RuleWarning},

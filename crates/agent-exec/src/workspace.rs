@@ -10,11 +10,11 @@ use std::{
     sync::Arc,
 };
 
-use agent_core::{ToolError, ToolErrorKind};
+use agent_core::{Boundary, ToolError, ToolErrorKind};
 
 use crate::{
     error::{Error, Result},
-    permission::PathSet,
+    permission::{PathSet, SECRETS, builtin_set},
 };
 
 /// How many symlinks one resolution may follow before it is refused (the kernel's `ELOOP` limit).
@@ -29,6 +29,7 @@ pub struct Workspace {
     root: Arc<Path>,
     outside_read: PathSet,
     outside_write: PathSet,
+    secrets: PathSet,
 }
 
 impl Workspace {
@@ -43,6 +44,7 @@ impl Workspace {
             root: canonical.into(),
             outside_read: PathSet::default(),
             outside_write: PathSet::default(),
+            secrets: builtin_set(SECRETS),
         })
     }
 
@@ -90,6 +92,21 @@ impl Workspace {
         Err(self.outside_error(path, &resolved))
     }
 
+    /// For a canonical path that holds secrets and that no allow rule names: the rule that would
+    /// reveal it. See [`Boundary::secret`].
+    pub fn secret(&self, canonical: &Path) -> Option<String> {
+        if !self.secrets.matches(canonical)
+            || self.outside_read.matches(canonical)
+            || self.outside_write.matches(canonical)
+        {
+            return None;
+        }
+        Some(match canonical.strip_prefix(&self.root) {
+            Ok(rel) => format!("Read(./{})", rel.display()),
+            Err(_) => format!("Read(/{})", canonical.display()),
+        })
+    }
+
     /// Whether a canonical path lies inside the root (the root itself included).
     pub fn contains(&self, canonical: &Path) -> bool {
         canonical.starts_with(&self.root)
@@ -135,6 +152,24 @@ impl Workspace {
                 self.root.display()
             ),
         )
+    }
+}
+
+impl Boundary for Workspace {
+    fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
+        Workspace::resolve(self, path)
+    }
+
+    fn resolve_for_write(&self, path: &str) -> Result<PathBuf, ToolError> {
+        Workspace::resolve_for_write(self, path)
+    }
+
+    fn secret(&self, path: &Path) -> Option<String> {
+        Workspace::secret(self, path)
     }
 }
 

@@ -21,6 +21,8 @@ use super::SandboxError;
 const TARGET_ABI: ABI = ABI::V7;
 
 /// What a rule grants beneath a path.
+// Only the code sandbox's Python rules use `Read` and `Execute` so far.
+#[cfg_attr(not(feature = "code"), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Grant {
     /// Read files and list directories, without executing anything.

@@ -61,6 +61,11 @@ impl Fixture {
         self.call_result(name, args).await.unwrap_or_else(|err| err)
     }
 
+    /// The workspace boundary of the fixture, with no allow rules.
+    pub(crate) fn boundary(&self) -> Arc<dyn agent_core::Boundary> {
+        Arc::new(agent_exec::Workspace::new(self.root()).unwrap())
+    }
+
     /// Like [`Fixture::call`], keeping success and failure apart.
     pub(crate) async fn call_result(
         &self,
@@ -77,8 +82,7 @@ impl Fixture {
             Ok(prepared) => prepared,
             Err(err) => return Err(redact(agent_core::ToolError::from(err).observation())),
         };
-        let root: Arc<Path> = std::fs::canonicalize(self.root()).unwrap().into();
-        let ctx = ToolContext::new(root, "session".into(), "call_1");
+        let ctx = ToolContext::new(self.boundary(), "session".into(), "call_1");
         match tool.run(prepared, ctx).await {
             Ok(output) => Ok(redact(output.text)),
             Err(err) => Err(redact(err.observation())),
