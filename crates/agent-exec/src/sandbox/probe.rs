@@ -128,6 +128,14 @@ impl fmt::Display for Capabilities {
         writeln!(f, "mount namespaces (.git ro)     {}", yes_no(self.mount_namespaces))?;
         writeln!(f, "running as root                {}", yes_no(self.root))?;
         writeln!(f, "process limit                  {process_limit}")?;
+        // Landlock's execute right exists from ABI 1, so the list holds wherever Landlock does;
+        // `danger-full-access` has no ruleset and so no list.
+        let exec = if self.landlock_abi.is_some() {
+            "yes (commands approved as read-only run only the programs they name)"
+        } else {
+            "no (it needs Landlock)"
+        };
+        writeln!(f, "execute allow-list             {exec}")?;
         writeln!(f)?;
         writeln!(f, "policy               enforceable")?;
         for support in self.policies() {
