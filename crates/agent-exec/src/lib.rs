@@ -17,6 +17,7 @@ pub mod process;
 mod registry;
 pub mod sandbox;
 mod schema_tool;
+pub mod secret;
 mod workspace;
 
 pub use crate::{

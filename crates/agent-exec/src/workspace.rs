@@ -15,6 +15,7 @@ use agent_core::{ToolError, ToolErrorKind};
 use crate::{
     error::{Error, Result},
     permission::PathSet,
+    secret::{Hidden, Secrets},
 };
 
 /// How many symlinks one resolution may follow before it is refused (the kernel's `ELOOP` limit).
@@ -29,6 +30,7 @@ pub struct Workspace {
     root: Arc<Path>,
     outside_read: PathSet,
     outside_write: PathSet,
+    secrets: Secrets,
 }
 
 impl Workspace {
@@ -43,6 +45,7 @@ impl Workspace {
             root: canonical.into(),
             outside_read: PathSet::default(),
             outside_write: PathSet::default(),
+            secrets: Secrets::default(),
         })
     }
 
@@ -53,6 +56,23 @@ impl Workspace {
         self.outside_read = read;
         self.outside_write = write;
         self
+    }
+
+    /// The same workspace with the session's secret list (built by the permission policy).
+    pub(crate) fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
+    /// The secret files of the session, with what allow rules expose.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+
+    /// The secret at the canonical `path` that tools must not show, with the rule that would
+    /// expose it; `None` when it is no secret or an allow rule exposes it.
+    pub fn hidden(&self, path: &Path) -> Option<Hidden> {
+        self.secrets.hidden(path, &self.root)
     }
 
     /// The canonical, absolute root.

@@ -154,6 +154,9 @@ impl TypedTool for Bash {
         } else {
             text.push_str(out.output.trim_end_matches('\n'));
         }
+        for note in out.hidden_notes(&input.command) {
+            let _ = write!(text, "\nnote: {note}");
+        }
         Ok(ToolOutput::text(text))
     }
 }

@@ -91,8 +91,5 @@ pub(crate) fn build(rules: &FsRules, network: bool) -> Result<OwnedFd, SandboxEr
         created = created.add_rule(PathBeneath::new(fd, access)).map_err(error)?;
     }
     let fd: Option<OwnedFd> = created.into();
-    fd.ok_or_else(|| SandboxError::Unavailable {
-        missing: "Landlock file-system rules".to_owned(),
-        fix: "boot a kernel ≥ 5.13 with `lsm=landlock,...` on the kernel command line".to_owned(),
-    })
+    fd.ok_or_else(|| SandboxError::unavailable(super::KernelFeature::Landlock))
 }

@@ -1,0 +1,399 @@
+//! Secret files: the one list of files every path that can reveal content keeps from the model
+//! (the file tools, the OS sandbox, the permission policy), and the allow rules that expose them.
+//!
+//! A secret is either a file in the workspace whose name matches a pattern (`.env`, `*.pem`, …)
+//! or a credential location under the home directory (`~/.ssh`, `~/.aws`, …). `Read(…)` allow
+//! rules reveal what they name. See `docs/sandbox.md` ("Secret files") for what each path does
+//! with the list and where its limits are.
+
+mod walk;
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex, OnceLock, PoisonError},
+    time::{Duration, Instant},
+};
+
+use crate::permission::PathSet;
+
+/// File-name patterns of secret files, in gitignore style: a bare name matches at any depth, and
+/// a pattern that names a directory also covers everything below it.
+pub const PATTERNS: &[&str] = &[
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".ssh",
+    ".aws",
+    ".netrc",
+    "secrets.*",
+];
+
+/// Credential locations, relative to the home directory: hidden from sandboxed processes
+/// whether they are files or directories.
+pub const CREDENTIALS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".netrc",
+    ".git-credentials",
+    ".config/gh",
+    ".docker/config.json",
+    ".kube/config",
+    ".npmrc",
+    ".pypirc",
+    ".config/agent",
+];
+
+/// How long the list of secret files found in a workspace is reused before the tree is walked
+/// again. A walk of a large tree costs tens of milliseconds (see `docs/sandbox.md`), too much
+/// for every command, while a file a user adds mid-session is picked up within this time.
+const WALK_REUSE: Duration = Duration::from_secs(30);
+
+/// Workspaces whose walks are cached at once.
+const MAX_WALKS: usize = 16;
+
+/// Which files count as secrets: the configuration a front end fills from its settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretFiles {
+    /// Patterns of secret files in the workspace ([`PATTERNS`] by default).
+    pub patterns: Vec<String>,
+    /// Credential locations relative to the home directory ([`CREDENTIALS`] by default).
+    pub credentials: Vec<String>,
+}
+
+impl Default for SecretFiles {
+    fn default() -> Self {
+        Self {
+            patterns: PATTERNS.iter().map(|p| (*p).to_owned()).collect(),
+            credentials: CREDENTIALS.iter().map(|p| (*p).to_owned()).collect(),
+        }
+    }
+}
+
+/// A secret file or credential location that is hidden, and the rule that would expose it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hidden {
+    /// The absolute path.
+    pub path: PathBuf,
+    /// How the path is shown: relative to the workspace (`config/.env`) or the home (`~/.ssh`).
+    pub shown: String,
+    /// The allow rule that would expose it, such as `Read(./.env)` or `Read(~/.ssh)`.
+    pub rule: String,
+}
+
+impl Hidden {
+    fn new(path: PathBuf, shown: String, home: bool) -> Self {
+        let rule = if home { format!("Read({shown})") } else { format!("Read(./{shown})") };
+        Self { path, shown, rule }
+    }
+
+    /// The note a command's observation carries when it touched this path.
+    pub fn note(&self) -> String {
+        format!(
+            "`{}` is hidden from commands; an allow rule `{}` exposes it",
+            self.shown, self.rule
+        )
+    }
+}
+
+/// The compiled secret list of a session, with the paths its `Read(…)` allow rules expose.
+///
+/// Cheap to clone: clones share the compiled sets and the cache of workspace walks.
+#[derive(Debug, Clone)]
+pub struct Secrets {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    files: SecretFiles,
+    /// The patterns compiled to match anywhere.
+    matcher: PathSet,
+    /// What `Read(…)` allow rules name.
+    revealed: PathSet,
+    /// The user's home directory, whose credential locations are always hidden.
+    home: Option<PathBuf>,
+    /// Workspace walks by canonical root: when each was made and what it found.
+    walks: Mutex<HashMap<PathBuf, (Instant, Arc<[Hidden]>)>>,
+}
+
+impl Default for Secrets {
+    /// The built-in list with nothing revealed, compiled once per process and shared.
+    fn default() -> Self {
+        static BUILTIN: OnceLock<Secrets> = OnceLock::new();
+        BUILTIN.get_or_init(|| Self::new(SecretFiles::default())).clone()
+    }
+}
+
+impl Secrets {
+    /// The list `files`, with nothing revealed. Patterns that do not compile are skipped (the
+    /// built-in ones always compile).
+    pub fn new(files: SecretFiles) -> Self {
+        Self::with_revealed(files, PathSet::default())
+    }
+
+    /// The list `files`, where paths matching `revealed` (built from allow rules) are exposed.
+    pub(crate) fn with_revealed(files: SecretFiles, revealed: PathSet) -> Self {
+        let mut globs = Vec::new();
+        for pattern in &files.patterns {
+            globs.extend(anywhere(pattern));
+        }
+        let matcher = PathSet::new(&globs).unwrap_or_else(|_| {
+            // One bad pattern must not drop the others: compile them one by one.
+            PathSet::union(
+                globs.iter().filter_map(|g| PathSet::new(std::slice::from_ref(g)).ok()).collect(),
+            )
+        });
+        let inner = Inner { files, matcher, revealed, home: user_home(), walks: Mutex::default() };
+        Self { inner: Arc::new(inner) }
+    }
+
+    /// One set matching every secret: the patterns anywhere, and the credential locations (and
+    /// everything below them) under the user's home. The permission policy judges reads with it.
+    pub(crate) fn path_set(&self) -> PathSet {
+        let mut globs = Vec::new();
+        for home in self.homes(None) {
+            let home = globset::escape(&home.to_string_lossy());
+            for cred in &self.inner.files.credentials {
+                let cred = globset::escape(cred.trim_matches('/'));
+                globs.push(format!("{home}/{cred}"));
+                globs.push(format!("{home}/{cred}/**"));
+            }
+        }
+        let credentials = PathSet::new(&globs).unwrap_or_default();
+        PathSet::union(vec![self.inner.matcher.clone(), credentials])
+    }
+
+    /// The configuration this list was built from.
+    pub fn files(&self) -> &SecretFiles {
+        &self.inner.files
+    }
+
+    /// Whether a canonical path is a secret (by pattern, or inside a credential location of
+    /// `home` or the user's home), whatever the allow rules say.
+    pub fn is_secret(&self, path: &Path, home: Option<&Path>) -> bool {
+        if self.inner.matcher.matches(path) {
+            return true;
+        }
+        self.homes(home).iter().any(|home| {
+            self.inner.files.credentials.iter().any(|cred| path.starts_with(home.join(cred)))
+        })
+    }
+
+    /// Whether an allow rule exposes `path`.
+    pub fn is_revealed(&self, path: &Path) -> bool {
+        self.inner.revealed.matches(path)
+    }
+
+    /// The secret at `path` that must stay hidden, with the rule that would expose it; `None`
+    /// when `path` is no secret or an allow rule exposes it. `root` is the workspace root the
+    /// path is shown relative to.
+    pub fn hidden(&self, path: &Path, root: &Path) -> Option<Hidden> {
+        if self.is_revealed(path) || !self.is_secret(path, None) {
+            return None;
+        }
+        if let Ok(rel) = path.strip_prefix(root) {
+            return Some(Hidden::new(path.to_owned(), slash(rel), false));
+        }
+        for home in self.homes(None) {
+            if let Ok(rel) = path.strip_prefix(&home) {
+                return Some(Hidden::new(path.to_owned(), format!("~/{}", slash(rel)), true));
+            }
+        }
+        let shown = path.display().to_string();
+        let rule = format!("Read(/{shown})");
+        Some(Hidden { path: path.to_owned(), shown, rule })
+    }
+
+    /// Everything a sandboxed process in `workspace` must not see: the workspace's secret files
+    /// and the credential locations that exist under the user's home and `child_home` (the home
+    /// the process is given), minus what allow rules expose.
+    ///
+    /// The workspace walk is reused for [`WALK_REUSE`]; the credential locations are checked on
+    /// every call (a few `lstat`s).
+    pub fn to_hide(&self, workspace: Option<&Path>, child_home: Option<&Path>) -> Vec<Hidden> {
+        let mut hidden: Vec<Hidden> =
+            workspace.map(|root| self.workspace_files(root).to_vec()).unwrap_or_default();
+        for home in self.homes(child_home) {
+            for cred in &self.inner.files.credentials {
+                let path = home.join(cred);
+                if std::fs::symlink_metadata(&path).is_err() || self.is_revealed(&path) {
+                    continue;
+                }
+                if hidden.iter().any(|h| path.starts_with(&h.path)) {
+                    continue;
+                }
+                hidden.push(Hidden::new(path, format!("~/{cred}"), true));
+            }
+        }
+        hidden
+    }
+
+    /// The secret files in the workspace at `root`, from the cache when it is fresh.
+    fn workspace_files(&self, root: &Path) -> Arc<[Hidden]> {
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+        let mut walks = self.inner.walks.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((at, found)) = walks.get(&root)
+            && at.elapsed() < WALK_REUSE
+        {
+            return Arc::clone(found);
+        }
+        let found: Arc<[Hidden]> = walk::secrets(&root, &self.inner.matcher)
+            .into_iter()
+            .filter(|path| !self.is_revealed(path))
+            .map(|path| {
+                let shown = slash(path.strip_prefix(&root).unwrap_or(&path));
+                Hidden::new(path, shown, false)
+            })
+            .collect();
+        if walks.len() >= MAX_WALKS {
+            // A library user cycling through many workspaces must not grow the cache forever.
+            walks.clear();
+        }
+        walks.insert(root, (Instant::now(), Arc::clone(&found)));
+        found
+    }
+
+    /// Forgets cached workspace walks, so the next [`Secrets::to_hide`] walks again.
+    pub fn refresh(&self) {
+        self.inner.walks.lock().unwrap_or_else(PoisonError::into_inner).clear();
+    }
+
+    fn homes(&self, extra: Option<&Path>) -> Vec<PathBuf> {
+        let mut homes: Vec<PathBuf> = self.inner.home.iter().cloned().collect();
+        if let Some(extra) = extra {
+            let extra = extra.canonicalize().unwrap_or_else(|_| extra.to_owned());
+            if !homes.contains(&extra) && extra != Path::new("/") {
+                homes.push(extra);
+            }
+        }
+        homes
+    }
+}
+
+/// How many notes one observation carries before the rest are counted.
+const MAX_NOTES: usize = 3;
+
+/// Notes for the entries of `hidden` that any of `texts` (the command line, its output) names:
+/// by the path as shown or by its file name, as a whole word (`.env` in `cat .env` or
+/// `cat: .env: …`, not in `.envrc`).
+pub(crate) fn touched(hidden: &[Hidden], texts: &[&str]) -> Vec<String> {
+    let named = |needle: &str| texts.iter().any(|text| names(text, needle));
+    let hits: Vec<&Hidden> = hidden
+        .iter()
+        .filter(|h| {
+            let file = h.shown.rsplit('/').next().unwrap_or(&h.shown);
+            named(&h.shown) || named(file)
+        })
+        .collect();
+    let mut notes: Vec<String> = hits.iter().take(MAX_NOTES).map(|h| h.note()).collect();
+    if hits.len() > MAX_NOTES {
+        notes.push(format!("{} more hidden files match", hits.len() - MAX_NOTES));
+    }
+    notes
+}
+
+/// Whether `text` contains `needle` with no path-name character right before or after it.
+fn names(text: &str, needle: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '-');
+    text.match_indices(needle).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + needle.len()..].chars().next();
+        // A trailing `.` ends a sentence (`cannot open .env.`), not a longer name.
+        let after_ok = match after {
+            None => true,
+            Some('.') => text[at + needle.len() + 1..].chars().next().is_none_or(|c| !word(c)),
+            Some(c) => !word(c),
+        };
+        before.is_none_or(|c| !word(c)) && after_ok
+    })
+}
+
+/// A pattern as globs matching at any depth: `.env` → `**/.env` and `**/.env/**`.
+fn anywhere(pattern: &str) -> Vec<String> {
+    let trimmed = pattern.trim_matches('/');
+    if trimmed.is_empty() {
+        return Vec::new();
+    }
+    vec![format!("**/{trimmed}"), format!("**/{trimmed}/**")]
+}
+
+/// The user's home directory: `$HOME`, else the password database's entry, canonicalized.
+fn user_home() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)?;
+    let home = home.canonicalize().unwrap_or(home);
+    (home != Path::new("/")).then_some(home)
+}
+
+fn slash(path: &Path) -> String {
+    path.to_string_lossy().replace('\\', "/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(path: &str, expect: bool) {
+        let secrets = Secrets::default();
+        assert_eq!(secrets.is_secret(Path::new(path), Some(Path::new("/h"))), expect, "{path}");
+    }
+
+    #[test]
+    fn the_builtin_list() {
+        check("/ws/.env", true);
+        check("/ws/sub/.env.local", true);
+        check("/ws/certs/server.pem", true);
+        check("/ws/.ssh/config", true);
+        check("/h/.config/gh/hosts.yml", true);
+        check("/h/.docker/config.json", true);
+        check("/h/.config/agent/config.toml", true);
+        check("/ws/.envrc", false);
+        check("/ws/src/environment.rs", false);
+        check("/h/.config/other/x", false);
+    }
+
+    #[test]
+    fn rules_and_shown_paths() {
+        let secrets = Secrets::default();
+        let hidden = secrets.hidden(Path::new("/ws/config/.env"), Path::new("/ws")).unwrap();
+        assert_eq!(
+            (hidden.shown.as_str(), hidden.rule.as_str()),
+            ("config/.env", "Read(./config/.env)")
+        );
+        assert_eq!(
+            hidden.note(),
+            "`config/.env` is hidden from commands; an allow rule `Read(./config/.env)` exposes it"
+        );
+        assert_eq!(secrets.hidden(Path::new("/ws/src/main.rs"), Path::new("/ws")), None);
+    }
+
+    #[track_caller]
+    fn notes(text: &str, expect: &[&str]) {
+        let hidden = [
+            Hidden::new("/ws/.env".into(), ".env".into(), false),
+            Hidden::new("/h/.ssh".into(), "~/.ssh".into(), true),
+        ];
+        let got = touched(&hidden, &[text]);
+        let shown: Vec<&str> =
+            got.iter().map(|note| note.split('`').nth(1).unwrap_or_default()).collect();
+        assert_eq!(shown, expect, "{text}");
+    }
+
+    #[test]
+    fn notes_name_what_a_command_touched() {
+        notes("cat .env", &[".env"]);
+        notes("cat: .env: Permission denied", &[".env"]);
+        notes("python3 -c 'open(\".env\").read()'", &[".env"]);
+        notes("tar c ~/.ssh | base64", &["~/.ssh"]);
+        notes("ls /h/.ssh/", &["~/.ssh"]);
+        notes("cannot open .env.", &[".env"]);
+        notes("cat .envrc .env.example", &[]);
+        notes("grep -r TOKEN .", &[]);
+    }
+}
