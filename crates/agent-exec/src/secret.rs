@@ -49,9 +49,10 @@ pub const CREDENTIALS: &[&str] = &[
     ".config/agent",
 ];
 
-/// How long the list of secret files found in a workspace is reused before the tree is walked
-/// again. A walk of a large tree costs tens of milliseconds (see `docs/sandbox.md`), too much
-/// for every command, while a file a user adds mid-session is picked up within this time.
+/// How long the list of secret files found in a workspace is used before the tree is walked
+/// again (in the background). A walk costs about what `find` over the tree costs, up to half a
+/// second for large trees (see `docs/sandbox.md`), too much for every command; a secret file a
+/// user adds mid-session is hidden once the next walk finishes.
 const WALK_REUSE: Duration = Duration::from_secs(30);
 
 /// Workspaces whose walks are cached at once.
@@ -114,12 +115,26 @@ struct Inner {
     files: SecretFiles,
     /// The patterns compiled to match anywhere.
     matcher: PathSet,
+    /// What the workspace walk matches: file names against the patterns without a `/`, and
+    /// whole paths against the others.
+    walk: walk::Matcher,
     /// What `Read(…)` allow rules name.
     revealed: PathSet,
     /// The user's home directory, whose credential locations are always hidden.
     home: Option<PathBuf>,
-    /// Workspace walks by canonical root: when each was made and what it found.
-    walks: Mutex<HashMap<PathBuf, (Instant, Arc<[Hidden]>)>>,
+    /// Workspace walks by canonical root.
+    walks: Mutex<HashMap<PathBuf, Walk>>,
+}
+
+/// One cached workspace walk.
+#[derive(Debug)]
+struct Walk {
+    /// When the walk finished.
+    at: Instant,
+    /// What it found, minus what allow rules expose.
+    found: Arc<[Hidden]>,
+    /// Whether a background walk is replacing it.
+    refreshing: bool,
 }
 
 impl Default for Secrets {
@@ -149,7 +164,9 @@ impl Secrets {
                 globs.iter().filter_map(|g| PathSet::new(std::slice::from_ref(g)).ok()).collect(),
             )
         });
-        let inner = Inner { files, matcher, revealed, home: user_home(), walks: Mutex::default() };
+        let walk = walk::Matcher::new(&files.patterns);
+        let inner =
+            Inner { files, matcher, walk, revealed, home: user_home(), walks: Mutex::default() };
         Self { inner: Arc::new(inner) }
     }
 
@@ -214,8 +231,8 @@ impl Secrets {
     /// and the credential locations that exist under the user's home and `child_home` (the home
     /// the process is given), minus what allow rules expose.
     ///
-    /// The workspace walk is reused for [`WALK_REUSE`]; the credential locations are checked on
-    /// every call (a few `lstat`s).
+    /// The workspace walk is cached (see [`Secrets::refresh`]); the credential locations are
+    /// checked on every call (a few `lstat`s).
     pub fn to_hide(&self, workspace: Option<&Path>, child_home: Option<&Path>) -> Vec<Hidden> {
         let mut hidden: Vec<Hidden> =
             workspace.map(|root| self.workspace_files(root).to_vec()).unwrap_or_default();
@@ -234,16 +251,29 @@ impl Secrets {
         hidden
     }
 
-    /// The secret files in the workspace at `root`, from the cache when it is fresh.
+    /// The secret files in the workspace at `root`. The first call walks the tree; later calls
+    /// get the cached list, and once it is older than [`WALK_REUSE`] a background thread walks
+    /// again while callers keep the previous list, so no command waits for a walk but the first.
     fn workspace_files(&self, root: &Path) -> Arc<[Hidden]> {
         let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
         let mut walks = self.inner.walks.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((at, found)) = walks.get(&root)
-            && at.elapsed() < WALK_REUSE
-        {
-            return Arc::clone(found);
+        if let Some(walk) = walks.get_mut(&root) {
+            if walk.at.elapsed() >= WALK_REUSE && !walk.refreshing {
+                let (secrets, dir) = (self.clone(), root.clone());
+                let spawned = std::thread::Builder::new()
+                    .name("secret-walk".to_owned())
+                    .spawn(move || secrets.store_walk(dir));
+                walk.refreshing = spawned.is_ok();
+            }
+            return Arc::clone(&walk.found);
         }
-        let found: Arc<[Hidden]> = walk::secrets(&root, &self.inner.matcher)
+        drop(walks);
+        self.store_walk(root)
+    }
+
+    /// Walks the workspace at the canonical `root` and caches what it found.
+    fn store_walk(&self, root: PathBuf) -> Arc<[Hidden]> {
+        let found: Arc<[Hidden]> = walk::secrets(&root, &self.inner.walk)
             .into_iter()
             .filter(|path| !self.is_revealed(path))
             .map(|path| {
@@ -251,11 +281,13 @@ impl Secrets {
                 Hidden::new(path, shown, false)
             })
             .collect();
-        if walks.len() >= MAX_WALKS {
+        let mut walks = self.inner.walks.lock().unwrap_or_else(PoisonError::into_inner);
+        if walks.len() >= MAX_WALKS && !walks.contains_key(&root) {
             // A library user cycling through many workspaces must not grow the cache forever.
             walks.clear();
         }
-        walks.insert(root, (Instant::now(), Arc::clone(&found)));
+        let walk = Walk { at: Instant::now(), found: Arc::clone(&found), refreshing: false };
+        walks.insert(root, walk);
         found
     }
 
@@ -371,6 +403,28 @@ mod tests {
             "`config/.env` is hidden from commands; an allow rule `Read(./config/.env)` exposes it"
         );
         assert_eq!(secrets.hidden(Path::new("/ws/src/main.rs"), Path::new("/ws")), None);
+    }
+
+    #[test]
+    fn workspace_walks_are_cached_until_refreshed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".env"), "x").unwrap();
+        let secrets = Secrets::new(SecretFiles::default());
+        let shown = |secrets: &Secrets| -> Vec<String> {
+            let mut shown: Vec<String> = secrets
+                .to_hide(Some(dir.path()), None)
+                .into_iter()
+                .filter(|h| !h.shown.starts_with('~'))
+                .map(|h| h.shown)
+                .collect();
+            shown.sort();
+            shown
+        };
+        assert_eq!(shown(&secrets), [".env"]);
+        std::fs::write(dir.path().join("key.pem"), "x").unwrap();
+        assert_eq!(shown(&secrets), [".env"], "the cached walk is reused");
+        secrets.refresh();
+        assert_eq!(shown(&secrets), [".env", "key.pem"]);
     }
 
     #[track_caller]

@@ -213,9 +213,10 @@ async fn an_allow_rule_exposes_exactly_what_it_names() {
     let out =
         fx.sh(&config, "cat .env ~/.ssh/id_ed25519; cat ~/.aws/credentials certs/server.pem").await;
     assert_eq!(revealed(&out), [SECRETS[0], SECRETS[1]], "{out:?}");
-    // `cat: ~/.aws/credentials: No such file or directory` still earns its note; `.env` none.
+    // `cat: …/.aws/credentials: No such file or directory` still earns a note; `.env` none.
     let notes = out.hidden_notes("cat .env");
-    assert_eq!(notes, ["`~/.aws` is hidden from commands; an allow rule `Read(~/.aws)` exposes it"]);
+    assert!(notes.iter().any(|note| note.starts_with("`~/.aws` is hidden")), "{notes:?}");
+    assert!(!notes.iter().any(|note| note.contains("`.env`")), "{notes:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
