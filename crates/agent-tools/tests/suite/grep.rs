@@ -77,7 +77,12 @@ async fn filters_and_paging() {
     }
     // `.env` is a secret file: named in the note, never searched.
     assert!(!all.lines().any(|line| line == ".env"), "{all}");
-    assert!(all.ends_with("Note: skipped 1 secret file (.env); an allow rule `Read(./.env)` includes it."), "{all}");
+    assert!(
+        all.ends_with(
+            "Note: skipped 1 secret file (.env); an allow rule `Read(./.env)` includes it."
+        ),
+        "{all}"
+    );
     assert!(!all.contains("img.bin"), "binary files are skipped: {all}");
 }
 

@@ -7,6 +7,7 @@ mod glob;
 mod grep;
 mod list_dir;
 mod read_file;
+mod secrets;
 mod specs;
 mod uppercase;
 mod web_search;
@@ -30,7 +31,11 @@ impl Fixture {
     }
 
     pub(crate) fn with_config(config: BuiltinConfig) -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
+        Self::with_config_in(config, tempfile::tempdir().expect("tempdir"))
+    }
+
+    /// Like [`Fixture::with_config`], in a workspace directory made beforehand.
+    pub(crate) fn with_config_in(config: BuiltinConfig, dir: tempfile::TempDir) -> Self {
         let tracker = FileTracker::new();
         let tools = builtin_with_tracker(&config, tracker.clone()).expect("tools build");
         Self { dir, tools, tracker }
