@@ -250,7 +250,7 @@ fn mount_plan(
     std::fs::write(&file, b"").map_err(|err| setup("mask file", err))?;
     std::fs::create_dir(&empty).map_err(|err| setup("mask directory", err))?;
     for path in [&file, &empty] {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0))
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000))
             .map_err(|err| setup("mask permissions", err))?;
     }
     let mask_file = c_string(&file)?;
