@@ -16,7 +16,10 @@ mod policy;
 mod probe;
 mod seccomp;
 
-use std::{path::Path, sync::OnceLock};
+use std::{
+    path::{Path, PathBuf},
+    sync::OnceLock,
+};
 
 use crate::secret::Hidden;
 
@@ -181,11 +184,16 @@ pub(crate) fn prepare(
             return Err(missing);
         }
         // Only what the rules would let the process read needs covering.
-        let hide: Vec<&Hidden> = mounts
+        let mut hide: Vec<&Path> = mounts
             .hide
             .iter()
-            .filter(|hidden| rules.iter().any(|(root, _)| hidden.path.starts_with(root)))
+            .map(|hidden| hidden.path.as_path())
+            .filter(|path| rules.iter().any(|(root, _)| path.starts_with(root)))
             .collect();
+        // Root could read what the masks cover straight from the disk or from kernel memory.
+        let raw =
+            if capabilities().root && !hide.is_empty() { raw_access_paths() } else { Vec::new() };
+        hide.extend(raw.iter().map(PathBuf::as_path));
         let read_only = mounts.read_only.filter(|_| capabilities().mount_namespaces);
         if !hide.is_empty() && !capabilities().mount_namespaces {
             return Err(SandboxError::unavailable(KernelFeature::MountNamespaces));
@@ -228,7 +236,7 @@ pub(crate) fn prepare(
 /// the masks (an empty file and an empty directory, both mode 000).
 fn mount_plan(
     read_only: Option<&Path>,
-    hide: &[&Hidden],
+    hide: &[&Path],
     cwd: &Path,
 ) -> Result<(MountPlan, tempfile::TempDir), SandboxError> {
     use std::{ffi::CString, os::unix::ffi::OsStrExt, os::unix::fs::PermissionsExt};
@@ -263,10 +271,10 @@ fn mount_plan(
         None => None,
     };
     let mut masks = Vec::with_capacity(hide.len());
-    for hidden in hide {
+    for path in hide {
         // The mask must match the type of what it covers; a path gone since the walk is skipped.
-        let Ok(meta) = std::fs::metadata(&hidden.path) else { continue };
-        masks.push((c_string(&hidden.path)?, meta.is_dir()));
+        let Ok(meta) = std::fs::metadata(path) else { continue };
+        masks.push((c_string(path)?, meta.is_dir()));
     }
     let plan = MountPlan {
         read_only,
@@ -277,6 +285,27 @@ fn mount_plan(
         cwd: c_string(cwd)?,
     };
     Ok((plan, dir))
+}
+
+/// Files that give root the raw bytes of the disks or of kernel memory (where the page cache
+/// holds recently read files): every block device in `/dev`, `/dev/mem`, `/dev/kmem`,
+/// `/dev/port` and `/proc/kcore`. Covered for root whenever secrets are; other users cannot
+/// open them anyway.
+fn raw_access_paths() -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let mut paths: Vec<PathBuf> = std::fs::read_dir("/dev")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_block_device()))
+        .map(|entry| entry.path())
+        .collect();
+    for path in ["/dev/mem", "/dev/kmem", "/dev/port", "/proc/kcore"] {
+        if std::fs::symlink_metadata(path).is_ok() {
+            paths.push(PathBuf::from(path));
+        }
+    }
+    paths
 }
 
 /// `.git` under `workspace` when it is a real directory (a symlink or a `gitdir:` file points

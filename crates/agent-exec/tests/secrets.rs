@@ -220,6 +220,25 @@ async fn an_allow_rule_exposes_exactly_what_it_names() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn root_cannot_read_the_raw_disk_or_kernel_memory() {
+    if skip(SandboxPolicy::ReadOnly) {
+        return;
+    }
+    let fx = Fixture::new();
+    // As root, every block device and /proc/kcore would give the bytes behind the masks (where a
+    // devices cgroup already forbids opening them, as on the development machine, this only
+    // checks that nothing breaks; the mknod check holds everywhere).
+    let script = "n=0; for d in /dev/* /proc/kcore; do [ -b \"$d\" ] || [ \"$d\" = /proc/kcore ] || continue; \
+                  c=$(head -c 4096 \"$d\" 2>/dev/null | wc -c); n=$((n + c)); done; echo read=$n; \
+                  mknod made b 7 0 && echo made";
+    for policy in [SandboxPolicy::ReadOnly, SandboxPolicy::WorkspaceWrite] {
+        let out = fx.sh(&fx.config(policy), script).await;
+        assert!(out.output.starts_with("read=0\n"), "BREACH under {policy}: {out:?}");
+        assert!(!out.output.contains("made\n"), "BREACH under {policy}: mknod worked: {out:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn danger_full_access_hides_nothing() {
     let fx = Fixture::new();
     let out =

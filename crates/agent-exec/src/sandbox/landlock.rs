@@ -40,7 +40,10 @@ impl Grant {
             Grant::Read => read & !AccessFs::Execute,
             Grant::ReadExecute => read,
             Grant::Execute => AccessFs::Execute | AccessFs::ReadFile,
-            Grant::Write => AccessFs::from_all(TARGET_ABI),
+            // Never device nodes: root could make one for the disk that holds hidden secrets.
+            Grant::Write => {
+                AccessFs::from_all(TARGET_ABI) & !(AccessFs::MakeBlock | AccessFs::MakeChar)
+            }
         }
     }
 }
