@@ -75,6 +75,12 @@ impl Workspace {
         self.secrets.hidden(path, &self.root)
     }
 
+    /// For a canonical path that holds secrets and that no allow rule exposes: the rule that would
+    /// expose it (`Read(./.env)`); `None` when its contents may be shown.
+    pub fn secret(&self, canonical: &Path) -> Option<String> {
+        self.hidden(canonical).map(|hidden| hidden.rule)
+    }
+
     /// The canonical, absolute root.
     pub fn root(&self) -> &Path {
         &self.root

@@ -14,7 +14,6 @@ use agent_core::{
     Access, CancellationToken, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput,
     TypedTool,
 };
-use agent_exec::secret::Hidden;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkState;
@@ -205,7 +204,8 @@ fn grep(
     let binary = AtomicUsize::new(0);
     let timed_out = AtomicBool::new(false);
     let results: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
-    let secrets: Mutex<Vec<Hidden>> = Mutex::new(Vec::new());
+    // Secret files the walk met, as (shown path, the rule that would include them).
+    let secrets: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
     walker.threads(threads).build_parallel().run(|| {
         let mut searcher = SearcherBuilder::new()
@@ -243,9 +243,10 @@ fn grep(
             // A secret file found by the walk is skipped; one named as `path` was judged by the
             // permission policy before the call ran.
             if entry.path() != target.as_path()
-                && let Some(hidden) = ws.hidden(entry.path())
+                && let Some(rule) = ws.secret(entry.path())
             {
-                secrets.lock().unwrap_or_else(|p| p.into_inner()).push(hidden);
+                let shown = workspace::display(ws.root(), entry.path());
+                secrets.lock().unwrap_or_else(|p| p.into_inner()).push((shown, rule));
                 return WalkState::Continue;
             }
             searched.fetch_add(1, Ordering::Relaxed);
@@ -341,19 +342,20 @@ fn grep(
     Ok(ToolOutput::text(format!("{}{notice}", out.trim_end_matches('\n'))))
 }
 
-/// `Skipped 2 secret files (.env, certs/server.pem) …`, naming the rule that would include them,
-/// or empty.
-pub(crate) fn secret_note(mut skipped: Vec<Hidden>) -> String {
+/// `Note: skipped 2 secret files (.env, certs/server.pem) …` for the (shown path, rule) pairs of
+/// the secret files a walk left out, naming a rule that would include them; empty for none.
+pub(crate) fn secret_note(mut skipped: Vec<(String, String)>) -> String {
     const NAMED: usize = 3;
     if skipped.is_empty() {
         return String::new();
     }
-    skipped.sort_by(|a, b| a.shown.cmp(&b.shown));
-    let mut names: Vec<&str> = skipped.iter().take(NAMED).map(|h| h.shown.as_str()).collect();
+    skipped.sort();
+    let mut names: Vec<&str> =
+        skipped.iter().take(NAMED).map(|(shown, _)| shown.as_str()).collect();
     if skipped.len() > NAMED {
         names.push("…");
     }
-    let (count, rule) = (skipped.len(), &skipped[0].rule);
+    let (count, rule) = (skipped.len(), &skipped[0].1);
     if count == 1 {
         format!(
             "\nNote: skipped 1 secret file ({}); an allow rule `{rule}` includes it.",
