@@ -133,8 +133,23 @@ struct Walk {
     at: Instant,
     /// What it found, minus what allow rules expose.
     found: Arc<[Hidden]>,
+    /// The device and inode of each found path when it was found.
+    ids: Vec<Option<(u64, u64)>>,
     /// Whether a background walk is replacing it.
     refreshing: bool,
+}
+
+impl Walk {
+    /// Whether every path found is still the file that was found (one `lstat` each).
+    fn still_there(&self) -> bool {
+        self.found.iter().zip(&self.ids).all(|(hidden, id)| file_id(&hidden.path) == *id)
+    }
+}
+
+/// The device and inode at `path`, without following a final symlink.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).ok().map(|meta| (meta.dev(), meta.ino()))
 }
 
 impl Default for Secrets {
@@ -254,10 +269,16 @@ impl Secrets {
     /// The secret files in the workspace at `root`. The first call walks the tree; later calls
     /// get the cached list, and once it is older than [`WALK_REUSE`] a background thread walks
     /// again while callers keep the previous list, so no command waits for a walk but the first.
+    ///
+    /// A cached file that is gone or was replaced (another inode at its path) makes the call walk
+    /// again at once: a command can move a secret's directory (`mv config c2`; the secret itself,
+    /// a mount point, cannot move), and the next command must cover it at its new path.
     fn workspace_files(&self, root: &Path) -> Arc<[Hidden]> {
         let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
         let mut walks = self.inner.walks.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(walk) = walks.get_mut(&root) {
+        if let Some(walk) = walks.get_mut(&root)
+            && walk.still_there()
+        {
             if walk.at.elapsed() >= WALK_REUSE && !walk.refreshing {
                 let (secrets, dir) = (self.clone(), root.clone());
                 let spawned = std::thread::Builder::new()
@@ -281,12 +302,13 @@ impl Secrets {
                 Hidden::new(path, shown, false)
             })
             .collect();
+        let ids = found.iter().map(|hidden| file_id(&hidden.path)).collect();
         let mut walks = self.inner.walks.lock().unwrap_or_else(PoisonError::into_inner);
         if walks.len() >= MAX_WALKS && !walks.contains_key(&root) {
             // A library user cycling through many workspaces must not grow the cache forever.
             walks.clear();
         }
-        let walk = Walk { at: Instant::now(), found: Arc::clone(&found), refreshing: false };
+        let walk = Walk { at: Instant::now(), found: Arc::clone(&found), ids, refreshing: false };
         walks.insert(root, walk);
         found
     }
@@ -425,6 +447,14 @@ mod tests {
         assert_eq!(shown(&secrets), [".env"], "the cached walk is reused");
         secrets.refresh();
         assert_eq!(shown(&secrets), [".env", "key.pem"]);
+        // A secret's directory moved (or the file replaced) is found again at once.
+        std::fs::create_dir(dir.path().join("config")).unwrap();
+        std::fs::rename(dir.path().join("key.pem"), dir.path().join("config/key.pem")).unwrap();
+        assert_eq!(shown(&secrets), [".env", "config/key.pem"]);
+        std::fs::rename(dir.path().join("config"), dir.path().join("moved")).unwrap();
+        std::fs::create_dir(dir.path().join("config")).unwrap();
+        std::fs::write(dir.path().join("config/key.pem"), "decoy").unwrap();
+        assert_eq!(shown(&secrets), [".env", "config/key.pem", "moved/key.pem"]);
     }
 
     #[track_caller]

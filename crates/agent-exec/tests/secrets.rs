@@ -167,6 +167,22 @@ async fn commands_see_no_secret_under_either_restricted_policy() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn moving_a_secrets_directory_does_not_uncover_it_for_the_next_command() {
+    if skip(SandboxPolicy::WorkspaceWrite) {
+        return;
+    }
+    let fx = Fixture::new();
+    let config = fx.config(SandboxPolicy::WorkspaceWrite);
+    // The first command moves the directory (the mask moves with it); the second reads the file
+    // at its new path, which the cached walk of the first command did not know.
+    let out =
+        fx.sh(&config, "mv certs moved && mkdir certs && echo decoy > certs/server.pem").await;
+    assert!(out.success(), "{out:?}");
+    let out = fx.sh(&config, "cat moved/server.pem certs/server.pem").await;
+    assert_eq!(revealed(&out), Vec::<&str>::new(), "BREACH: {out:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn other_files_stay_readable_and_hidden_names_stay_listed() {
     if skip(SandboxPolicy::WorkspaceWrite) {
         return;
