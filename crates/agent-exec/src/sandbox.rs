@@ -199,7 +199,8 @@ pub(crate) fn prepare(
             return Err(SandboxError::unavailable(KernelFeature::MountNamespaces));
         }
         if read_only.is_some() || !hide.is_empty() {
-            let (plan_mounts, dir) = mount_plan(read_only, &hide, mounts.cwd)?;
+            let pins = pins(rules, &hide);
+            let (plan_mounts, dir) = mount_plan(read_only, &pins, &hide, mounts.cwd)?;
             plan.mounts = Some(plan_mounts);
             masks = Some(dir);
             if !capabilities().root {
@@ -236,6 +237,7 @@ pub(crate) fn prepare(
 /// the masks (an empty file and an empty directory, both mode 000).
 fn mount_plan(
     read_only: Option<&Path>,
+    pins: &[PathBuf],
     hide: &[&Path],
     cwd: &Path,
 ) -> Result<(MountPlan, tempfile::TempDir), SandboxError> {
@@ -276,8 +278,10 @@ fn mount_plan(
         let Ok(meta) = std::fs::metadata(path) else { continue };
         masks.push((c_string(path)?, meta.is_dir()));
     }
+    let pins = pins.iter().map(|dir| c_string(dir)).collect::<Result<_, _>>()?;
     let plan = MountPlan {
         read_only,
+        pins,
         masks,
         mask_file,
         mask_dir: c_string(&empty)?,
@@ -285,6 +289,28 @@ fn mount_plan(
         cwd: c_string(cwd)?,
     };
     Ok((plan, dir))
+}
+
+/// The directories between a writable root and a hidden path, shallowest first. Each is
+/// bind-mounted onto itself so that a command cannot rename it: a mount point cannot be moved,
+/// and a moved directory would carry its secret to a path the next command does not cover (a
+/// pruned `node_modules`, the temp dir).
+fn pins(rules: &FsRules, hide: &[&Path]) -> Vec<PathBuf> {
+    let writable: Vec<&Path> =
+        rules.iter().filter(|(_, grant)| *grant == Grant::Write).map(|(root, _)| root).collect();
+    let mut pins = std::collections::BTreeSet::new();
+    for path in hide {
+        for root in writable.iter().filter(|root| path.starts_with(root)) {
+            let mut dir = path.parent();
+            while let Some(current) = dir.filter(|d| d.starts_with(root) && d != root) {
+                pins.insert(current.to_path_buf());
+                dir = current.parent();
+            }
+        }
+    }
+    let mut pins: Vec<PathBuf> = pins.into_iter().collect();
+    pins.sort_by_key(|dir| dir.components().count());
+    pins
 }
 
 /// Files that give root the raw bytes of the disks or of kernel memory (where the page cache

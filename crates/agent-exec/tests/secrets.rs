@@ -171,15 +171,32 @@ async fn moving_a_secrets_directory_does_not_uncover_it_for_the_next_command() {
     if skip(SandboxPolicy::WorkspaceWrite) {
         return;
     }
-    let fx = Fixture::new();
-    let config = fx.config(SandboxPolicy::WorkspaceWrite);
-    // The first command moves the directory (the mask moves with it); the second reads the file
-    // at its new path, which the cached walk of the first command did not know.
-    let out =
-        fx.sh(&config, "mv certs moved && mkdir certs && echo decoy > certs/server.pem").await;
-    assert!(out.success(), "{out:?}");
-    let out = fx.sh(&config, "cat moved/server.pem certs/server.pem").await;
-    assert_eq!(revealed(&out), Vec::<&str>::new(), "BREACH: {out:?}");
+    // A session temp dir that outlives commands, where a moved directory could wait.
+    let temp = tempfile::tempdir().unwrap();
+    let tmp = temp.path().display().to_string();
+    for (first, second) in [
+        ("mv certs moved", "cat moved/server.pem"),
+        ("mkdir -p node_modules && mv certs node_modules/", "cat node_modules/certs/server.pem"),
+        (&format!("mv certs {tmp}/"), &format!("cat {tmp}/certs/server.pem")),
+        ("mv certs moved; mkdir certs; echo decoy > certs/server.pem", "cat */server.pem"),
+    ] {
+        let fx = Fixture::new();
+        let mut config = fx.config(SandboxPolicy::WorkspaceWrite);
+        config.temp_dir = Some(temp.path().to_path_buf());
+        // The first command tries to carry the secret to a path the second one's cover would
+        // miss; the second reads it there.
+        let moved = fx.sh(&config, first).await;
+        let out = fx.sh(&config, second).await;
+        assert_eq!(
+            revealed(&out),
+            Vec::<&str>::new(),
+            "BREACH: `{first}` ({moved:?}) then `{second}`: {out:?}"
+        );
+        assert!(
+            fx.ws.path().join("certs/server.pem").exists(),
+            "`{first}` moved the secret: {moved:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -81,6 +81,9 @@ impl ChildPlan {
 pub(crate) struct MountPlan {
     /// A directory bind-mounted read-only over itself (`.git` inside the workspace).
     pub(crate) read_only: Option<ReadOnlyDir>,
+    /// Directories bind-mounted onto themselves, shallowest first, so they cannot be renamed
+    /// (the ancestors of secrets inside writable roots).
+    pub(crate) pins: Vec<CString>,
     /// Secret files and directories to cover, each with `true` for a directory.
     pub(crate) masks: Vec<(CString, bool)>,
     /// An empty file with no permissions, bind-mounted over each secret file.
@@ -125,6 +128,11 @@ impl MountPlan {
                     libc::MS_REC,
                     dir.locked_flags,
                 )?;
+            }
+            // Before the masks: a later bind of a directory would cover the masks inside it.
+            for dir in &self.pins {
+                let dir = dir.as_ptr();
+                check(libc::mount(dir, dir, none, libc::MS_BIND, std::ptr::null()))?;
             }
             for (target, is_dir) in &self.masks {
                 let mask = if *is_dir { &self.mask_dir } else { &self.mask_file };
