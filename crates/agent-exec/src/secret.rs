@@ -31,7 +31,8 @@ pub const PATTERNS: &[&str] = &[
     ".ssh",
     ".aws",
     ".netrc",
-    "secrets.*",
+    // Not `secrets.*`: that hides source files (`secrets.rs`, `secrets.py`) and breaks builds.
+    "secrets.{json,yaml,yml,toml,env,ini,txt,conf,cfg}",
 ];
 
 /// Credential locations, relative to the home directory: hidden from sandboxed processes
@@ -408,6 +409,8 @@ mod tests {
         check("/h/.docker/config.json", true);
         check("/h/.config/agent/config.toml", true);
         check("/ws/.envrc", false);
+        check("/ws/config/secrets.yml", true);
+        check("/ws/src/secrets.rs", false);
         check("/ws/src/environment.rs", false);
         check("/h/.config/other/x", false);
     }
