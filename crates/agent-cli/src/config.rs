@@ -1,16 +1,8 @@
 //! Settings: command-line flags over environment over the config file's profile over defaults.
 //!
 //! The config file is TOML in the platform config directory (`~/.config/agent/config.toml` on
-//! Linux), with named profiles:
-//!
-//! ```toml
-//! default_profile = "ollama"
-//!
-//! [profiles.ollama]
-//! base_url = "http://localhost:11434/v1"
-//! model = "qwen3:8b"
-//! api = "chat"
-//! ```
+//! Linux): permission rules, web search and limits at the top level, and named profiles that may
+//! add to or replace them. `docs/cli.md` has a full example, which a test parses.
 
 use std::{
     collections::BTreeMap,
@@ -34,6 +26,65 @@ pub(crate) enum Api {
     Responses,
 }
 
+/// Permission rules in the flags' syntax (`Bash(cargo test *)`, `Read(./.env)`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Permissions {
+    #[serde(default)]
+    pub(crate) allow: Vec<String>,
+    #[serde(default)]
+    pub(crate) ask: Vec<String>,
+    #[serde(default)]
+    pub(crate) deny: Vec<String>,
+}
+
+/// Which web search API the `web_search` tool uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SearchProvider {
+    Searxng,
+    Brave,
+    Tavily,
+}
+
+/// The `[web_search]` table: without it, web_search answers `not_configured`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WebSearch {
+    pub(crate) provider: SearchProvider,
+    /// The API base URL (required for SearXNG).
+    pub(crate) base_url: Option<String>,
+    /// The environment variable holding the provider's key (Brave, Tavily).
+    pub(crate) api_key_env: Option<String>,
+    pub(crate) timeout_secs: Option<u64>,
+}
+
+/// The `[limits]` table: time limits and output caps of tool calls.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Limits {
+    /// The time limit of a call whose tool sets none, in seconds.
+    pub(crate) tool_timeout_secs: Option<u64>,
+    /// The output cap of a call, in characters.
+    pub(crate) output_cap: Option<usize>,
+    /// bash's default time limit, in seconds.
+    pub(crate) bash_timeout_secs: Option<u64>,
+    /// The largest time limit a bash call may ask for, in seconds.
+    pub(crate) bash_max_timeout_secs: Option<u64>,
+}
+
+impl Limits {
+    /// `self`, with each field that `over` sets replaced.
+    pub(crate) fn overridden_by(self, over: Limits) -> Limits {
+        Limits {
+            tool_timeout_secs: over.tool_timeout_secs.or(self.tool_timeout_secs),
+            output_cap: over.output_cap.or(self.output_cap),
+            bash_timeout_secs: over.bash_timeout_secs.or(self.bash_timeout_secs),
+            bash_max_timeout_secs: over.bash_max_timeout_secs.or(self.bash_max_timeout_secs),
+        }
+    }
+}
+
 /// The settings of one profile in the config file; every field optional.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,6 +99,16 @@ pub(crate) struct Profile {
     pub(crate) permission_mode: Option<String>,
     pub(crate) max_turns: Option<usize>,
     pub(crate) stream: Option<bool>,
+    /// Offer only these tools to the model.
+    pub(crate) tools: Option<Vec<String>>,
+    /// Rules added to the file's top-level `[permissions]`.
+    #[serde(default)]
+    pub(crate) permissions: Permissions,
+    /// Replaces the top-level `[web_search]`.
+    pub(crate) web_search: Option<WebSearch>,
+    /// Fields set here replace the top-level `[limits]`.
+    #[serde(default)]
+    pub(crate) limits: Limits,
 }
 
 /// The config file.
@@ -55,6 +116,12 @@ pub(crate) struct Profile {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConfigFile {
     pub(crate) default_profile: Option<String>,
+    /// Rules for every profile and every command.
+    #[serde(default)]
+    pub(crate) permissions: Permissions,
+    pub(crate) web_search: Option<WebSearch>,
+    #[serde(default)]
+    pub(crate) limits: Limits,
     #[serde(default)]
     pub(crate) profiles: BTreeMap<String, Profile>,
 }
@@ -277,5 +344,14 @@ mod tests {
         let names: Vec<&str> = config.profiles.keys().map(String::as_str).collect();
         assert_eq!(names, ["deepseek", "llamacpp", "lmstudio", "ollama", "vllm"]);
         assert_eq!(config.default_profile.as_deref(), Some("ollama"));
+        assert_eq!(config.permissions.deny, ["Bash(git push *)", "Read(./secrets/**)"]);
+        assert_eq!(config.web_search.map(|w| w.provider), Some(SearchProvider::Searxng));
+        let lmstudio = &config.profiles["lmstudio"];
+        assert_eq!(lmstudio.tools.as_ref().map(Vec::len), Some(5));
+        let limits = config.limits.overridden_by(lmstudio.limits);
+        assert_eq!((limits.tool_timeout_secs, limits.bash_timeout_secs), (Some(300), Some(60)));
+        let deepseek = &config.profiles["deepseek"];
+        assert_eq!(deepseek.permissions.ask, ["Bash(cargo publish *)"]);
+        assert_eq!(deepseek.web_search.as_ref().map(|w| w.provider), Some(SearchProvider::Brave));
     }
 }

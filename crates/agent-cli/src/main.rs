@@ -14,10 +14,9 @@ mod config;
 mod exec_cmd;
 mod render;
 mod repl;
-mod replay;
-mod runtime;
 mod sandbox_cmd;
 mod session;
+mod settings;
 mod setup;
 mod spinner;
 mod tools_cmd;
@@ -73,6 +72,10 @@ pub(crate) struct Options {
     /// Deny calls matching a rule, e.g. 'Bash(git push *)' (repeatable).
     #[arg(long = "deny", global = true, value_name = "RULE")]
     pub(crate) deny: Vec<String>,
+    /// Offer the model only these tools, comma-separated (e.g. `read_file,grep,glob`); the
+    /// permission policy is unchanged.
+    #[arg(long, global = true, value_delimiter = ',', value_name = "NAMES")]
+    pub(crate) tools: Option<Vec<String>>,
     /// The most model turns one prompt may take.
     #[arg(long, global = true)]
     pub(crate) max_turns: Option<usize>,
@@ -131,11 +134,21 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr, filtered by `AGENT_LOG` (falling back to `RUST_LOG`), warnings by default.
+/// A closing line is logged for every span (turn, model request, tool call) that the filter
+/// lets through, with its duration. Colour only when stderr is a terminal and `NO_COLOR` is unset,
+/// so logs piped to a file or another program hold no escape codes.
 fn init_logging() {
+    use std::io::IsTerminal;
     let filter = std::env::var("AGENT_LOG")
         .or_else(|_| std::env::var("RUST_LOG"))
         .unwrap_or_else(|_| "warn".to_owned());
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(colour)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .init();
 }

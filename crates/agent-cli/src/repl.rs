@@ -92,7 +92,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     eprintln!(
         "agent {} · {} · session {} · /help for commands, Ctrl-D to quit",
         env!("CARGO_PKG_VERSION"),
-        session.model.name(),
+        session.agent.model().name(),
         session.log.id()
     );
     let spinner = Spinner::new();
@@ -161,7 +161,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
 
 /// Each tool's name and the first line of its description.
 fn tool_list(session: &Session) -> String {
-    let specs = session.executor.specs();
+    let specs = session.agent.executor().specs();
     let width = specs.iter().map(|spec| spec.name.len()).max().unwrap_or(0);
     specs
         .iter()

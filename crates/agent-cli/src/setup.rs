@@ -1,32 +1,23 @@
-//! What `exec` and the REPL share: resolving the model, building the executor, opening the session
-//! log, and running one prompt through the agent loop with its transcript kept on disk.
+//! What `exec` and the REPL share: choosing the model, building the library's [`Agent`] from the
+//! settings, opening the session log, and running one prompt with its transcript kept on disk.
 
 use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
-use agent_core::{CancellationToken, Item, Message, ModelClient};
+use agent_core::{CancellationToken, ModelClient};
 use agent_exec::{
-    Approver, Executor, PermissionMode,
-    agent::{self, AgentConfig, AgentEvent, Conversation, Finish},
+    Agent, Approver, ExecutorConfig, PermissionMode, Transcript,
+    agent::{AgentEvent, Conversation, Finish},
 };
-use agent_model::{ApiKey, ChatClient, ClientConfig, ResponsesClient};
-use anyhow::Context;
+use agent_model::{ApiKey, ChatClient, ClientConfig, ReplayClient, ResponsesClient};
+use agent_tools::FileTracker;
+use anyhow::{Context, bail};
 
 use crate::{
     Options,
-    config::{self, Api, ConfigFile, ModelFlags, ModelSettings},
-    replay::ReplayClient,
-    runtime,
-    session::{self, SessionLog},
+    config::{self, Api, ModelSettings},
+    session::SessionLog,
+    settings::Settings,
 };
-
-/// The system prompt: short, and about the two mistakes models make most with tools.
-pub(crate) const INSTRUCTIONS: &str = "\
-You are a coding agent working in the user's workspace through tools.
-Prefer the dedicated tools over bash: read_file to read, grep and glob to search, list_dir to look \
-around, edit_file and write_file to change files. Use bash for building, testing and running things.
-Never invent tool output: if you need a fact, call a tool; if a call fails, read the error and fix \
-the call or change approach.
-Be concise. When you are done, answer in plain text without calling tools.";
 
 /// How a front end wants its session built.
 pub(crate) struct Launch<'a> {
@@ -40,13 +31,10 @@ pub(crate) struct Launch<'a> {
     pub(crate) approver: Option<Arc<dyn Approver>>,
 }
 
-/// A ready session: the model, the executor, the log and the conversation so far.
+/// A ready session: the library's agent (model, tools, policy, conversation) and its log.
 pub(crate) struct Session {
-    pub(crate) model: Box<dyn ModelClient>,
-    pub(crate) executor: Executor,
+    pub(crate) agent: Agent,
     pub(crate) log: SessionLog,
-    pub(crate) conversation: Conversation,
-    pub(crate) config: AgentConfig,
     /// Whether a failed log write was already reported, so it is reported once.
     log_failed: bool,
 }
@@ -57,56 +45,47 @@ pub(crate) fn open(
     options: &Options,
     launch: Launch<'_>,
 ) -> anyhow::Result<Result<Session, ExitCode>> {
-    let config_path = options.config.clone().or_else(ConfigFile::default_path);
-    let config_file = match &config_path {
-        Some(path) => ConfigFile::load(path)?,
-        None => ConfigFile::default(),
-    };
-    let flags = ModelFlags {
-        profile: options.profile.clone(),
-        base_url: options.base_url.clone(),
-        model: options.model.clone(),
-        api: options.api,
-        no_stream: options.no_stream,
-    };
-    let (settings, profile) =
-        config::resolve_model(&flags, &|name| std::env::var(name).ok(), &config_file)?;
+    let settings = Settings::load(options)?;
     // A replay needs no server, so a missing key only matters when a real model is called.
     let model: Box<dyn ModelClient> = match &launch.replay {
-        Some(path) => Box::new(ReplayClient::load(path)?),
+        Some(path) => {
+            let items = Transcript::read_items(path)?;
+            let replay = ReplayClient::new(&path.display().to_string(), items);
+            if replay.turns() == 0 {
+                bail!("{} holds no assistant turns to replay", path.display());
+            }
+            Box::new(replay)
+        }
         None => {
-            if settings.api_key.is_none() && config::is_openai(&settings.base_url) {
+            let model = &settings.model;
+            if model.api_key.is_none() && config::is_openai(&model.base_url) {
                 eprintln!("agent: {}", config::NO_PROVIDER);
                 return Ok(Err(ExitCode::from(2)));
             }
-            model_client(&settings)?
+            model_client(model)?
         }
     };
 
-    let secrets = settings.api_key.iter().cloned().collect();
+    let secrets = settings.model.api_key.iter().cloned().collect();
     let log = SessionLog::open(launch.resume, secrets)?;
-    let mut conversation = Conversation::default();
-    if launch.resume.is_some() {
-        conversation.items = session::load_items(&log.dir().join("transcript.jsonl"))?;
+    let mut executor = ExecutorConfig::new(log.id());
+    executor.session_dir = Some(log.dir().to_path_buf());
+    let mut builder = settings.builder(launch.default_mode, FileTracker::new(), executor)?;
+    if let Some(approver) = launch.approver {
+        builder = builder.approver(approver);
     }
-    let mut options = options.clone();
-    options.max_turns = options.max_turns.or(profile.max_turns);
-    options.sandbox = options.sandbox.clone().or(profile.sandbox.clone());
-    options.permission_mode = options.permission_mode.clone().or(profile.permission_mode.clone());
-    options.network = options.network || profile.network.unwrap_or(false);
-    let runtime::Runtime { mut executor, warnings } =
-        runtime::build(&options, launch.default_mode, log.id(), Some(log.dir().to_path_buf()))?;
-    for warning in &warnings {
+    if let Some(max_turns) = settings.options.max_turns {
+        builder = builder.max_turns(max_turns);
+    }
+    let mut agent = builder.build_boxed(model)?;
+    for warning in agent.executor().policy().warnings() {
         eprintln!("agent: warning: {warning}");
     }
-    if let Some(approver) = launch.approver {
-        executor = executor.with_approver(approver);
+    if launch.resume.is_some() {
+        let items = Transcript::read_items(log.transcript().path())?;
+        agent.set_conversation(Conversation { items, continuation: None });
     }
-    let mut config = AgentConfig::new(INSTRUCTIONS);
-    if let Some(max_turns) = options.max_turns {
-        config.max_turns = max_turns;
-    }
-    Ok(Ok(Session { model, executor, log, conversation, config, log_failed: false }))
+    Ok(Ok(Session { agent, log, log_failed: false }))
 }
 
 impl Session {
@@ -117,47 +96,31 @@ impl Session {
         prompt: String,
         show: &mut (dyn FnMut(&AgentEvent) + Send),
     ) -> anyhow::Result<Finish> {
-        let user = Item::Message(Message::user(prompt));
-        self.log.item(&user)?;
-        self.conversation.items.push(user);
-
         let cancel = CancellationToken::new();
         let listener = tokio::spawn(cancel_on_ctrl_c(cancel.clone())?);
         let log = &mut self.log;
         let log_failed = &mut self.log_failed;
-        let mut on_event = |event: AgentEvent| {
+        let on_event = |event: AgentEvent| {
             show(&event);
             // Items are written as the loop appends them, each line flushed, so the transcript
-            // is complete up to the last finished step even if the process dies.
-            let written = match &event {
-                AgentEvent::ItemAdded { item } => log.item(item),
-                _ => log.event(&event),
-            };
-            // A log that cannot be written must not stop the agent mid-turn; it is reported once.
-            if let Err(err) = written {
+            // is complete up to the last finished step even if the process dies. A log that
+            // cannot be written must not stop the agent mid-turn; it is reported once.
+            if let Err(err) = log.transcript_mut().record(&event) {
                 if !*log_failed {
-                    eprintln!("agent: warning: session log: {err:#}");
+                    eprintln!("agent: warning: session log: {err}");
                 }
                 *log_failed = true;
             }
         };
-        let finish = agent::run(
-            self.model.as_ref(),
-            &self.executor,
-            &self.config,
-            &mut self.conversation,
-            &cancel,
-            &mut on_event,
-        )
-        .await;
+        let finish = self.agent.prompt_with(prompt, &cancel, on_event).await;
         listener.abort();
         Ok(finish)
     }
 
     /// Starts a new conversation in a new session log (the REPL's `/clear`).
     pub(crate) fn clear(&mut self) -> anyhow::Result<()> {
-        self.log = SessionLog::open(None, self.log.secrets().to_vec())?;
-        self.conversation = Conversation::default();
+        self.log = SessionLog::open(None, self.log.transcript().secrets().to_vec())?;
+        self.agent.set_conversation(Conversation::default());
         Ok(())
     }
 }

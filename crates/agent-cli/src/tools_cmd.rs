@@ -4,12 +4,13 @@
 use std::process::ExitCode;
 
 use agent_core::{CancellationToken, ToolCall, ToolSpec};
-use agent_exec::PermissionMode;
+use agent_exec::{Executor, ExecutorConfig, PermissionMode};
+use agent_tools::FileTracker;
 use anyhow::Context;
 use clap::Subcommand;
 use serde_json::json;
 
-use crate::{Options, config::Api, runtime};
+use crate::{Options, config::Api, settings::Settings};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum ToolsCommand {
@@ -37,13 +38,18 @@ pub(crate) enum ToolsCommand {
 pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<ExitCode> {
     // Listing needs no session; calls keep full outputs in a temporary session directory.
     let scratch = tempfile::tempdir().context("creating a scratch session directory")?;
-    // A person typed the call, so the mode defaults to bypass; deny rules still apply.
-    let runtime =
-        runtime::build(options, PermissionMode::Bypass, "cli", Some(scratch.path().to_path_buf()))?;
-    for warning in &runtime.warnings {
+    let settings = Settings::load(options)?;
+    let mut config = ExecutorConfig::new("cli");
+    config.session_dir = Some(scratch.path().to_path_buf());
+    let tracker = FileTracker::new();
+    // A person typed the call, so the mode defaults to bypass; deny rules (from flags and the
+    // config file alike) still apply.
+    let executor =
+        settings.builder(PermissionMode::Bypass, tracker.clone(), config)?.build_executor()?;
+    for warning in executor.policy().warnings() {
         eprintln!("agent: warning: {warning}");
     }
-    let specs = runtime.executor.specs();
+    let specs = executor.specs();
     match command {
         ToolsCommand::List { json } => {
             if json {
@@ -80,16 +86,32 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
             Ok(ExitCode::SUCCESS)
         }
         ToolsCommand::Call { name, arguments } => {
+            mark_target_read(&executor, &tracker, &name, &arguments);
             let call = ToolCall { call_id: "cli".to_owned(), name, arguments, item_id: None };
             let tokio = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .context("starting the async runtime")?;
-            let outcome =
-                tokio.block_on(runtime.executor.execute(&call, &CancellationToken::new()));
+            let outcome = tokio.block_on(executor.execute(&call, &CancellationToken::new()));
             println!("{}", outcome.text);
             Ok(if outcome.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
+    }
+}
+
+/// A direct call to a tool that changes files counts as a fresh read of its target: the model's
+/// read-before-edit rule protects against edits made blind, but here a person typed the edit and
+/// has the file in front of them. Arguments that do not parse are left for the executor to report.
+fn mark_target_read(executor: &Executor, tracker: &FileTracker, name: &str, arguments: &str) {
+    let Some(tool) = executor.registry().get(name) else { return };
+    if !tool.spec().effects.writes_files {
+        return;
+    }
+    let Ok(args) = serde_json::from_str::<serde_json::Value>(arguments) else { return };
+    let Some(path) = args.get("path").and_then(serde_json::Value::as_str) else { return };
+    if let Ok(resolved) = executor.policy().workspace().resolve_for_write(path) {
+        // A file that does not exist yet has nothing to have read.
+        let _ = tracker.mark_read(&resolved);
     }
 }
 

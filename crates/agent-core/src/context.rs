@@ -1,14 +1,50 @@
-//! `ToolContext`: what a running tool knows about the call and the session around it.
+//! `ToolContext`: what a running tool knows about the call and the session around it, including
+//! the workspace boundary every path must pass.
 
-use std::{path::Path, sync::Arc};
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 use tokio_util::sync::CancellationToken;
+
+use crate::ToolError;
+
+/// The workspace boundary of a session: the canonical root, plus the paths outside it that the
+/// user's allow rules open.
+///
+/// The permission policy builds one per session and the executor hands the same object to every
+/// call, so a tool resolves paths exactly as the policy judged them. `agent_exec::Workspace` is the
+/// implementation; the trait lives here so that tools and the executor need not share a concrete
+/// type and this crate stays free of IO.
+pub trait Boundary: fmt::Debug + Send + Sync {
+    /// The canonical, absolute root. Relative paths resolve against it.
+    fn root(&self) -> &Path;
+
+    /// Resolves a path the model gave (absolute, or relative to the root) for reading: the
+    /// canonical path, or an `outside_workspace` error when neither the root nor a read allow rule
+    /// covers it. The path need not exist.
+    fn resolve(&self, path: &str) -> Result<PathBuf, ToolError>;
+
+    /// Resolves a path the model gave for creating or changing it; only write allow rules open
+    /// paths outside the root.
+    fn resolve_for_write(&self, path: &str) -> Result<PathBuf, ToolError>;
+
+    /// For a canonical path: `Some(rule)` when it is a secret file that tools must not reveal
+    /// without approval, where `rule` is the allow rule that would reveal it (`Read(./.env)`);
+    /// `None` when its contents may be shown.
+    fn secret(&self, path: &Path) -> Option<String> {
+        let _ = path;
+        None
+    }
+}
 
 /// The context of one tool call. Cheap to clone: shared parts are reference-counted.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
-    /// The workspace root (canonical, absolute). Tools resolve relative paths against it.
-    pub workspace: Arc<Path>,
+    /// The workspace boundary: tools resolve every path argument through it.
+    pub workspace: Arc<dyn Boundary>,
     /// Cancelled when the user interrupts, the batch is cancelled, or the call times out.
     pub cancel: CancellationToken,
     /// The `call_id` this call answers.
@@ -22,8 +58,12 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
-    /// A context for `call_id` in `workspace`, with a fresh token and no tenant or user.
-    pub fn new(workspace: Arc<Path>, session_id: Arc<str>, call_id: impl Into<Arc<str>>) -> Self {
+    /// A context for `call_id` inside `workspace`, with a fresh token and no tenant or user.
+    pub fn new(
+        workspace: Arc<dyn Boundary>,
+        session_id: Arc<str>,
+        call_id: impl Into<Arc<str>>,
+    ) -> Self {
         Self {
             workspace,
             cancel: CancellationToken::new(),

@@ -59,7 +59,7 @@ mod tool;
 mod typed;
 
 pub use crate::{
-    context::ToolContext,
+    context::{Boundary, ToolContext},
     error::{Error, Result, ToolError, ToolErrorKind},
     item::{CallOutput, Item, Message, Reasoning, Role, ToolCall},
     model::{

@@ -11,6 +11,7 @@ use agent_core::{
 };
 use futures_util::StreamExt;
 use serde::Serialize;
+use tracing::Instrument;
 
 use crate::executor::{Executor, Outcome};
 
@@ -162,6 +163,7 @@ pub async fn run(
     let tools = executor.specs();
     let mut failures = RepeatedFailures::default();
     for turn in 1..=config.max_turns {
+        let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
         let turn_start = conversation.items.len();
         let continuation =
@@ -177,11 +179,13 @@ pub async fn run(
         let response = tokio::select! {
             biased;
             () = cancel.cancelled() => Err(cancelled_error()),
-            response = read_response(model, request, on_event) => response,
+            response = read_response(model, request, on_event)
+                .instrument(tracing::debug_span!(parent: &turn_span, "model_request")) => response,
         };
         let response = match response {
             Ok(response) => response,
             Err(err) => {
+                turn_span.in_scope(|| tracing::warn!(error = %err, "model request failed"));
                 // A turn that broke off is dropped whole, so the transcript never holds a call
                 // without its output or half a message.
                 conversation.items.truncate(turn_start);
@@ -223,7 +227,7 @@ pub async fn run(
                 arguments: call.arguments.clone(),
             });
         }
-        let outcomes = executor.execute_batch(&calls, cancel).await;
+        let outcomes = executor.execute_batch(&calls, cancel).instrument(turn_span).await;
         for (call, mut outcome) in calls.iter().zip(outcomes) {
             if failures.record(call, &outcome) >= config.repeat_failure_limit {
                 outcome.text.push_str(&repeat_note(config.repeat_failure_limit));

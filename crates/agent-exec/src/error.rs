@@ -21,6 +21,32 @@ pub enum Error {
         /// The tool that already owns `name`.
         existing: String,
     },
+    /// A tool list names a tool that is not there.
+    #[error("no tool named `{name}`; the tools are: {known}")]
+    UnknownTool {
+        /// The name as given.
+        name: String,
+        /// The names of the tools that are there, comma-separated.
+        known: String,
+    },
+    /// A transcript file cannot be read or written.
+    #[error("transcript {path}: {source}")]
+    Transcript {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// A line of a transcript file is not a transcript line.
+    #[error("transcript {path}:{line}: {reason}")]
+    TranscriptLine {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A JSON Schema given for a schema-only tool does not compile.
     #[error("tool `{tool}` has an invalid schema: {source}")]
     Schema {

@@ -7,16 +7,18 @@
 use std::{
     any::Any,
     panic::AssertUnwindSafe,
-    path::{Path, PathBuf},
+    path::PathBuf,
     sync::Arc,
     task::Poll,
     time::{Duration, Instant},
 };
 
 use agent_core::{
-    CallOutput, CancellationToken, ToolCall, ToolContext, ToolError, ToolErrorKind, ToolOutput,
+    Boundary, CallOutput, CancellationToken, ToolCall, ToolContext, ToolError, ToolErrorKind,
+    ToolOutput,
 };
 use futures_util::FutureExt;
+use tracing::Instrument;
 
 use crate::{
     output::{self, DEFAULT_OUTPUT_CAP},
@@ -112,7 +114,7 @@ pub struct Executor {
     policy: PermissionPolicy,
     approver: Option<Arc<dyn Approver>>,
     config: ExecutorConfig,
-    workspace_root: Arc<Path>,
+    workspace: Arc<dyn Boundary>,
     session_id: Arc<str>,
     tenant_id: Option<Arc<str>>,
     user_id: Option<Arc<str>>,
@@ -123,7 +125,7 @@ impl Executor {
     /// the flag or rule that would allow them.
     pub fn new(registry: Registry, policy: PermissionPolicy, config: ExecutorConfig) -> Self {
         Self {
-            workspace_root: policy.workspace().root_arc(),
+            workspace: Arc::new(policy.workspace().clone()),
             session_id: config.session_id.as_str().into(),
             tenant_id: config.tenant_id.as_deref().map(Arc::from),
             user_id: config.user_id.as_deref().map(Arc::from),
@@ -170,6 +172,24 @@ impl Executor {
     /// timer enabled). Cancelling `cancel` stops the call: it is cancelled before it starts, its
     /// approval is abandoned, or its tool's token is cancelled and it gets the grace period.
     pub async fn execute(&self, call: &ToolCall, cancel: &CancellationToken) -> Outcome {
+        let span = tracing::debug_span!("tool_call", tool = %call.name, call_id = %call.call_id);
+        if span.is_disabled() {
+            return self.execute_in_span(call, cancel).await;
+        }
+        let outcome = self.execute_in_span(call, cancel).instrument(span.clone()).await;
+        span.in_scope(|| {
+            tracing::debug!(
+                ok = outcome.ok,
+                error = outcome.error_code,
+                duration_ms = u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+                truncated = outcome.truncated,
+                "tool call finished"
+            );
+        });
+        outcome
+    }
+
+    async fn execute_in_span(&self, call: &ToolCall, cancel: &CancellationToken) -> Outcome {
         let start = Instant::now();
         let Some(entry) = self.registry.entry(&call.name) else {
             return self.failure(call, &call.name, self.unknown_tool(&call.name), start);
@@ -204,7 +224,7 @@ impl Executor {
         // running, so the tool sees the same thing either way.
         let token = CancellationToken::new();
         let ctx = ToolContext {
-            workspace: Arc::clone(&self.workspace_root),
+            workspace: Arc::clone(&self.workspace),
             cancel: token.clone(),
             call_id: call.call_id.as_str().into(),
             session_id: Arc::clone(&self.session_id),
@@ -275,6 +295,17 @@ impl Executor {
         };
         token.cancel();
         let stopped = tokio::time::timeout(self.config.grace, &mut future).await.is_ok();
+        if stopped_by_cancel {
+            tracing::debug!(stopped, "tool call cancelled");
+        } else {
+            tracing::warn!(timeout_ms = timeout.as_millis(), stopped, "tool call timed out");
+        }
+        if !stopped {
+            tracing::warn!(
+                grace_ms = self.config.grace.as_millis(),
+                "tool abandoned after the grace period"
+            );
+        }
         let after = human(started.elapsed());
         let how = if stopped {
             "the tool was stopped".to_owned()

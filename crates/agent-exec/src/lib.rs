@@ -5,9 +5,46 @@
 //! cancellation, cap the output) and turns every failure into an observation the model reads. It sees
 //! models only through [`agent_core::ModelClient`]; it must not depend on a concrete model adapter or
 //! on the built-in tools.
+//!
+//! The front door is [`Agent::builder`]: tools, permission policy, workspace and limits in, a
+//! [`Finish`](agent::Finish) out of every prompt, the conversation kept in between. Here the model
+//! is a recorded conversation played back offline; any `ModelClient` (`agent_model::ChatClient`
+//! for a real server) takes its place:
+//!
+//! ```
+//! use agent_core::{CallOutput, Item, Message, ToolCall};
+//! use agent_exec::{Agent, agent::Finish};
+//! use agent_model::ReplayClient;
+//!
+//! let call = ToolCall {
+//!     call_id: "c1".into(),
+//!     name: "uppercase".into(),
+//!     arguments: r#"{"text":"hi"}"#.into(),
+//!     item_id: None,
+//! };
+//! let output = CallOutput { call_id: "c1".into(), output: "HI".into(), ok: true, error: None };
+//! let recording = vec![
+//!     Item::Message(Message::user("shout hi")),
+//!     Item::ToolCall(call),
+//!     Item::ToolOutput(output),
+//!     Item::Message(Message::assistant("HI")),
+//! ];
+//! let workspace = tempfile::tempdir()?;
+//! let mut agent = Agent::builder(workspace.path())
+//!     .tools(agent_tools::builtin(&Default::default())?)
+//!     .build(ReplayClient::new("example", recording))?;
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! let finish = runtime.block_on(agent.prompt("shout hi"));
+//! assert_eq!(finish, Finish::Answered("HI".into()));
+//! // The tool really ran: its output is in the conversation.
+//! assert!(matches!(&agent.conversation().items[2], Item::ToolOutput(out) if out.output == "HI"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod agent;
 mod batch;
+mod builder;
+#[cfg(feature = "code")]
 pub mod code;
 mod error;
 mod executor;
@@ -18,9 +55,11 @@ mod registry;
 pub mod sandbox;
 mod schema_tool;
 pub mod secret;
+mod transcript;
 mod workspace;
 
 pub use crate::{
+    builder::{Agent, AgentBuilder, DEFAULT_INSTRUCTIONS},
     error::{Error, Result},
     executor::{Executor, ExecutorConfig, Outcome},
     output::DEFAULT_OUTPUT_CAP,
@@ -30,5 +69,15 @@ pub use crate::{
     },
     registry::{Registry, ToolLimits},
     schema_tool::SchemaTool,
+    transcript::Transcript,
     workspace::Workspace,
 };
+
+// The Rust blocks of these documents are compiled (and, unless marked `no_run`, run) as doctests
+// of this crate, so the documented API cannot drift from the real one.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/executor.md")]
+struct ExecutorDocs;
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/library.md")]
+struct LibraryDocs;

@@ -24,14 +24,12 @@ use std::{
 
 use agent_core::{Access, ToolError, ToolErrorKind, ToolSpec};
 
+use self::judge::{Combined, Judged, Target};
 pub(crate) use self::paths::PathSet;
+pub(crate) use self::rule::{Rule, Specifier};
 pub use self::{
     approver::{Approval, ApprovalRequest, Approver},
     rule::{RuleAction, RuleWarning},
-};
-use self::{
-    judge::{Combined, Judged, Target},
-    rule::{Rule, Specifier},
 };
 use crate::{
     error::{Error, Result},

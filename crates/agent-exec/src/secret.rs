@@ -15,7 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::permission::PathSet;
+use crate::permission::{PathSet, Rule, RuleAction, Specifier};
 
 /// File-name patterns of secret files, in gitignore style: a bare name matches at any depth, and
 /// a pattern that names a directory also covers everything below it.
@@ -166,6 +166,26 @@ impl Secrets {
     /// built-in ones always compile).
     pub fn new(files: SecretFiles) -> Self {
         Self::with_revealed(files, PathSet::default())
+    }
+
+    /// The list `files`, where what the `Read(…)` rules among the allow rules `rules` name is
+    /// exposed; rules are spelled as for [`crate::PolicyBuilder::rule`], with `root` as the
+    /// workspace root, and rules of other tools are ignored. A session that builds its sandbox
+    /// before its policy gets the same list as [`crate::PermissionPolicy::secrets`] this way.
+    pub fn with_allow_rules<'a>(
+        files: SecretFiles,
+        root: &Path,
+        rules: impl IntoIterator<Item = &'a str>,
+    ) -> crate::Result<Self> {
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+        let mut revealed = Vec::new();
+        for text in rules {
+            let (rule, _) = Rule::parse(RuleAction::Allow, text, "allow rule", &root, &[])?;
+            if let (Specifier::Path(set), "Read") = (&rule.specifier, rule.tool.as_str()) {
+                revealed.push(set.clone());
+            }
+        }
+        Ok(Self::with_revealed(files, PathSet::union(revealed)))
     }
 
     /// The list `files`, where paths matching `revealed` (built from allow rules) are exposed.

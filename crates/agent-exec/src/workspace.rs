@@ -10,7 +10,7 @@ use std::{
     sync::Arc,
 };
 
-use agent_core::{ToolError, ToolErrorKind};
+use agent_core::{Boundary, ToolError, ToolErrorKind};
 
 use crate::{
     error::{Error, Result},
@@ -161,6 +161,24 @@ impl Workspace {
                 self.root.display()
             ),
         )
+    }
+}
+
+impl Boundary for Workspace {
+    fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn resolve(&self, path: &str) -> Result<PathBuf, ToolError> {
+        Workspace::resolve(self, path)
+    }
+
+    fn resolve_for_write(&self, path: &str) -> Result<PathBuf, ToolError> {
+        Workspace::resolve_for_write(self, path)
+    }
+
+    fn secret(&self, path: &Path) -> Option<String> {
+        Workspace::secret(self, path)
     }
 }
 

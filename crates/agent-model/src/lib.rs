@@ -7,6 +7,7 @@
 //! - [`ChatClient`] speaks Chat Completions, the API every compatible server has.
 //! - [`ResponsesClient`] speaks the Responses API, continuing stored responses with
 //!   `previous_response_id`, or stateless with encrypted reasoning.
+//! - [`ReplayClient`] plays a recorded conversation back, offline.
 //! - [`ClientConfig`] (base URL, [`ApiKey`], model, timeouts, [`RetryPolicy`]) configures both.
 //! - `scripted` (feature `scripted-server`) is a real loopback HTTP server that plays a script of
 //!   turns and faults, for the tests and demos of every crate.
@@ -49,6 +50,7 @@ mod connection;
 mod error;
 mod events;
 mod lenient;
+mod replay;
 mod responses;
 #[cfg(feature = "scripted-server")]
 pub mod scripted;
@@ -58,6 +60,13 @@ mod transport;
 pub use crate::{
     chat::ChatClient,
     config::{ApiKey, ClientConfig, RetryPolicy},
+    replay::ReplayClient,
     responses::ResponsesClient,
     tools::{chat_tools_json, responses_tools_json},
 };
+
+// The Rust blocks of this document are compiled and run as doctests of this crate, so the
+// documented API cannot drift from the real one.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/models.md")]
+struct ModelsDocs;

@@ -10,7 +10,7 @@ use agent_exec::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::workspace;
+use crate::paths;
 
 /// Output kept per call: the first and last halves of this many bytes.
 const MAX_OUTPUT_BYTES: usize = 64 * 1024;
@@ -95,9 +95,9 @@ impl TypedTool for Bash {
     }
 
     async fn run(&self, input: BashInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let ws = workspace::open(&ctx.workspace)?;
+        let ws = &*ctx.workspace;
         let dir = ws.resolve(input.workdir.as_deref().unwrap_or("."))?;
-        let shown = workspace::display(ws.root(), &dir);
+        let shown = paths::display(ws.root(), &dir);
         if !dir.is_dir() {
             return Err(ToolError::new(
                 ToolErrorKind::InvalidArguments,

@@ -3,7 +3,9 @@
 
 use std::{fmt::Write as _, ops::Range, sync::Arc};
 
-use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
+use agent_core::{
+    Access, Boundary, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -11,10 +13,10 @@ use crate::{
     blocking::{self, io_error},
     closest,
     ladder::{self, Outcome, Step},
+    paths,
     render::{self, MAX_LINE_CHARS},
     text::{self, Eol},
     tracker::FileTracker,
-    workspace::{self, Workspace},
     write_file::{line_changes, write_atomic},
 };
 
@@ -79,7 +81,7 @@ impl TypedTool for EditFile {
 
     async fn run(&self, input: EditFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let tracker = self.tracker.clone();
-        blocking::run(move || edit(&workspace::open(&ctx.workspace)?, &tracker, input)).await
+        blocking::run(move || edit(&*ctx.workspace, &tracker, input)).await
     }
 }
 
@@ -88,12 +90,12 @@ fn invalid(message: impl Into<String>) -> ToolError {
 }
 
 fn edit(
-    ws: &Workspace,
+    ws: &dyn Boundary,
     tracker: &FileTracker,
     input: EditFileInput,
 ) -> Result<ToolOutput, ToolError> {
     let path = ws.resolve_for_write(&input.path)?;
-    let shown = workspace::display(ws.root(), &path);
+    let shown = paths::display(ws.root(), &path);
     if input.old_string.is_empty() {
         return Err(invalid(
             "old_string is empty; to create a file or replace all of it, use write_file",
@@ -105,7 +107,7 @@ fn edit(
     let current = match std::fs::read(&path) {
         Ok(bytes) => bytes,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Err(workspace::not_found(ws.root(), &input.path, &path));
+            return Err(paths::not_found(ws.root(), &input.path, &path));
         }
         Err(err) if path.is_dir() => {
             return Err(invalid(format!("{shown} is a directory ({err}); give a file path")));

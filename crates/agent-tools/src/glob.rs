@@ -2,14 +2,15 @@
 
 use std::{fmt::Write as _, path::PathBuf, time::SystemTime};
 
-use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
+use agent_core::{
+    Access, Boundary, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
-    blocking,
+    blocking, paths,
     walk::{self, Skipped},
-    workspace::{self, Workspace},
 };
 
 const DEFAULT_LIMIT: usize = 200;
@@ -57,16 +58,16 @@ impl TypedTool for Glob {
     }
 
     async fn run(&self, input: GlobInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking::run(move || glob(&workspace::open(&ctx.workspace)?, &input, &ctx)).await
+        blocking::run(move || glob(&*ctx.workspace, &input, &ctx)).await
     }
 }
 
-fn glob(ws: &Workspace, input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+fn glob(ws: &dyn Boundary, input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let asked = input.path.as_deref().unwrap_or(".");
     let dir = ws.resolve(asked)?;
-    let shown = workspace::display(ws.root(), &dir);
+    let shown = paths::display(ws.root(), &dir);
     if !dir.exists() {
-        return Err(workspace::not_found(ws.root(), asked, &dir));
+        return Err(paths::not_found(ws.root(), asked, &dir));
     }
     let by_name = !input.pattern.contains('/');
     let pattern = input.pattern.trim_start_matches("./");
@@ -123,7 +124,7 @@ fn glob(ws: &Workspace, input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutp
     }
     out.push_str("):\n");
     for (_, path) in found.iter().take(shown_count) {
-        out.push_str(&workspace::display(ws.root(), path));
+        out.push_str(&paths::display(ws.root(), path));
         out.push('\n');
     }
     Ok(ToolOutput::text(out.trim_end_matches('\n')))

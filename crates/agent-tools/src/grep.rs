@@ -11,8 +11,8 @@ use std::{
 };
 
 use agent_core::{
-    Access, CancellationToken, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput,
-    TypedTool,
+    Access, Boundary, CancellationToken, Effects, ToolContext, ToolError, ToolErrorKind,
+    ToolOutput, TypedTool,
 };
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -21,9 +21,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
-    blocking, render,
+    blocking, paths, render,
     walk::{self, Skipped},
-    workspace::{self, Workspace},
 };
 
 const DEFAULT_HEAD_LIMIT: usize = 100;
@@ -110,7 +109,7 @@ impl TypedTool for Grep {
     }
 
     async fn run(&self, input: GrepInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking::run(move || grep(&workspace::open(&ctx.workspace)?, &input, &ctx.cancel)).await
+        blocking::run(move || grep(&*ctx.workspace, &input, &ctx.cancel)).await
     }
 }
 
@@ -139,18 +138,18 @@ fn invalid(message: impl Into<String>) -> ToolError {
 /// Runs grep without a runtime, for benchmarks.
 #[doc(hidden)]
 pub fn grep_blocking(root: &Path, input: &GrepInput) -> Result<ToolOutput, ToolError> {
-    grep(&workspace::open(root)?, input, &CancellationToken::new())
+    grep(&paths::open(root)?, input, &CancellationToken::new())
 }
 
 fn grep(
-    ws: &Workspace,
+    ws: &dyn Boundary,
     input: &GrepInput,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let asked = input.path.as_deref().unwrap_or(".");
     let target = ws.resolve(asked)?;
     if !target.exists() {
-        return Err(workspace::not_found(ws.root(), asked, &target));
+        return Err(paths::not_found(ws.root(), asked, &target));
     }
     let mode = input.output_mode.unwrap_or(OutputMode::FilesWithMatches);
     let multiline = input.multiline.unwrap_or(false);
@@ -245,7 +244,7 @@ fn grep(
             if entry.path() != target.as_path()
                 && let Some(rule) = ws.secret(entry.path())
             {
-                let shown = workspace::display(ws.root(), entry.path());
+                let shown = paths::display(ws.root(), entry.path());
                 secrets.lock().unwrap_or_else(|p| p.into_inner()).push((shown, rule));
                 return WalkState::Continue;
             }
@@ -309,11 +308,11 @@ fn grep(
     let total_lines: usize = files.iter().map(|f| f.matched_lines).sum();
     let entries: Vec<String> = match mode {
         OutputMode::FilesWithMatches => {
-            files.iter().map(|f| workspace::display(ws.root(), &f.path)).collect()
+            files.iter().map(|f| paths::display(ws.root(), &f.path)).collect()
         }
         OutputMode::Count => files
             .iter()
-            .map(|f| format!("{}:{}", workspace::display(ws.root(), &f.path), f.matched_lines))
+            .map(|f| format!("{}:{}", paths::display(ws.root(), &f.path), f.matched_lines))
             .collect(),
         OutputMode::Content => content_lines(ws.root(), &files, before + after > 0),
     };
@@ -374,7 +373,7 @@ pub(crate) fn secret_note(mut skipped: Vec<(String, String)>) -> String {
 fn content_lines(root: &Path, files: &[FileHits], with_context: bool) -> Vec<String> {
     let mut out = Vec::new();
     for (index, file) in files.iter().enumerate() {
-        let shown = workspace::display(root, &file.path);
+        let shown = paths::display(root, &file.path);
         if with_context && index > 0 {
             out.push("--".to_owned());
         }

@@ -7,25 +7,51 @@
 //! [`builtin`] builds every tool with one shared [`FileTracker`], so read_file, write_file and
 //! edit_file agree on what the model has seen in this session. The semantics and model-visible
 //! texts are documented in `docs/tools.md`.
+//!
+//! ```
+//! use agent_core::{CancellationToken, ToolCall};
+//! use agent_exec::{AgentBuilder, PermissionMode};
+//! use agent_tools::{BuiltinConfig, builtin};
+//!
+//! let workspace = tempfile::tempdir()?;
+//! std::fs::write(workspace.path().join("a.txt"), "one\ntwo\n")?;
+//! let executor = AgentBuilder::new(workspace.path())
+//!     .tools(builtin(&BuiltinConfig::default())?)
+//!     .permission_mode(PermissionMode::DontAsk)
+//!     .build_executor()?;
+//! let call = ToolCall {
+//!     call_id: "c1".into(),
+//!     name: "grep".into(),
+//!     arguments: r#"{"pattern":"two","output_mode":"content"}"#.into(),
+//!     item_id: None,
+//! };
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! let outcome = runtime.block_on(executor.execute(&call, &CancellationToken::new()));
+//! assert!(outcome.ok && outcome.text.contains("a.txt:2:two"), "{}", outcome.text);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
+// The tools, one module each.
 mod bash;
-mod blocking;
-mod closest;
 mod edit_file;
 mod execute_code;
 mod glob;
 mod grep;
-mod ladder;
 mod list_dir;
 mod read_file;
+mod uppercase;
+mod web_search;
+mod write_file;
+
+// What the tools share.
+mod blocking;
+mod closest;
+mod ladder;
+mod paths;
 mod render;
 mod text;
 mod tracker;
-mod uppercase;
 mod walk;
-mod web_search;
-mod workspace;
-mod write_file;
 
 use std::sync::Arc;
 

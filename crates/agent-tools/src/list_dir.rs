@@ -5,14 +5,16 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
+use agent_core::{
+    Access, Boundary, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool,
+};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
     blocking::{self, io_error},
-    workspace::{self, Workspace},
+    paths,
 };
 
 const DEFAULT_DEPTH: usize = 2;
@@ -69,7 +71,7 @@ impl TypedTool for ListDir {
     }
 
     async fn run(&self, input: ListDirInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        blocking::run(move || list(&workspace::open(&ctx.workspace)?, &input)).await
+        blocking::run(move || list(&*ctx.workspace, &input)).await
     }
 }
 
@@ -86,10 +88,10 @@ struct Walk<'a> {
     ignores: Vec<Gitignore>,
 }
 
-fn list(ws: &Workspace, input: &ListDirInput) -> Result<ToolOutput, ToolError> {
+fn list(ws: &dyn Boundary, input: &ListDirInput) -> Result<ToolOutput, ToolError> {
     let asked = input.path.as_deref().unwrap_or(".");
     let dir = ws.resolve(asked)?;
-    let shown = workspace::display(ws.root(), &dir);
+    let shown = paths::display(ws.root(), &dir);
     match std::fs::metadata(&dir) {
         Ok(meta) if !meta.is_dir() => {
             return Err(ToolError::new(
@@ -99,7 +101,7 @@ fn list(ws: &Workspace, input: &ListDirInput) -> Result<ToolOutput, ToolError> {
         }
         Ok(_) => {}
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Err(workspace::not_found(ws.root(), asked, &dir));
+            return Err(paths::not_found(ws.root(), asked, &dir));
         }
         Err(err) => return Err(io_error(&format!("list {shown}"), &err)),
     }

@@ -2,16 +2,18 @@
 
 use std::{fmt::Write as _, path::Path, sync::Arc};
 
-use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
+use agent_core::{
+    Access, Boundary, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
     blocking::{self, io_error},
+    paths,
     render::{self, MAX_LINE_CHARS},
     text::{self, Eol},
     tracker::FileTracker,
-    workspace::{self, Workspace},
 };
 
 /// Lines shown when the call gives no `limit`.
@@ -75,21 +77,21 @@ impl TypedTool for ReadFile {
 
     async fn run(&self, input: ReadFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let tracker = self.tracker.clone();
-        blocking::run(move || read(&workspace::open(&ctx.workspace)?, &tracker, &input)).await
+        blocking::run(move || read(&*ctx.workspace, &tracker, &input)).await
     }
 }
 
 fn read(
-    ws: &Workspace,
+    ws: &dyn Boundary,
     tracker: &FileTracker,
     input: &ReadFileInput,
 ) -> Result<ToolOutput, ToolError> {
     let path = ws.resolve(&input.path)?;
-    let shown = workspace::display(ws.root(), &path);
+    let shown = paths::display(ws.root(), &path);
     let meta = match std::fs::metadata(&path) {
         Ok(meta) => meta,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Err(workspace::not_found(ws.root(), &input.path, &path));
+            return Err(paths::not_found(ws.root(), &input.path, &path));
         }
         Err(err) => return Err(io_error(&format!("read {shown}"), &err)),
     };
@@ -165,5 +167,5 @@ pub fn read_blocking(
     tracker: &FileTracker,
     input: &ReadFileInput,
 ) -> Result<ToolOutput, ToolError> {
-    read(&workspace::open(root)?, tracker, input)
+    read(&paths::open(root)?, tracker, input)
 }

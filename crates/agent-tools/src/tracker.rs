@@ -38,6 +38,15 @@ impl FileTracker {
         self.lock().contains_key(path)
     }
 
+    /// Records the file at `path` (canonical) as read now, as if the model had just read it
+    /// whole. For front ends where a person, not the model, is the author of an edit: such a call
+    /// has no earlier read to check against, and the person has seen what they are changing.
+    pub fn mark_read(&self, path: &Path) -> std::io::Result<()> {
+        let bytes = std::fs::read(path)?;
+        self.record(path, &bytes);
+        Ok(())
+    }
+
     /// Forgets everything, as at the start of a new session.
     pub fn clear(&self) {
         self.lock().clear();

@@ -2,15 +2,17 @@
 
 use std::{io::Write as _, path::Path, sync::Arc};
 
-use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
+use agent_core::{
+    Access, Boundary, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
     blocking::{self, io_error},
+    paths,
     text::{self, Encoding, Eol},
     tracker::FileTracker,
-    workspace::{self, Workspace},
 };
 
 /// The largest `content` accepted, in bytes.
@@ -67,12 +69,12 @@ impl TypedTool for WriteFile {
 
     async fn run(&self, input: WriteFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let tracker = self.tracker.clone();
-        blocking::run(move || write(&workspace::open(&ctx.workspace)?, &tracker, &input)).await
+        blocking::run(move || write(&*ctx.workspace, &tracker, &input)).await
     }
 }
 
 fn write(
-    ws: &Workspace,
+    ws: &dyn Boundary,
     tracker: &FileTracker,
     input: &WriteFileInput,
 ) -> Result<ToolOutput, ToolError> {
@@ -86,7 +88,7 @@ fn write(
         ));
     }
     let path = ws.resolve_for_write(&input.path)?;
-    let shown = workspace::display(ws.root(), &path);
+    let shown = paths::display(ws.root(), &path);
     let existing = match std::fs::metadata(&path) {
         Ok(meta) if meta.is_dir() => {
             return Err(ToolError::new(

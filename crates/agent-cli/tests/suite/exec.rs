@@ -95,7 +95,10 @@ async fn json_mode_prints_one_event_per_line() {
     let events: Vec<Value> =
         stdout(&output).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
-    assert_eq!(types.first(), Some(&"turn_started"));
+    // The user's prompt is the first item of the conversation, then the first turn starts.
+    assert_eq!(types[..2], ["item_added", "turn_started"]);
+    assert_eq!(events[0]["item"]["role"], "user");
+    assert_eq!(events[0]["item"]["content"], "go");
     assert!(types.contains(&"tool_call_started"));
     let finished = events.iter().find(|e| e["type"] == "tool_call_finished").unwrap();
     assert_eq!(finished["ok"], true);
@@ -177,4 +180,54 @@ fn no_provider_says_how_to_configure_one() {
     let text = stderr(&output);
     assert!(text.contains("OPENAI_API_KEY") && text.contains("cargo xtask demo"), "{text}");
     assert!(!text.contains("panicked"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deny_rule_in_the_config_file_stops_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[permissions]\ndeny = [\"Bash(touch *)\"]\n").unwrap();
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new("c1", "bash", json!({"command": "touch made"}))]),
+        Turn::text("Denied."),
+    ];
+    let config = config.to_str().unwrap();
+    // Bypass would run any command: only the config file's rule can stop it.
+    let args = ["--config", config, "--permission-mode", "bypass", "exec", "touch it"];
+    let (output, bodies) = exec(dir.path(), turns, &args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(!dir.path().join("made").exists(), "the denied command ran");
+    let tool_message = &bodies[1]["messages"][3]["content"];
+    assert!(tool_message.as_str().unwrap().contains("permission_denied"), "{tool_message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_logs_show_a_span_per_turn_and_per_call_without_escape_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(Script::new(uppercase_then_answer())).await.unwrap();
+    let url = server.url();
+    let workspace = dir.path().to_path_buf();
+    let output = tokio::task::spawn_blocking(move || {
+        let args = ["--base-url", &url, "--model", "m", "--api", "chat", "exec", "shout"];
+        crate::suite::command(&workspace, &args).env("AGENT_LOG", "debug").output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let log = stderr(&output);
+    // stderr is a pipe here, as when a user writes `2>file`: no colour codes.
+    assert!(!log.contains('\u{1b}'), "escape codes in a piped log: {log:?}");
+    // A closing line names the span's path, then the target: `turn{…}: agent_exec::agent: close`
+    // for a turn itself, `turn{…}:model_request: …` and `turn{…}:tool_call{…}: …` inside it.
+    let closes: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains(": close time.busy="))
+        .filter_map(|line| line.split(" DEBUG ").nth(1).or_else(|| line.split(" INFO ").nth(1)))
+        .filter_map(|rest| rest.split(": ").next())
+        .collect();
+    let count = |suffix: &str| closes.iter().filter(|path| path.ends_with(suffix)).count();
+    assert_eq!(closes.iter().filter(|path| !path.contains("}:")).count(), 2, "{closes:?}");
+    assert_eq!(count(":model_request"), 2, "{closes:?}");
+    assert_eq!(count(":tool_call{tool=uppercase call_id=call_1}"), 1, "{closes:?}");
+    assert!(log.contains("tool call finished"), "{log}");
 }

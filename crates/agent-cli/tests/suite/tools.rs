@@ -155,3 +155,66 @@ fn a_bad_permission_mode_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("yolo"), "{}", stderr(&output));
 }
+
+#[test]
+fn an_outside_allow_rule_opens_exactly_that_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let allowed = outside.path().join("allowed.txt");
+    std::fs::write(&allowed, "opened by the rule\n").unwrap();
+    std::fs::write(outside.path().join("other.txt"), "never shown\n").unwrap();
+    let rule = format!("Read(/{})", allowed.display());
+    let read = |path: &std::path::Path| {
+        let args = serde_json::json!({ "path": path }).to_string();
+        agent(dir.path(), &["--allow", &rule, "tools", "call", "read_file", &args])
+    };
+    let output = read(&allowed);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains("opened by the rule"), "{}", stdout(&output));
+    let output = read(&outside.path().join("other.txt"));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains(r#""error":"outside_workspace""#), "{}", stdout(&output));
+    assert!(!stdout(&output).contains("never shown"));
+}
+
+#[test]
+fn a_direct_edit_changes_an_existing_file_and_keeps_its_line_endings() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.rs"), "fn main() {\r\n    old();\r\n}\r\n").unwrap();
+    let args = r#"{"path":"main.rs","old_string":"old();","new_string":"new();"}"#;
+    let output = agent(dir.path(), &["tools", "call", "edit_file", args]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    let text = std::fs::read_to_string(dir.path().join("main.rs")).unwrap();
+    assert_eq!(text, "fn main() {\r\n    new();\r\n}\r\n");
+    let args = r#"{"path":"main.rs","content":"replaced\n"}"#;
+    let output = agent(dir.path(), &["tools", "call", "write_file", args]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    // write_file keeps the line endings the file had.
+    assert_eq!(std::fs::read_to_string(dir.path().join("main.rs")).unwrap(), "replaced\r\n");
+}
+
+#[test]
+fn a_deny_rule_in_the_config_file_holds_for_direct_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[permissions]\ndeny = [\"Bash(touch *)\"]\n").unwrap();
+    let config = config.to_str().unwrap();
+    let args = r#"{"command":"touch made-by-bash"}"#;
+    let output = agent(dir.path(), &["--config", config, "tools", "call", "bash", args]);
+    assert_eq!(output.status.code(), Some(1), "{}{}", stdout(&output), stderr(&output));
+    assert!(stdout(&output).contains(r#""error":"permission_denied""#), "{}", stdout(&output));
+    assert!(!dir.path().join("made-by-bash").exists(), "the denied command ran");
+}
+
+#[test]
+fn tools_limits_the_offered_tools_and_rejects_unknown_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = agent(dir.path(), &["--tools", "read_file,grep", "tools", "list", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let list: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
+    let names: Vec<&str> = list.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["read_file", "grep"]);
+    let output = agent(dir.path(), &["--tools", "read_file,cat", "tools", "list"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("no tool named `cat`"), "{}", stderr(&output));
+}

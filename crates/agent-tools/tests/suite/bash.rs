@@ -100,8 +100,7 @@ async fn cancellation_kills_the_command_promptly() {
     let fx = Fixture::new();
     let tool = fx.tools.iter().find(|t| t.spec().name == "bash").unwrap();
     let call = tool.prepare(&json!({"command": "sleep 30"}).to_string()).unwrap();
-    let root: std::sync::Arc<std::path::Path> = std::fs::canonicalize(fx.root()).unwrap().into();
-    let ctx = agent_core::ToolContext::new(root, "session".into(), "call_cancel");
+    let ctx = agent_core::ToolContext::new(fx.boundary(), "session".into(), "call_cancel");
     let cancel = ctx.cancel.clone();
     tokio::spawn(async move {
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;

@@ -23,6 +23,8 @@ pub(crate) struct Fixture {
     pub(crate) dir: tempfile::TempDir,
     pub(crate) tools: Vec<Arc<dyn Tool>>,
     pub(crate) tracker: Arc<FileTracker>,
+    /// The boundary calls get; a plain workspace with no allow rules when `None`.
+    pub(crate) boundary: Option<Arc<dyn agent_core::Boundary>>,
 }
 
 impl Fixture {
@@ -38,7 +40,7 @@ impl Fixture {
     pub(crate) fn with_config_in(config: BuiltinConfig, dir: tempfile::TempDir) -> Self {
         let tracker = FileTracker::new();
         let tools = builtin_with_tracker(&config, tracker.clone()).expect("tools build");
-        Self { dir, tools, tracker }
+        Self { dir, tools, tracker, boundary: None }
     }
 
     pub(crate) fn root(&self) -> &Path {
@@ -66,6 +68,15 @@ impl Fixture {
         self.call_result(name, args).await.unwrap_or_else(|err| err)
     }
 
+    /// The workspace boundary of the fixture: the one set in `boundary`, else a workspace with no
+    /// allow rules.
+    pub(crate) fn boundary(&self) -> Arc<dyn agent_core::Boundary> {
+        match &self.boundary {
+            Some(boundary) => Arc::clone(boundary),
+            None => Arc::new(agent_exec::Workspace::new(self.root()).unwrap()),
+        }
+    }
+
     /// Like [`Fixture::call`], keeping success and failure apart.
     pub(crate) async fn call_result(
         &self,
@@ -82,8 +93,7 @@ impl Fixture {
             Ok(prepared) => prepared,
             Err(err) => return Err(redact(agent_core::ToolError::from(err).observation())),
         };
-        let root: Arc<Path> = std::fs::canonicalize(self.root()).unwrap().into();
-        let ctx = ToolContext::new(root, "session".into(), "call_1");
+        let ctx = ToolContext::new(self.boundary(), "session".into(), "call_1");
         match tool.run(prepared, ctx).await {
             Ok(output) => Ok(redact(output.text)),
             Err(err) => Err(redact(err.observation())),

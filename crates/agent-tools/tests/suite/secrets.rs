@@ -2,9 +2,13 @@
 //! under every permission mode reveal no byte of `.env`, unless a `Read(./.env)` allow rule says so.
 //! The check is the effect: the secret bytes are absent from what the model would read.
 
-use std::io::Write as _;
+use std::{io::Write as _, sync::Arc};
 
-use agent_exec::{PermissionMode, PolicyBuilder, RuleAction, Workspace, sandbox::SandboxConfig};
+use agent_exec::{
+    PermissionMode, PolicyBuilder, RuleAction, Workspace,
+    sandbox::SandboxConfig,
+    secret::{SecretFiles, Secrets},
+};
 use agent_tools::{BashConfig, BuiltinConfig};
 use serde_json::json;
 
@@ -12,21 +16,27 @@ use super::Fixture;
 
 const TOKEN: &str = "API_TOKEN=tok-5e0b77";
 
-/// A workspace holding `.env` and a source file, with tools whose sandbox hides what the policy
-/// of `mode` and `allow` hides.
+/// A workspace holding `.env`, a key and a source file, with tools whose sandbox and boundary
+/// hide what the policy of `mode` and `allow` hides, wired the way a session does it.
 fn fixture(mode: PermissionMode, allow: &[&str]) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let mut builder = PolicyBuilder::new(Workspace::new(dir.path()).unwrap(), mode);
     for rule in allow {
         builder.rule(RuleAction::Allow, rule, "test").unwrap();
     }
-    let secrets = builder.build().secrets().clone();
+    let policy = builder.build();
+    // A session that builds its tools before its policy derives the same list from the rules.
+    let secrets =
+        Secrets::with_allow_rules(SecretFiles::default(), dir.path(), allow.iter().copied())
+            .unwrap();
+    assert_eq!(secrets.files(), policy.secrets().files());
     let sandbox = SandboxConfig::new(dir.path()).with_secrets(secrets);
     let config = BuiltinConfig {
         bash: BashConfig { sandbox, ..BashConfig::default() },
         ..Default::default()
     };
-    let fx = Fixture::with_config_in(config, dir);
+    let mut fx = Fixture::with_config_in(config, dir);
+    fx.boundary = Some(Arc::new(policy.workspace().clone()));
     fx.put(".env", format!("{TOKEN}\n"));
     fx.put("config/prod.key", "key-body-31c9d0\n");
     fx.put("src/app.rs", "// reads TOKEN from the environment\n");
@@ -108,4 +118,19 @@ async fn a_read_allow_rule_exposes_the_file_to_bash() {
     }
     assert!(out.contains(TOKEN), "{out}");
     assert!(!out.contains("key-body"), "only what the rule names: {out}");
+}
+
+#[tokio::test]
+async fn a_read_allow_rule_lets_grep_search_the_file() {
+    let fx = fixture(PermissionMode::DontAsk, &["Read(./.env)"]);
+    for mode in ["files_with_matches", "content", "count"] {
+        let args = json!({"pattern": "TOKEN", "output_mode": mode, "include_hidden": true});
+        let out = fx.call("grep", args).await;
+        assert!(out.lines().any(|line| line.starts_with(".env")), "{mode}: {out}");
+        assert!(out.contains("Note: skipped 1 secret file (config/prod.key)"), "{mode}: {out}");
+    }
+    let out = fx
+        .call("grep", json!({"pattern": "TOKEN", "output_mode": "content", "include_hidden": true}))
+        .await;
+    assert!(out.contains(TOKEN), "{out}");
 }

@@ -1,46 +1,53 @@
-//! `--replay FILE`: a recorded session transcript played back as the model, so any run can be
+//! [`ReplayClient`]: a recorded conversation played back as the model, so any run can be
 //! reproduced offline and the tools regression-tested against it.
 //!
 //! The recording is split into assistant turns: each maximal run of assistant messages, tool calls
 //! and reasoning items between a user message or tool output and the next. Every request gets the
 //! next turn, whatever it contains; the tools really run again, so their outputs are fresh.
 
-use std::{
-    path::{Path, PathBuf},
-    sync::Mutex,
-};
+use std::sync::Mutex;
 
 use agent_core::{
     BoxFuture, Item, ModelClient, ModelError, ModelErrorKind, ModelEvent, ModelRequest,
     ModelStream, Role, StopReason,
 };
 
-use crate::session;
-
 /// A model that answers each request with the next recorded assistant turn.
-pub(crate) struct ReplayClient {
+///
+/// ```
+/// use agent_core::{Item, Message};
+/// use agent_model::ReplayClient;
+///
+/// let recorded = vec![
+///     Item::Message(Message::user("hi")),
+///     Item::Message(Message::assistant("hello")),
+/// ];
+/// let model = ReplayClient::new("greeting", recorded);
+/// assert_eq!(model.turns(), 1);
+/// ```
+#[derive(Debug)]
+pub struct ReplayClient {
     name: String,
-    path: PathBuf,
     turns: Vec<Vec<Item>>,
     /// How many turns have been played.
     played: Mutex<usize>,
 }
 
 impl ReplayClient {
-    /// Reads a transcript (`transcript.jsonl` of a session); one without assistant turns is an
-    /// error, since replaying it could not answer anything.
-    pub(crate) fn load(path: &Path) -> anyhow::Result<Self> {
-        let items = session::load_items(path)?;
-        let turns = assistant_turns(items);
-        if turns.is_empty() {
-            anyhow::bail!("{} holds no assistant turns to replay", path.display());
-        }
-        Ok(Self {
-            name: format!("replay:{}", path.display()),
-            path: path.to_path_buf(),
-            turns,
+    /// Plays back the assistant turns of `items` (a transcript: user messages, assistant
+    /// messages, tool calls, tool outputs, reasoning); `label` names the recording in its model
+    /// name (`replay:<label>`) and in errors.
+    pub fn new(label: &str, items: Vec<Item>) -> Self {
+        Self {
+            name: format!("replay:{label}"),
+            turns: assistant_turns(items),
             played: Mutex::new(0),
-        })
+        }
+    }
+
+    /// How many assistant turns the recording holds; a client with none cannot answer anything.
+    pub fn turns(&self) -> usize {
+        self.turns.len()
     }
 
     /// The next turn, or an error naming the recording once it is exhausted.
@@ -51,7 +58,7 @@ impl ReplayClient {
                 ModelErrorKind::BadResponse,
                 format!(
                     "the recording {} is exhausted: all {} assistant turns were played",
-                    self.path.display(),
+                    self.name.trim_start_matches("replay:"),
                     self.turns.len()
                 ),
             ));
@@ -181,12 +188,7 @@ mod tests {
 
     #[test]
     fn an_exhausted_recording_is_a_clear_error() {
-        let client = ReplayClient {
-            name: "replay".to_owned(),
-            path: PathBuf::from("t.jsonl"),
-            turns: vec![vec![assistant("only")]],
-            played: Mutex::new(0),
-        };
+        let client = ReplayClient::new("t.jsonl", vec![user("a"), assistant("only")]);
         assert_eq!(client.next_turn().unwrap(), vec![assistant("only")]);
         let err = client.next_turn().unwrap_err();
         assert!(err.message.contains("t.jsonl is exhausted"), "{}", err.message);

@@ -1,12 +1,12 @@
-//! The workspace boundary as the tools use it: `agent_exec::Workspace` for resolution, plus how
-//! paths are shown to the model and what a missing path suggests.
+//! Paths as the tools show them: relative to the workspace root, and what a missing path
+//! suggests. Resolution itself is the boundary's job (`ToolContext::workspace`).
 
 use std::path::Path;
 
 use agent_core::{ToolError, ToolErrorKind};
-pub(crate) use agent_exec::Workspace;
+use agent_exec::Workspace;
 
-/// The workspace of a call, from the root its context carries.
+/// A boundary for `root` with no allow rules, for the blocking entry points that have no context.
 pub(crate) fn open(root: &Path) -> Result<Workspace, ToolError> {
     Workspace::new(root).map_err(|err| {
         ToolError::new(ToolErrorKind::ToolError, format!("the workspace cannot be used: {err}"))

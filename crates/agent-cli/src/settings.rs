@@ -1,0 +1,174 @@
+//! What every command shares: the configuration read once (flags over environment over the config
+//! file's profile over defaults), and the library's [`AgentBuilder`] filled from it — workspace,
+//! sandbox, tools, permission rules and limits.
+
+use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
+
+use agent_exec::{
+    AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
+    sandbox::{SandboxConfig, SandboxPolicy},
+};
+use agent_tools::{BashConfig, BuiltinConfig, FileTracker, ProviderKind, WebSearchConfig};
+use anyhow::Context;
+
+use crate::{
+    Options,
+    config::{self, ConfigFile, Limits, ModelFlags, ModelSettings, Profile, SearchProvider},
+};
+
+/// The configuration of one command, resolved once.
+pub(crate) struct Settings {
+    pub(crate) file: ConfigFile,
+    pub(crate) profile_name: Option<String>,
+    pub(crate) profile: Profile,
+    pub(crate) model: ModelSettings,
+    /// The options with the profile's values filled in where no flag was given.
+    pub(crate) options: Options,
+}
+
+impl Settings {
+    /// Reads the config file (`--config`, else the platform default) and applies precedence.
+    pub(crate) fn load(options: &Options) -> anyhow::Result<Self> {
+        Self::load_with_env(options, &|name| std::env::var(name).ok())
+    }
+
+    fn load_with_env(
+        options: &Options,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Self> {
+        let config_path = options.config.clone().or_else(ConfigFile::default_path);
+        let file = match &config_path {
+            Some(path) => ConfigFile::load(path)?,
+            None => ConfigFile::default(),
+        };
+        let flags = ModelFlags {
+            profile: options.profile.clone(),
+            base_url: options.base_url.clone(),
+            model: options.model.clone(),
+            api: options.api,
+            no_stream: options.no_stream,
+        };
+        let (model, profile) = config::resolve_model(&flags, env, &file)?;
+        let profile_name = options.profile.clone().or_else(|| file.default_profile.clone());
+        let mut options = options.clone();
+        options.max_turns = options.max_turns.or(profile.max_turns);
+        options.sandbox = options.sandbox.clone().or(profile.sandbox.clone());
+        options.permission_mode =
+            options.permission_mode.clone().or(profile.permission_mode.clone());
+        options.network = options.network || profile.network.unwrap_or(false);
+        options.tools = options.tools.clone().or(profile.tools.clone());
+        Ok(Self { file, profile_name, profile, model, options })
+    }
+
+    /// The tool limits: the file's `[limits]`, overridden by the profile's.
+    fn limits(&self) -> Limits {
+        self.file.limits.overridden_by(self.profile.limits)
+    }
+
+    /// A builder with the workspace, the built-in tools (sharing `tracker`), every permission
+    /// rule (config file, profile, flags) and the limits; `default_mode` applies when neither a
+    /// flag nor the profile names a mode.
+    pub(crate) fn builder(
+        &self,
+        default_mode: PermissionMode,
+        tracker: Arc<FileTracker>,
+        executor: ExecutorConfig,
+    ) -> anyhow::Result<AgentBuilder> {
+        let options = &self.options;
+        let root = match &options.workspace {
+            Some(path) => path.clone(),
+            None => std::env::current_dir().context("reading the current directory")?,
+        };
+        let mode = match &options.permission_mode {
+            Some(text) => PermissionMode::from_str(text)?,
+            None => default_mode,
+        };
+        let policy = match &options.sandbox {
+            Some(text) => SandboxPolicy::from_str(text)?,
+            None => SandboxPolicy::WorkspaceWrite,
+        };
+        let limits = self.limits();
+        let mut bash = BashConfig {
+            sandbox: SandboxConfig::new(PathBuf::new())
+                .with_policy(policy)
+                .with_network(options.network),
+            ..BashConfig::default()
+        };
+        if let Some(secs) = limits.bash_timeout_secs {
+            bash.default_timeout = Duration::from_secs(secs);
+        }
+        if let Some(secs) = limits.bash_max_timeout_secs {
+            bash.max_timeout = Duration::from_secs(secs);
+        }
+        let web_search = self.profile.web_search.as_ref().or(self.file.web_search.as_ref());
+        let tools = agent_tools::builtin_with_tracker(
+            &BuiltinConfig {
+                bash,
+                web_search: web_search.map(web_search_config),
+                ..BuiltinConfig::default()
+            },
+            tracker,
+        )?;
+        let mut executor = executor;
+        if let Some(secs) = limits.tool_timeout_secs {
+            executor.default_timeout = Duration::from_secs(secs);
+        }
+        if let Some(cap) = limits.output_cap {
+            executor.output_cap = cap;
+        }
+        let mut builder =
+            AgentBuilder::new(&root).tools(tools).permission_mode(mode).executor_config(executor);
+        if let Some(names) = &options.tools {
+            builder = builder.only_tools(names.iter().cloned());
+        }
+        let profile_origin = match &self.profile_name {
+            Some(name) => format!("config profile `{name}`"),
+            None => "config profile".to_owned(),
+        };
+        for (permissions, origin) in [
+            (&self.file.permissions, "config file".to_owned()),
+            (&self.profile.permissions, profile_origin),
+        ] {
+            for (action, rules) in [
+                (RuleAction::Deny, &permissions.deny),
+                (RuleAction::Ask, &permissions.ask),
+                (RuleAction::Allow, &permissions.allow),
+            ] {
+                for rule in rules {
+                    builder = builder.rule(action, rule, &origin);
+                }
+            }
+        }
+        for (action, rules, origin) in [
+            (RuleAction::Deny, &options.deny, "--deny"),
+            (RuleAction::Ask, &options.ask, "--ask"),
+            (RuleAction::Allow, &options.allow, "--allow"),
+        ] {
+            for rule in rules {
+                builder = builder.rule(action, rule, origin);
+            }
+        }
+        Ok(builder)
+    }
+}
+
+/// The web_search configuration of a `[web_search]` table; the key is read from the variable it
+/// names and never stored anywhere else.
+fn web_search_config(table: &config::WebSearch) -> WebSearchConfig {
+    let provider = match table.provider {
+        SearchProvider::Searxng => ProviderKind::Searxng,
+        SearchProvider::Brave => ProviderKind::Brave,
+        SearchProvider::Tavily => ProviderKind::Tavily,
+    };
+    let mut config = WebSearchConfig::new(provider);
+    if let Some(url) = &table.base_url {
+        config = config.with_base_url(url.clone());
+    }
+    if let Some(key) = table.api_key_env.as_deref().and_then(|name| std::env::var(name).ok()) {
+        config = config.with_api_key(agent_tools::ApiKey::new(key));
+    }
+    if let Some(secs) = table.timeout_secs {
+        config = config.with_timeout(Duration::from_secs(secs));
+    }
+    config
+}

@@ -1,0 +1,305 @@
+//! The front door: [`AgentBuilder`] wires tools, the permission policy, the workspace and the
+//! loop's settings together, and [`Agent`] runs prompts to a [`Finish`] while keeping the
+//! conversation for the next prompt.
+//!
+//! Everything here is a thin composition of the lower-level parts ([`Registry`],
+//! [`PolicyBuilder`], [`Executor`], [`agent::run`]); a program that needs something different can
+//! use those directly.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use agent_core::{CancellationToken, Item, Message, ModelClient, Tool, ToolChoice};
+
+use crate::{
+    Approver, Executor, ExecutorConfig, PermissionMode, PolicyBuilder, Registry, RuleAction,
+    ToolLimits, Workspace,
+    agent::{self, AgentConfig, AgentEvent, Conversation, Finish},
+    error::{Error, Result},
+};
+
+/// The instructions an [`Agent`] gets when the builder is given none: short, and about the two
+/// mistakes models make most with tools.
+pub const DEFAULT_INSTRUCTIONS: &str = "\
+You are a coding agent working in the user's workspace through tools.
+Prefer the dedicated tools over bash: read_file to read, grep and glob to search, list_dir to look \
+around, edit_file and write_file to change files. Use bash for building, testing and running things.
+Never invent tool output: if you need a fact, call a tool; if a call fails, read the error and fix \
+the call or change approach.
+Be concise. When you are done, answer in plain text without calling tools.";
+
+/// Builds an [`Agent`] (with a model) or an [`Executor`] (tools and policy only).
+///
+/// ```
+/// use agent_exec::{AgentBuilder, PermissionMode};
+///
+/// let dir = tempfile::tempdir()?;
+/// let executor = AgentBuilder::new(dir.path())
+///     .permission_mode(PermissionMode::DontAsk)
+///     .allow("Read(src/**)")
+///     .build_executor()?;
+/// assert!(executor.specs().is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct AgentBuilder {
+    workspace: PathBuf,
+    tools: Vec<(Arc<dyn Tool>, ToolLimits)>,
+    only: Option<Vec<String>>,
+    mode: PermissionMode,
+    rules: Vec<(RuleAction, String, String)>,
+    approver: Option<Arc<dyn Approver>>,
+    config: AgentConfig,
+    executor: ExecutorConfig,
+}
+
+impl AgentBuilder {
+    /// A builder for an agent working in `workspace` (which must exist), in the `default`
+    /// permission mode, with no tools, no rules and [`DEFAULT_INSTRUCTIONS`].
+    pub fn new(workspace: impl AsRef<Path>) -> Self {
+        Self {
+            workspace: workspace.as_ref().to_path_buf(),
+            tools: Vec::new(),
+            only: None,
+            mode: PermissionMode::Default,
+            rules: Vec::new(),
+            approver: None,
+            config: AgentConfig::new(DEFAULT_INSTRUCTIONS),
+            executor: ExecutorConfig::new("session"),
+        }
+    }
+
+    /// Adds a tool with the executor's default limits.
+    pub fn tool(self, tool: Arc<dyn Tool>) -> Self {
+        self.tool_with_limits(tool, ToolLimits::default())
+    }
+
+    /// Adds a tool with its own time limit or output cap.
+    pub fn tool_with_limits(mut self, tool: Arc<dyn Tool>, limits: ToolLimits) -> Self {
+        self.tools.push((tool, limits));
+        self
+    }
+
+    /// Adds several tools (for example `agent_tools::builtin(…)?`).
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.tools.extend(tools.into_iter().map(|tool| (tool, ToolLimits::default())));
+        self
+    }
+
+    /// Offers the model only the tools with these names (or aliases); the others are not
+    /// registered. Naming a tool that was not added is an error at build time.
+    pub fn only_tools(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.only = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The permission mode (default: [`PermissionMode::Default`]).
+    pub fn permission_mode(mut self, mode: PermissionMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Adds a permission rule such as `Bash(cargo test *)`; `origin` names where it came from
+    /// (a settings file, a flag) in warnings. Rules are parsed at build time.
+    pub fn rule(mut self, action: RuleAction, rule: &str, origin: &str) -> Self {
+        self.rules.push((action, rule.to_owned(), origin.to_owned()));
+        self
+    }
+
+    /// Adds an allow rule.
+    pub fn allow(self, rule: &str) -> Self {
+        self.rule(RuleAction::Allow, rule, "allow")
+    }
+
+    /// Adds an ask rule.
+    pub fn ask(self, rule: &str) -> Self {
+        self.rule(RuleAction::Ask, rule, "ask")
+    }
+
+    /// Adds a deny rule.
+    pub fn deny(self, rule: &str) -> Self {
+        self.rule(RuleAction::Deny, rule, "deny")
+    }
+
+    /// Who answers when the policy asks; without one, such calls are denied with an observation
+    /// naming the rule that would allow them.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// The system prompt sent with every request.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.config.instructions = instructions.into();
+        self
+    }
+
+    /// The most model turns one prompt may take (default 50).
+    pub fn max_turns(mut self, max_turns: usize) -> Self {
+        self.config.max_turns = max_turns;
+        self
+    }
+
+    /// How the model may use tools on every turn (default: automatic).
+    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.config.tool_choice = choice;
+        self
+    }
+
+    /// Replaces the loop's settings as a whole.
+    pub fn config(mut self, config: AgentConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Replaces the executor's settings as a whole (session id, timeouts, output cap, where full
+    /// outputs are saved).
+    pub fn executor_config(mut self, config: ExecutorConfig) -> Self {
+        self.executor = config;
+        self
+    }
+
+    /// The executor alone: tools, policy and approver, for running calls without a model. Rules
+    /// that parse but can never match are kept inert; read them from
+    /// [`PermissionPolicy::warnings`](crate::PermissionPolicy::warnings).
+    pub fn build_executor(self) -> Result<Executor> {
+        let workspace = Workspace::new(&self.workspace)?;
+        let mut registry = Registry::new();
+        if let Some(only) = &self.only {
+            for name in only {
+                let known = self.tools.iter().any(|(tool, _)| {
+                    let spec = tool.spec();
+                    spec.name == *name || spec.aliases.iter().any(|alias| alias == name)
+                });
+                if !known {
+                    let known = self.tools.iter().map(|(tool, _)| tool.spec().name.clone());
+                    return Err(Error::UnknownTool {
+                        name: name.clone(),
+                        known: known.collect::<Vec<_>>().join(", "),
+                    });
+                }
+            }
+        }
+        for (tool, limits) in self.tools {
+            let spec = tool.spec();
+            let offered = self.only.as_ref().is_none_or(|only| {
+                only.iter().any(|name| spec.name == *name || spec.aliases.contains(name))
+            });
+            if offered {
+                registry.register_with_limits(tool, limits)?;
+            }
+        }
+        let mut policy = PolicyBuilder::new(workspace, self.mode);
+        for spec in registry.specs() {
+            policy.known_tool(&spec.rule_name);
+        }
+        for (action, rule, origin) in &self.rules {
+            policy.rule(*action, rule, origin)?;
+        }
+        let mut executor = Executor::new(registry, policy.build(), self.executor);
+        if let Some(approver) = self.approver {
+            executor = executor.with_approver(approver);
+        }
+        Ok(executor)
+    }
+
+    /// The agent: this builder's executor driven by `model`.
+    pub fn build(self, model: impl ModelClient + 'static) -> Result<Agent> {
+        self.build_boxed(Box::new(model))
+    }
+
+    /// Like [`AgentBuilder::build`], for a model chosen at run time.
+    pub fn build_boxed(self, model: Box<dyn ModelClient>) -> Result<Agent> {
+        let config = self.config.clone();
+        let executor = self.build_executor()?;
+        Ok(Agent { model, executor, config, conversation: Conversation::default() })
+    }
+}
+
+/// A model, its tools and policy, and the conversation so far: send it prompts.
+///
+/// Each [`Agent::prompt`] appends the user's message, runs the loop until the model answers or a
+/// stop condition holds, and keeps every item, so the next prompt continues the conversation
+/// (with `previous_response_id` when the model supports it).
+pub struct Agent {
+    model: Box<dyn ModelClient>,
+    executor: Executor,
+    config: AgentConfig,
+    conversation: Conversation,
+}
+
+impl Agent {
+    /// A builder for an agent working in `workspace`.
+    pub fn builder(workspace: impl AsRef<Path>) -> AgentBuilder {
+        AgentBuilder::new(workspace)
+    }
+
+    /// Runs one prompt to its end, with no event callback and no way to cancel it early.
+    pub async fn prompt(&mut self, prompt: impl Into<String>) -> Finish {
+        self.prompt_with(prompt, &CancellationToken::new(), |_| {}).await
+    }
+
+    /// Runs one prompt to its end, calling `on_event` as things happen (the user's message and
+    /// every other item as [`AgentEvent::ItemAdded`], text deltas, tool calls, usage, the finish).
+    /// Cancelling `cancel` stops the model and the running tools; the conversation stays valid.
+    pub async fn prompt_with(
+        &mut self,
+        prompt: impl Into<String>,
+        cancel: &CancellationToken,
+        mut on_event: impl FnMut(AgentEvent) + Send,
+    ) -> Finish {
+        let user = Item::Message(Message::user(prompt));
+        on_event(AgentEvent::ItemAdded { item: user.clone() });
+        self.conversation.items.push(user);
+        agent::run(
+            self.model.as_ref(),
+            &self.executor,
+            &self.config,
+            &mut self.conversation,
+            cancel,
+            &mut on_event,
+        )
+        .await
+    }
+
+    /// The conversation so far.
+    pub fn conversation(&self) -> &Conversation {
+        &self.conversation
+    }
+
+    /// Replaces the conversation, for example with a transcript read back to resume a session.
+    pub fn set_conversation(&mut self, conversation: Conversation) {
+        self.conversation = conversation;
+    }
+
+    /// The executor, for direct calls and its policy.
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    /// The model client.
+    pub fn model(&self) -> &dyn ModelClient {
+        self.model.as_ref()
+    }
+
+    /// The loop's settings.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// The loop's settings, to change between prompts.
+    pub fn config_mut(&mut self) -> &mut AgentConfig {
+        &mut self.config
+    }
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("model", &self.model.name())
+            .field("tools", &self.executor.registry().len())
+            .field("items", &self.conversation.items.len())
+            .finish_non_exhaustive()
+    }
+}
