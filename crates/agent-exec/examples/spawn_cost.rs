@@ -7,7 +7,13 @@
 //! paired differences) as `{"name","unit","median","min","max","runs"}` lines for
 //! `cargo xtask bench`. A benchmark, not a test.
 
-#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+// The unsandboxed baseline spawns a plain `Command` on purpose.
+#![allow(
+    clippy::print_stdout,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods
+)]
 
 use std::time::Instant;
 

@@ -162,7 +162,6 @@ pub async fn run(
         .clone()
         .or_else(|| fresh_temp.as_ref().map(|dir| dir.path().to_path_buf()))
         .unwrap_or_else(std::env::temp_dir);
-    let rules = sandbox::policy_rules(config, &temp_dir);
     let env = sandbox::sandbox_env(
         spec.base_env.clone().unwrap_or_else(|| std::env::vars_os().collect()),
         config.policy,
@@ -170,6 +169,13 @@ pub async fn run(
         Some(&temp_dir),
     );
     let cwd = spec.cwd.clone().unwrap_or_else(|| config.workspace.clone());
+    // Resolved once, here, with the environment and directory the process gets, so the files
+    // are the ones its shell would run.
+    let executables = config
+        .exec_allowlist
+        .as_ref()
+        .map(|names| sandbox::resolve_executables(&spec.program, names, &env, &cwd));
+    let rules = sandbox::policy_rules(config, &temp_dir, executables.as_deref());
     let read_only = sandbox::git_dir(config);
     let hide = match config.policy {
         SandboxPolicy::DangerFullAccess => Vec::new(),
@@ -228,6 +234,10 @@ pub(crate) async fn run_with(
         (None, out_writer.try_clone()?)
     };
 
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the one sanctioned spawn: the sandbox is applied here"
+    )]
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)

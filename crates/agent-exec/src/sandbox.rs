@@ -10,6 +10,7 @@
 
 mod child;
 mod env;
+mod executables;
 mod landlock;
 mod limits;
 mod policy;
@@ -25,6 +26,7 @@ use crate::secret::Hidden;
 
 pub(crate) use self::{
     child::{ChildPlan, MountPlan, ReadOnlyDir},
+    executables::{LOADERS, resolve as resolve_executables},
     landlock::{FsRules, Grant},
     limits::CgroupLease,
 };
@@ -120,26 +122,38 @@ pub(crate) fn capabilities() -> &'static Capabilities {
 }
 
 /// The file-system rules of `config.policy`, with `temp_dir` as the private temp dir.
-/// `None` for `danger-full-access`.
-pub(crate) fn policy_rules(config: &SandboxConfig, temp_dir: &Path) -> Option<FsRules> {
+/// `None` for `danger-full-access`. With `executables` (an execute allow-list, see
+/// [`resolve_executables`]), nothing is executable but those files.
+pub(crate) fn policy_rules(
+    config: &SandboxConfig,
+    temp_dir: &Path,
+    executables: Option<&[std::path::PathBuf]>,
+) -> Option<FsRules> {
     let mut rules = FsRules::default();
+    let (read, write) = match executables {
+        Some(_) => (Grant::Read, Grant::WriteNoExecute),
+        None => (Grant::ReadExecute, Grant::Write),
+    };
     match config.policy {
         SandboxPolicy::DangerFullAccess => return None,
         SandboxPolicy::ReadOnly => {
-            rules.grant("/", Grant::ReadExecute).grant("/dev/null", Grant::Write);
+            rules.grant("/", read).grant("/dev/null", write);
         }
         SandboxPolicy::WorkspaceWrite => {
             rules
-                .grant("/", Grant::ReadExecute)
-                .grant("/dev/null", Grant::Write)
+                .grant("/", read)
+                .grant("/dev/null", write)
                 // Shared memory for POSIX semaphores (Python multiprocessing, browsers), as Codex keeps it.
-                .grant("/dev/shm", Grant::Write)
-                .grant(&config.workspace, Grant::Write)
-                .grant(temp_dir, Grant::Write);
+                .grant("/dev/shm", write)
+                .grant(&config.workspace, write)
+                .grant(temp_dir, write);
             for root in &config.extra_writable {
-                rules.grant(root, Grant::Write);
+                rules.grant(root, write);
             }
         }
+    }
+    for file in executables.into_iter().flatten() {
+        rules.grant(file, Grant::Execute);
     }
     Some(rules)
 }

@@ -56,15 +56,6 @@ struct Interpreter {
     path: Vec<PathBuf>,
 }
 
-/// ELF loaders the interpreter may need to execute, by architecture and libc.
-const LOADERS: [&str; 5] = [
-    "/lib64/ld-linux-x86-64.so.2",
-    "/lib/ld-linux-aarch64.so.1",
-    "/lib/ld-linux-riscv64-lp64d.so.1",
-    "/lib/ld-musl-x86_64.so.1",
-    "/lib/ld-musl-aarch64.so.1",
-];
-
 /// Shared libraries and data every interpreter reads.
 const SYSTEM_READ: [&str; 9] = [
     "/usr/lib",
@@ -112,7 +103,7 @@ async fn run_inner(
     for path in SYSTEM_READ {
         rules.grant(path, Grant::Read);
     }
-    for loader in LOADERS {
+    for loader in crate::sandbox::LOADERS {
         rules.grant(loader, Grant::Execute);
     }
     rules.grant("/dev/null", Grant::Write).grant(&dir, Grant::Write);

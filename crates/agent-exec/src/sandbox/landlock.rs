@@ -21,6 +21,8 @@ use super::SandboxError;
 const TARGET_ABI: ABI = ABI::V7;
 
 /// What a rule grants beneath a path.
+// Only the code sandbox's Python rules use `Read` and `Execute` so far.
+#[cfg_attr(not(feature = "code"), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Grant {
     /// Read files and list directories, without executing anything.
@@ -31,6 +33,8 @@ pub(crate) enum Grant {
     Execute,
     /// Read, execute, create, change and delete.
     Write,
+    /// Read, create, change and delete, without executing (under an execute allow-list).
+    WriteNoExecute,
 }
 
 impl Grant {
@@ -43,6 +47,10 @@ impl Grant {
             // Never device nodes: root could make one for the disk that holds hidden secrets.
             Grant::Write => {
                 AccessFs::from_all(TARGET_ABI) & !(AccessFs::MakeBlock | AccessFs::MakeChar)
+            }
+            Grant::WriteNoExecute => {
+                AccessFs::from_all(TARGET_ABI)
+                    & !(AccessFs::Execute | AccessFs::MakeBlock | AccessFs::MakeChar)
             }
         }
     }

@@ -125,6 +125,11 @@ pub struct SandboxConfig {
     /// expose. The built-in list by default; a session passes its policy's
     /// ([`crate::PermissionPolicy::secrets`]) so that `Read(…)` allow rules apply.
     pub secrets: Secrets,
+    /// When set, the process may execute only the program it starts and these programs (as a
+    /// command line names them, found on its `PATH` before it starts), with their interpreters:
+    /// Landlock's execute right is granted on those files alone. The permission policy sets it
+    /// for commands it approved as read-only (docs/sandbox.md). Ignored by `danger-full-access`.
+    pub exec_allowlist: Option<Vec<String>>,
 }
 
 impl SandboxConfig {
@@ -139,6 +144,7 @@ impl SandboxConfig {
             extra_writable: Vec::new(),
             kill_grace: Duration::from_secs(2),
             secrets: Secrets::default(),
+            exec_allowlist: None,
         }
     }
 
