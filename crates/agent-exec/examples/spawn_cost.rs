@@ -34,17 +34,24 @@ async fn main() {
         args.iter().find_map(|arg| arg.parse().ok()).unwrap_or(if quick { 40 } else { 200 });
     let workspace = tempfile::tempdir().unwrap();
 
-    // The last row runs in a repository, where `.git` gets its read-only mount namespace.
+    // The last rows run in a repository, where `.git` gets its read-only mount namespace, and in a
+    // workspace holding `.env`, which gets covered. The home's credential locations are covered
+    // in every restricted row when they exist on the machine.
     let repository = tempfile::tempdir().unwrap();
     std::fs::create_dir(repository.path().join(".git")).unwrap();
+    let with_secret = tempfile::tempdir().unwrap();
+    std::fs::write(with_secret.path().join(".env"), "API_TOKEN=x\n").unwrap();
     let rows = SandboxPolicy::ALL
         .into_iter()
         .map(|policy| (policy, workspace.path(), policy.to_string()))
-        .chain([(
-            SandboxPolicy::WorkspaceWrite,
-            repository.path(),
-            "workspace-write + .git".to_owned(),
-        )]);
+        .chain([
+            (SandboxPolicy::WorkspaceWrite, repository.path(), "workspace-write + .git".to_owned()),
+            (
+                SandboxPolicy::WorkspaceWrite,
+                with_secret.path(),
+                "workspace-write + .env".to_owned(),
+            ),
+        ]);
     if !json {
         println!("spawn `bash -c true`, {runs} pairs per policy; milliseconds per spawn");
     }
@@ -80,7 +87,8 @@ async fn main() {
                 "read-only" => "sandbox.overhead.read_only",
                 "workspace-write" => "sandbox.overhead.workspace_write",
                 "danger-full-access" => "sandbox.overhead.full_access",
-                _ => "sandbox.overhead.workspace_write_git",
+                "workspace-write + .git" => "sandbox.overhead.workspace_write_git",
+                _ => "sandbox.overhead.workspace_write_secrets",
             };
             let line = serde_json::json!({"name": name, "unit": "ms", "median": added.0, "min": added.1, "max": added.2, "runs": runs});
             println!("{line}");
