@@ -2,7 +2,8 @@
 //!
 //! Maintenance tasks use no workspace crate, so they still run when the product does not build.
 
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+// Developer tasks print their results and start cargo and the built binaries directly.
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::disallowed_methods)]
 
 mod bench;
 mod ci;
@@ -18,8 +19,8 @@ const HELP: &str = "\
 cargo xtask <task>
 
 tasks:
-  bench   [--json] [--quick] benchmarks of the release binaries and crates (issue 8; not part of ci)
-  ci      fmt --check, clippy -D warnings, tests, docs with warnings denied
+  bench   [--json] [--quick] benchmarks of the release binaries and crates (not part of ci)
+  ci      what .ci/run runs: fmt --check, tidy, cargo deny, clippy -D warnings, docs, tests
   demo    [NAME] offline demos: the real agent binary against a scripted model server
   realmodel  the real-server tier: the agent binary against llama-cpp-python, llama-server and
           LiteLLM with a real tiny model (setup cached in $AGENT_REALMODEL_CACHE)

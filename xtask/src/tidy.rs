@@ -26,15 +26,21 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
 const BINARY_ONLY: &[&str] = &["anyhow", "clap", "clap_complete", "tracing-subscriber"];
 const LIBRARIES: &[&str] = &["agent-core", "agent-exec", "agent-tools", "agent-model"];
 
+/// The most lines a source file may have before its tests: past this, a module has become several
+/// and reads better split. Test code (`tests/` folders, `tests.rs` files, and everything from the
+/// first `#[cfg(test)]` on) does not count.
+const MAX_LINES: usize = 600;
+
 /// Every problem found, as a readable line; empty when the tree is tidy.
 pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     let mut problems = Vec::new();
-    check_doc_headers(root, &mut problems)?;
+    check_sources(root, &mut problems)?;
     check_manifests(root, &mut problems)?;
     Ok(problems)
 }
 
-fn check_doc_headers(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> {
+/// Checks every `.rs` file: its `//!` header, its module layout and its size.
+fn check_sources(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> {
     let mut files = Vec::new();
     for dir in ["crates", "xtask"] {
         collect_rs_files(&root.join(dir), &mut files)?;
@@ -51,8 +57,27 @@ fn check_doc_headers(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<
         if file.file_name().is_some_and(|name| name == "mod.rs") && !shown.contains("/tests/") {
             problems.push(format!("{shown}: use `foo.rs` beside `foo/` instead of `foo/mod.rs`"));
         }
+        check_size(&shown, &text, problems);
     }
     Ok(())
+}
+
+/// Reports a non-test source file (`shown` is its path from the root) longer than `MAX_LINES`,
+/// counting up to its first `#[cfg(test)]`.
+fn check_size(shown: &str, text: &str, problems: &mut Vec<String>) {
+    let path = Path::new(shown);
+    let is_test = path.components().any(|part| part.as_os_str() == "tests")
+        || path.file_name().is_some_and(|name| name == "tests.rs");
+    if is_test {
+        return;
+    }
+    let lines =
+        text.lines().take_while(|line| !line.trim_start().starts_with("#[cfg(test)]")).count();
+    if lines > MAX_LINES {
+        problems.push(format!(
+            "{shown}: {lines} lines before its tests, over the budget of {MAX_LINES}; split it into modules"
+        ));
+    }
 }
 
 fn collect_rs_files(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
@@ -173,6 +198,47 @@ mod tests {
     fn tree_is_tidy() {
         let problems = check(&crate::project_root()).unwrap();
         assert!(problems.is_empty(), "tidy problems:\n{}", problems.join("\n"));
+    }
+
+    #[track_caller]
+    fn check_lines(shown: &str, code: usize, tests: usize, expect: &[&str]) {
+        let mut text = "//! demo\n".repeat(code);
+        if tests > 0 {
+            text.push_str("#[cfg(test)]\n");
+            text.push_str(&"fn case() {}\n".repeat(tests - 1));
+        }
+        let mut problems = Vec::new();
+        check_size(shown, &text, &mut problems);
+        assert_eq!(problems, expect);
+    }
+
+    #[test]
+    fn file_over_the_line_budget_is_reported() {
+        check_lines(
+            "crates/agent-exec/src/big.rs",
+            601,
+            0,
+            &[
+                "crates/agent-exec/src/big.rs: 601 lines before its tests, over the budget of 600; split it into modules",
+            ],
+        );
+        check_lines("crates/agent-exec/src/big.rs", 600, 0, &[]);
+    }
+
+    #[test]
+    fn test_code_does_not_count_against_the_budget() {
+        // Lines from the first `#[cfg(test)]` on, test suites and `tests.rs` modules are exempt.
+        check_lines("crates/agent-exec/src/big.rs", 590, 400, &[]);
+        check_lines("crates/agent-exec/tests/suite/big.rs", 900, 0, &[]);
+        check_lines("crates/agent-exec/src/agent/tests.rs", 900, 0, &[]);
+        check_lines(
+            "xtask/src/big.rs",
+            700,
+            10,
+            &[
+                "xtask/src/big.rs: 700 lines before its tests, over the budget of 600; split it into modules",
+            ],
+        );
     }
 
     #[track_caller]

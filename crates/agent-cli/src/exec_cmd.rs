@@ -30,8 +30,8 @@ pub(crate) struct ExecArgs {
 
 /// Runs the prompt; 0 answered, 1 agent failure, 2 usage or configuration error, 130 interrupted.
 pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode> {
-    // Nobody is there to answer an approval prompt, so calls that would ask are denied with a
-    // message naming the flag that would allow them.
+    // Nobody is there to answer an approval prompt, so calls that would ask are denied; the
+    // renderer names the flag that would allow them.
     let launch = Launch {
         resume: args.resume.as_deref(),
         replay: args.replay.clone(),

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use agent_exec::agent::AgentEvent;
+use agent_exec::{Remedy, agent::AgentEvent};
 
 /// How events are shown.
 pub(crate) struct Renderer {
@@ -40,7 +40,15 @@ impl Renderer {
                 }
                 eprintln!("▸ {name} {}", short(arguments, 100));
             }
-            AgentEvent::ToolCallFinished { name, ok, error, duration_ms, truncated, .. } => {
+            AgentEvent::ToolCallFinished {
+                name,
+                ok,
+                error,
+                duration_ms,
+                truncated,
+                remedy,
+                ..
+            } => {
                 let status = match (ok, error) {
                     (true, _) => "ok".to_owned(),
                     (false, Some(code)) => format!("error: {code}"),
@@ -48,6 +56,9 @@ impl Renderer {
                 };
                 let cut = if *truncated { ", output capped" } else { "" };
                 eprintln!("  {name}: {status} ({duration_ms} ms{cut})");
+                if let Some(remedy) = remedy {
+                    eprintln!("  {}", remedy_advice(remedy));
+                }
             }
             AgentEvent::Finished { text, .. } => {
                 match text {
@@ -65,6 +76,24 @@ impl Renderer {
     }
 }
 
+/// What a person can do to let a refused call run, in this program's flags.
+pub(crate) fn remedy_advice(remedy: &Remedy) -> String {
+    let quote = |rule: &String| format!("--allow '{}'", rule.replace('\'', "'\\''"));
+    let rules: Vec<String> = remedy.rules.iter().map(quote).collect();
+    match (remedy.mode, rules.is_empty()) {
+        (None, true) => {
+            "it needs approval: run it in an interactive session (`agent chat`)".to_owned()
+        }
+        (None, false) => format!("to allow it, rerun with {}", rules.join(" ")),
+        (Some(mode), true) => format!(
+            "it needs approval: run it in an interactive session (`agent chat`) or rerun with --permission-mode {mode}"
+        ),
+        (Some(mode), false) => {
+            format!("to allow it, rerun with --permission-mode {mode} or with {}", rules.join(" "))
+        }
+    }
+}
+
 /// The first `max` characters of `text` on one line, with an ellipsis when cut.
 pub(crate) fn short(text: &str, max: usize) -> String {
     let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
@@ -76,11 +105,37 @@ pub(crate) fn short(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use agent_exec::PermissionMode;
+
     use super::*;
 
     #[track_caller]
     fn check(text: &str, max: usize, expect: &str) {
         assert_eq!(short(text, max), expect);
+    }
+
+    #[test]
+    fn remedies_are_worded_in_flags() {
+        let remedy = |rules: &[&str], mode| Remedy {
+            rules: rules.iter().map(|rule| (*rule).to_owned()).collect(),
+            mode,
+        };
+        assert_eq!(
+            remedy_advice(&remedy(&["Bash(cargo test *)"], None)),
+            "to allow it, rerun with --allow 'Bash(cargo test *)'"
+        );
+        assert_eq!(
+            remedy_advice(&remedy(&["Edit(./it's.rs)"], Some(PermissionMode::AcceptEdits))),
+            "to allow it, rerun with --permission-mode accept-edits or with --allow 'Edit(./it'\\''s.rs)'"
+        );
+        assert_eq!(
+            remedy_advice(&remedy(&[], Some(PermissionMode::Bypass))),
+            "it needs approval: run it in an interactive session (`agent chat`) or rerun with --permission-mode bypass"
+        );
+        assert_eq!(
+            remedy_advice(&remedy(&[], None)),
+            "it needs approval: run it in an interactive session (`agent chat`)"
+        );
     }
 
     #[test]

@@ -100,6 +100,9 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
                 .context("starting the async runtime")?;
             let outcome = tokio.block_on(executor.execute(&call, &CancellationToken::new()));
             println!("{}", outcome.text);
+            if let Some(remedy) = &outcome.remedy {
+                eprintln!("agent: {}", crate::render::remedy_advice(remedy));
+            }
             Ok(if outcome.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
     }

@@ -55,6 +55,12 @@ pub struct ToolContext {
     pub tenant_id: Option<Arc<str>>,
     /// The end user, for multi-user hosts.
     pub user_id: Option<Arc<str>>,
+    /// When the permission policy allowed the call only because it judged every program of a
+    /// command read-only: those programs, as the command names them. A tool that starts processes
+    /// must let them execute nothing but these and its own shell (the bash tool does it with the
+    /// sandbox's execute allow-list), so a program they start unasked cannot run. `None` when a
+    /// person, a rule or the mode allowed the call.
+    pub exec_allowlist: Option<Arc<[String]>>,
 }
 
 impl ToolContext {
@@ -71,6 +77,7 @@ impl ToolContext {
             session_id,
             tenant_id: None,
             user_id: None,
+            exec_allowlist: None,
         }
     }
 }

@@ -89,10 +89,24 @@ pub enum Access {
     Read(String),
     /// Creates or changes a path.
     Write(String),
-    /// Runs a shell command line.
-    Command(String),
+    /// Runs a shell command line in a working directory.
+    Command {
+        /// The command line, as the shell will read it.
+        line: String,
+        /// The directory the shell starts in, as the tool was given it (relative to the workspace
+        /// root, or absolute); `None` for the root. The policy resolves the paths the command
+        /// writes (and the `cd`s it makes) from here.
+        workdir: Option<String>,
+    },
     /// Contacts a network domain (empty when any domain may be contacted).
     Network(String),
+}
+
+impl Access {
+    /// A shell command line run from the workspace root.
+    pub fn command(line: impl Into<String>) -> Self {
+        Access::Command { line: line.into(), workdir: None }
+    }
 }
 
 /// A call whose arguments parsed and validated, ready for the permission policy and then to run.

@@ -102,6 +102,10 @@ pub enum AgentEvent {
         duration_ms: u64,
         /// Whether the output was capped.
         truncated: bool,
+        /// For a call refused because it needed approval and nobody could be asked: the rules
+        /// or mode that would allow it (absent otherwise).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        remedy: Option<crate::Remedy>,
     },
     /// Token usage of one model response.
     Usage {
@@ -239,6 +243,7 @@ pub async fn run(
                 error: outcome.error_code.map(str::to_owned),
                 duration_ms: duration_ms(outcome.duration),
                 truncated: outcome.truncated,
+                remedy: outcome.remedy.take(),
             });
             let output = Item::ToolOutput(outcome.into_call_output());
             on_event(AgentEvent::ItemAdded { item: output.clone() });

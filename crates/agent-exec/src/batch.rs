@@ -72,6 +72,7 @@ impl Executor {
             text: err.observation(),
             duration: std::time::Duration::ZERO,
             truncated: false,
+            remedy: None,
         }
     }
 }

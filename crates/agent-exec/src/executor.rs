@@ -23,7 +23,7 @@ use tracing::Instrument;
 use crate::{
     output::{self, DEFAULT_OUTPUT_CAP},
     permission::{
-        Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Verdict,
+        Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Remedy, Verdict,
     },
     registry::Registry,
 };
@@ -84,6 +84,9 @@ pub struct Outcome {
     pub duration: Duration,
     /// Whether the output was cut by the output cap.
     pub truncated: bool,
+    /// For a call refused because it needed approval and nobody could be asked: what would
+    /// allow it, for the front end to show its user in its own terms.
+    pub remedy: Option<Remedy>,
 }
 
 impl Outcome {
@@ -207,14 +210,19 @@ impl Executor {
                 Err(panic) => return self.failure(call, &spec.name, panicked(&panic), start),
             };
 
-        match self.policy.evaluate(spec, prepared.access()) {
+        let decision = self.policy.decide(spec, prepared.access());
+        match decision.verdict {
             Verdict::Allow => {}
             Verdict::Deny(err) => return self.failure(call, &spec.name, err, start),
             Verdict::Ask(ask) => {
                 // Asking is the cold path; boxing it keeps the hot future small.
                 let asked = Box::pin(self.ask(call, spec, prepared.access(), &ask, cancel)).await;
                 if let Err(err) = asked {
-                    return self.failure(call, &spec.name, err, start);
+                    let mut outcome = self.failure(call, &spec.name, err, start);
+                    if !self.can_ask() {
+                        outcome.remedy = Some(ask.remedy);
+                    }
+                    return outcome;
                 }
             }
         }
@@ -230,6 +238,7 @@ impl Executor {
             session_id: Arc::clone(&self.session_id),
             tenant_id: self.tenant_id.clone(),
             user_id: self.user_id.clone(),
+            exec_allowlist: decision.read_only_programs.map(Into::into),
         };
         let timeout = entry.limits.timeout.unwrap_or(self.config.default_timeout);
         let future = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.run(prepared, ctx))) {
@@ -330,6 +339,12 @@ impl Executor {
         }
     }
 
+    /// Whether a call that needs approval can be put to someone: there is an approver, and the
+    /// mode is not dont-ask.
+    fn can_ask(&self) -> bool {
+        self.approver.is_some() && self.policy.mode() != PermissionMode::DontAsk
+    }
+
     /// Asks the approver; `Ok` means the call may run.
     async fn ask(
         &self,
@@ -340,7 +355,7 @@ impl Executor {
         cancel: &CancellationToken,
     ) -> Result<(), ToolError> {
         let approver = match &self.approver {
-            Some(approver) if self.policy.mode() != PermissionMode::DontAsk => approver,
+            Some(approver) if self.can_ask() => approver,
             _ => return Err(self.policy.unanswered(spec, ask)),
         };
         let request = ApprovalRequest {
@@ -349,7 +364,7 @@ impl Executor {
             arguments: call.arguments.clone(),
             access: access.to_vec(),
             reason: ask.reason.clone(),
-            suggested_rules: ask.suggested_rules.clone(),
+            suggested_rules: ask.remedy.rules.clone(),
         };
         let approval = tokio::select! {
             approval = AssertUnwindSafe(approver.approve(&request)).catch_unwind() => approval,
@@ -392,6 +407,7 @@ impl Executor {
             text,
             duration: start.elapsed(),
             truncated,
+            remedy: None,
         }
     }
 
@@ -404,6 +420,7 @@ impl Executor {
             text: err.observation(),
             duration: start.elapsed(),
             truncated: false,
+            remedy: None,
         }
     }
 

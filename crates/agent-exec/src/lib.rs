@@ -54,6 +54,7 @@ pub mod process;
 mod registry;
 pub mod sandbox;
 mod schema_tool;
+pub mod secret;
 mod transcript;
 mod workspace;
 
@@ -63,8 +64,8 @@ pub use crate::{
     executor::{Executor, ExecutorConfig, Outcome},
     output::DEFAULT_OUTPUT_CAP,
     permission::{
-        Approval, ApprovalRequest, Approver, PermissionMode, PermissionPolicy, PolicyBuilder,
-        RuleAction, RuleWarning, Verdict,
+        Approval, ApprovalRequest, Approver, Decision, PermissionMode, PermissionPolicy,
+        PolicyBuilder, Remedy, RuleAction, RuleWarning, Verdict,
     },
     registry::{Registry, ToolLimits},
     schema_tool::SchemaTool,

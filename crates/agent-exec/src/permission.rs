@@ -6,6 +6,7 @@
 //! the mode's default. Any denied target denies the call; any target that asks makes it ask.
 
 mod approver;
+mod environment;
 mod judge;
 mod paths;
 mod rule;
@@ -23,23 +24,24 @@ use std::{
 };
 
 use agent_core::{Access, ToolError, ToolErrorKind, ToolSpec};
+use serde::Serialize;
 
-pub(crate) use self::paths::{PathSet, SECRETS, builtin as builtin_set};
+use self::judge::{Combined, Judged, Target};
+pub(crate) use self::paths::PathSet;
+pub(crate) use self::rule::{Rule, Specifier};
 pub use self::{
     approver::{Approval, ApprovalRequest, Approver},
     rule::{RuleAction, RuleWarning},
 };
-use self::{
-    judge::{Combined, Judged, Target},
-    rule::{Rule, Specifier},
-};
 use crate::{
     error::{Error, Result},
+    secret::{SecretFiles, Secrets},
     workspace::Workspace,
 };
 
 /// How much runs without asking. See `docs/permissions.md` for the full table.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum PermissionMode {
     /// Reads and safe read-only commands run; edits, other commands and network ask.
     #[default]
@@ -55,7 +57,7 @@ pub enum PermissionMode {
 }
 
 impl PermissionMode {
-    /// The mode's name as the `--permission-mode` flag spells it.
+    /// The mode's name: `default`, `accept-edits`, `plan`, `dont-ask` or `bypass`.
     pub fn as_str(self) -> &'static str {
         match self {
             PermissionMode::Default => "default",
@@ -99,21 +101,79 @@ pub enum Verdict {
     Deny(ToolError),
 }
 
+/// The policy's answer for one call, with what the executor must enforce when the call runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// Run, ask or refuse.
+    pub verdict: Verdict,
+    /// For a command allowed only because every segment is a known read-only command (not by a
+    /// rule, a grant, the mode or a person): the programs it names (`git`, `ls`; shell built-ins
+    /// included). The executor hands them to the tool, which lets the process execute nothing
+    /// else ([`agent_core::ToolContext::exec_allowlist`]). `None` otherwise.
+    pub read_only_programs: Option<Vec<String>>,
+}
+
 /// Why a call needs approval, and what would allow it without asking.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ask {
     /// Why the policy asks, in one line.
     pub reason: String,
-    /// The flag or rule that would allow the call (`--allow 'Bash(cargo test *)'`).
-    pub hint: String,
-    /// Rules an "allow for session" answer adds; empty when none is safe to suggest.
-    pub suggested_rules: Vec<String>,
+    /// What would let such calls run without asking.
+    pub remedy: Remedy,
+}
+
+/// What would let a call run without asking, as data: each front end words it in its own terms
+/// (a command-line flag, a settings entry, a button). Both parts empty means only a person's
+/// approval can let it run (protected paths, ask rules, commands no rule can approve).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Remedy {
+    /// Allow rules that together cover the call (`Bash(cargo test *)`, `Edit(./src/main.rs)`):
+    /// the narrowest that would, never an interpreter prefix or `*`. An "allow for session"
+    /// answer adds them. Empty when no rule is safe to suggest.
+    pub rules: Vec<String>,
+    /// A permission mode in which the call would run without asking, when one is proportionate:
+    /// `accept-edits` for an edit, `bypass` for a command no rule can approve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<PermissionMode>,
+}
+
+impl Remedy {
+    /// A remedy of one rule.
+    fn rule(rule: String) -> Self {
+        Self { rules: vec![rule], mode: None }
+    }
+
+    /// How the user can allow the call, worded for the model without naming any front end's
+    /// flags: "the user can allow it with the rule `Bash(cargo test *)`".
+    pub fn describe(&self) -> String {
+        let rules = match self.rules.as_slice() {
+            [] => String::new(),
+            [rule] => format!("the rule `{rule}`"),
+            rules => {
+                let quoted: Vec<String> = rules.iter().map(|rule| format!("`{rule}`")).collect();
+                format!("the rules {}", quoted.join(" and "))
+            }
+        };
+        match (self.mode, rules.is_empty()) {
+            (None, true) => "only the user can allow it, by approving it when asked".to_owned(),
+            (None, false) => format!("the user can allow it with {rules}"),
+            (Some(mode), true) => format!(
+                "the user can allow it only by approving it when asked or by switching to the {mode} permission mode"
+            ),
+            (Some(mode), false) => {
+                format!(
+                    "the user can allow it with {rules}, or by switching to the {mode} permission mode"
+                )
+            }
+        }
+    }
 }
 
 /// Builds a [`PermissionPolicy`] from a mode and rules.
 #[derive(Debug)]
 pub struct PolicyBuilder {
     workspace: Workspace,
+    secrets: SecretFiles,
     mode: PermissionMode,
     rules: Vec<Rule>,
     known: Vec<String>,
@@ -123,7 +183,20 @@ pub struct PolicyBuilder {
 impl PolicyBuilder {
     /// A policy for `workspace` in `mode`, with no rules yet.
     pub fn new(workspace: Workspace, mode: PermissionMode) -> Self {
-        Self { workspace, mode, rules: Vec::new(), known: Vec::new(), warnings: Vec::new() }
+        Self {
+            workspace,
+            secrets: SecretFiles::default(),
+            mode,
+            rules: Vec::new(),
+            known: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Sets which files count as secrets (the built-in [`SecretFiles`] by default).
+    pub fn secret_files(&mut self, files: SecretFiles) -> &mut Self {
+        self.secrets = files;
+        self
     }
 
     /// Declares a rule name besides the built-in ones (`Bash`, `Read`, `Edit`, …) so that rules
@@ -133,7 +206,7 @@ impl PolicyBuilder {
         self
     }
 
-    /// Adds a rule such as `Bash(cargo test *)`; `origin` says where it came from (`--allow`,
+    /// Adds a rule such as `Bash(cargo test *)`; `origin` says where it came from (a flag,
     /// a settings file) and appears in messages. A rule that does not parse is an error; a rule
     /// that can never match is kept inert and reported by [`PermissionPolicy::warnings`].
     pub fn rule(&mut self, action: RuleAction, text: &str, origin: &str) -> Result<&mut Self> {
@@ -149,6 +222,7 @@ impl PolicyBuilder {
     pub fn build(self) -> PermissionPolicy {
         let mut outside_read = Vec::new();
         let mut outside_write = Vec::new();
+        let mut revealed = Vec::new();
         let (mut allow, mut ask, mut deny) = (Vec::new(), Vec::new(), Vec::new());
         for rule in self.rules {
             match rule.action {
@@ -158,6 +232,9 @@ impl PolicyBuilder {
                             "Edit" | "Write" => outside_write.push(set.clone()),
                             _ => outside_read.push(set.clone()),
                         }
+                        if rule.tool == "Read" {
+                            revealed.push(set.clone());
+                        }
                     }
                     allow.push(rule);
                 }
@@ -165,9 +242,12 @@ impl PolicyBuilder {
                 RuleAction::Deny => deny.push(rule),
             }
         }
+        let secrets = Secrets::with_revealed(self.secrets, PathSet::union(revealed));
+        let secret_paths = secrets.path_set();
         let workspace = self
             .workspace
-            .with_outside(PathSet::union(outside_read), PathSet::union(outside_write));
+            .with_outside(PathSet::union(outside_read), PathSet::union(outside_write))
+            .with_secrets(secrets);
         let has_command_denies =
             deny.iter().any(|rule| matches!(rule.specifier, Specifier::Command(_)));
         PermissionPolicy {
@@ -179,7 +259,7 @@ impl PolicyBuilder {
             has_command_denies,
             warnings: self.warnings,
             protected: paths::builtin(paths::PROTECTED),
-            secrets: paths::builtin(paths::SECRETS),
+            secrets: secret_paths,
             grants: RwLock::default(),
             has_grants: AtomicBool::new(false),
         }
@@ -226,6 +306,12 @@ impl PermissionPolicy {
         &self.workspace
     }
 
+    /// The session's secret files, with what its `Read(…)` allow rules expose: hand it to the
+    /// sandbox ([`crate::sandbox::SandboxConfig::secrets`]) so commands see what the rules expose.
+    pub fn secrets(&self) -> &Secrets {
+        self.workspace.secrets()
+    }
+
     /// Rules that parsed but can never match.
     pub fn warnings(&self) -> &[RuleWarning] {
         &self.warnings
@@ -245,14 +331,23 @@ impl PermissionPolicy {
 
     /// Judges one call of `spec` that will touch `access`.
     pub fn evaluate(&self, spec: &ToolSpec, access: &[Access]) -> Verdict {
+        self.decide(spec, access).verdict
+    }
+
+    /// Judges one call of `spec` that will touch `access`, with what its run must enforce.
+    pub fn decide(&self, spec: &ToolSpec, access: &[Access]) -> Decision {
         let mut combined = Combined::default();
         if access.is_empty() {
             // The common case of a pure tool: one target, nothing to combine.
-            match self.judge(spec, &Target::Whole) {
-                Judged::Allow => return Verdict::Allow,
-                Judged::Deny(err) => return Verdict::Deny(err),
-                judged @ Judged::Ask(..) => combined.add(judged),
-            }
+            let verdict = match self.judge(spec, &Target::Whole) {
+                Judged::Allow | Judged::ReadOnly(_) => Verdict::Allow,
+                Judged::Deny(err) => Verdict::Deny(err),
+                judged @ Judged::Ask(..) => {
+                    combined.add(judged);
+                    return combined.finish();
+                }
+            };
+            return Decision { verdict, read_only_programs: None };
         }
         for item in access {
             match item {
@@ -264,30 +359,49 @@ impl PermissionPolicy {
                     Ok(path) => combined.add(self.judge(spec, &Target::Write(path))),
                     Err(err) => combined.add(self.deny_rules_or(spec, err)),
                 },
-                Access::Command(command) => match shell::analyze(command) {
-                    Ok(segments) => {
-                        for segment in &segments {
-                            combined.add(self.judge(spec, &Target::Segment(segment)));
+                Access::Command { line, workdir } => {
+                    // The shell starts in `workdir`, which the tool resolves the same way.
+                    let start = match workdir.as_deref() {
+                        None => self.workspace.root().to_path_buf(),
+                        Some(dir) => match self.workspace.resolve(dir) {
+                            Ok(dir) => dir,
+                            Err(err) => {
+                                combined.add(self.deny_rules_or(spec, err));
+                                continue;
+                            }
+                        },
+                    };
+                    match shell::analyze(line) {
+                        Ok(segments) => {
+                            for segment in &segments {
+                                let dirs: Vec<_> = segment
+                                    .dirs
+                                    .iter()
+                                    .map(|dir| shell::join_logical(&start, dir))
+                                    .collect();
+                                combined.add(self.judge(spec, &Target::Segment(segment, &dirs)));
+                            }
+                        }
+                        Err(error) => {
+                            let target = Target::Unparsed { command: line, error: &error };
+                            combined.add(self.judge(spec, &target));
                         }
                     }
-                    Err(error) => {
-                        let target = Target::Unparsed { command, error: &error };
-                        combined.add(self.judge(spec, &target));
-                    }
-                },
+                }
                 Access::Network(domain) => combined.add(self.judge(spec, &Target::Network(domain))),
             }
         }
-        match combined.finish() {
-            Verdict::Ask(ask) if self.has_grants.load(Ordering::Acquire) => {
-                let granted = self
-                    .grants
-                    .read()
-                    .is_ok_and(|grants| grants.exact.contains(&exact_key(spec, access)));
-                if granted { Verdict::Allow } else { Verdict::Ask(ask) }
-            }
-            verdict => verdict,
+        let mut decision = combined.finish();
+        if matches!(decision.verdict, Verdict::Ask(_))
+            && self.has_grants.load(Ordering::Acquire)
+            && self
+                .grants
+                .read()
+                .is_ok_and(|grants| grants.exact.contains(&exact_key(spec, access)))
+        {
+            decision.verdict = Verdict::Allow;
         }
+        decision
     }
 
     /// Records an "allow for session" answer: the suggested rules when there are some, otherwise
@@ -295,7 +409,7 @@ impl PermissionPolicy {
     pub fn grant_for_session(&self, spec: &ToolSpec, access: &[Access], ask: &Ask) {
         let Ok(mut grants) = self.grants.write() else { return };
         let mut added = false;
-        for text in &ask.suggested_rules {
+        for text in &ask.remedy.rules {
             if let Ok((rule, None)) =
                 Rule::parse(RuleAction::Allow, text, "session", self.workspace.root(), &[])
             {
@@ -309,7 +423,9 @@ impl PermissionPolicy {
         self.has_grants.store(true, Ordering::Release);
     }
 
-    /// The observation for a call that needs approval when nobody can be asked.
+    /// The observation for a call that needs approval when nobody can be asked. It says what
+    /// would allow the call in the policy's terms (rules, modes), never in a front end's flags;
+    /// front ends show [`Ask::remedy`] to their users in their own words.
     pub fn unanswered(&self, spec: &ToolSpec, ask: &Ask) -> ToolError {
         let why = if self.mode == PermissionMode::DontAsk {
             "the permission mode is dont-ask"
@@ -319,8 +435,10 @@ impl PermissionPolicy {
         ToolError::new(
             ToolErrorKind::PermissionDenied,
             format!(
-                "`{}` needs approval ({}) and {why}, so it was not run; to allow it, {}. Do not retry this call unchanged",
-                spec.name, ask.reason, ask.hint
+                "`{}` needs approval ({}) and {why}, so it was not run; {}. Do not retry this call unchanged",
+                spec.name,
+                ask.reason,
+                ask.remedy.describe()
             ),
         )
     }

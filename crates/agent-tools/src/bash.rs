@@ -91,7 +91,7 @@ impl TypedTool for Bash {
     }
 
     fn access(&self, input: &BashInput) -> Vec<Access> {
-        vec![Access::Command(input.command.clone())]
+        vec![Access::Command { line: input.command.clone(), workdir: input.workdir.clone() }]
     }
 
     async fn run(&self, input: BashInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
@@ -113,6 +113,8 @@ impl TypedTool for Bash {
             .clamp(Duration::from_millis(1), self.config.max_timeout);
         let mut sandbox = self.config.sandbox.clone();
         sandbox.workspace = ws.root().to_path_buf();
+        // Approved only as read-only: the command may execute only the programs it names.
+        sandbox.exec_allowlist = ctx.exec_allowlist.as_deref().map(<[String]>::to_vec);
         let mut spec = ProcessSpec::bash(&input.command).cwd(&dir);
         spec.max_output_bytes = MAX_OUTPUT_BYTES;
         let out = process::run(spec, &sandbox, ctx.cancel.clone(), Some(timeout))
@@ -153,6 +155,18 @@ impl TypedTool for Bash {
             text.push_str("(no output)");
         } else {
             text.push_str(out.output.trim_end_matches('\n'));
+        }
+        for note in out.hidden_notes(&input.command) {
+            let _ = write!(text, "\nnote: {note}");
+        }
+        if let Some(programs) = &ctx.exec_allowlist
+            && out.output.contains("Permission denied")
+        {
+            let _ = write!(
+                text,
+                "\n[this command ran without approval because it only reads, so it could start only bash and {}; a program it started was blocked (\"Permission denied\" above). If that program must run, the user can approve the command]",
+                if programs.is_empty() { "nothing else".to_owned() } else { programs.join(", ") }
+            );
         }
         Ok(ToolOutput::text(text))
     }

@@ -108,7 +108,7 @@ async fn json_mode_prints_one_event_per_line() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_call_that_needs_approval_is_denied_with_the_flag_that_would_allow_it() {
+async fn a_call_that_needs_approval_is_denied_and_the_person_told_the_flag_that_would_allow_it() {
     let dir = tempfile::tempdir().unwrap();
     let turns = vec![
         Turn::tool_calls([ScriptedCall::new(
@@ -123,7 +123,12 @@ async fn a_call_that_needs_approval_is_denied_with_the_flag_that_would_allow_it(
     assert!(!dir.path().join("new.txt").exists());
     let observation = bodies[1]["messages"][3]["content"].as_str().unwrap();
     assert!(observation.contains(r#""error":"permission_denied""#), "{observation}");
-    assert!(observation.contains("--permission-mode"), "{observation}");
+    // The model reads the policy's terms; the person reads this program's flags.
+    assert!(observation.contains("the accept-edits permission mode"), "{observation}");
+    assert!(!observation.contains("--"), "{observation}");
+    let advice =
+        "to allow it, rerun with --permission-mode accept-edits or with --allow 'Edit(./new.txt)'";
+    assert!(stderr(&output).contains(advice), "{}", stderr(&output));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,4 @@
-//! Argument validation (strict-schema.md §2.4): read the text, drop the nulls that mean
+//! Argument validation (docs/schema.md, "The validation pipeline"): read the text, drop the nulls that mean
 //! "default", validate against the original schema with every object closed, and let serde
 //! have the final word.
 

@@ -1,4 +1,4 @@
-//! The strict transform (strict-schema.md §2.3): from a schemars schema to one that OpenAI
+//! The strict transform (docs/schema.md, "What strict conversion does"): from a schemars schema to one that OpenAI
 //! accepts with `strict: true`, or a [`StrictError`] naming the node and the Rust-side fix.
 
 use std::collections::HashSet;

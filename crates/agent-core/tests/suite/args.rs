@@ -1,4 +1,4 @@
-//! Argument validation (strict-schema.md §2.4): one table of argument strings and outcomes, a
+//! Argument validation (docs/schema.md, "The validation pipeline"): one table of argument strings and outcomes, a
 //! round trip through the strict schema, and a proptest that nothing panics.
 
 use agent_core::schema::{ArgsError, ArgsValidator, parse_args, strict_schema_for};

@@ -1,5 +1,6 @@
-//! Pins the strict schema of representative Rust input types (strict-schema.md §2.2), and checks
-//! each against the strict rules with an independent checker.
+//! Pins the strict schema of representative Rust input types (structs, enums in every tagging,
+//! options, nested and recursive types), and checks each against the strict rules with an
+//! independent checker.
 
 use std::collections::HashSet;
 

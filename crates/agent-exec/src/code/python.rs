@@ -56,15 +56,6 @@ struct Interpreter {
     path: Vec<PathBuf>,
 }
 
-/// ELF loaders the interpreter may need to execute, by architecture and libc.
-const LOADERS: [&str; 5] = [
-    "/lib64/ld-linux-x86-64.so.2",
-    "/lib/ld-linux-aarch64.so.1",
-    "/lib/ld-linux-riscv64-lp64d.so.1",
-    "/lib/ld-musl-x86_64.so.1",
-    "/lib/ld-musl-aarch64.so.1",
-];
-
 /// Shared libraries and data every interpreter reads.
 const SYSTEM_READ: [&str; 9] = [
     "/usr/lib",
@@ -112,7 +103,7 @@ async fn run_inner(
     for path in SYSTEM_READ {
         rules.grant(path, Grant::Read);
     }
-    for loader in LOADERS {
+    for loader in crate::sandbox::LOADERS {
         rules.grant(loader, Grant::Execute);
     }
     rules.grant("/dev/null", Grant::Write).grant(&dir, Grant::Write);
@@ -152,6 +143,9 @@ async fn run_inner(
     let options = RunOptions {
         rules: Some(&rules),
         read_only: None,
+        // The rules above grant no home or workspace, so normally nothing is left to cover; the
+        // credential locations are listed anyway for an interpreter installed inside the home.
+        hide: config.secrets.to_hide(None, None),
         env,
         cwd: dir.clone(),
         cancel,
@@ -228,7 +222,10 @@ async fn discover() -> Result<Interpreter, CodeError> {
                   'prefixes': sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}), \
                   'path': [p for p in sys.path if p]}))";
     let spec = ProcessSpec::new(python).arg("-I").arg("-c").arg(script);
-    let config = SandboxConfig::new(std::env::temp_dir()).with_policy(SandboxPolicy::ReadOnly);
+    // An empty directory as the workspace: the shared temp dir would be walked for secrets.
+    let empty = tempfile::tempdir()
+        .map_err(|err| CodeError::new(CodeErrorKind::Internal, format!("temp dir: {err}")))?;
+    let config = SandboxConfig::new(empty.path()).with_policy(SandboxPolicy::ReadOnly);
     let output =
         process::run(spec, &config, CancellationToken::new(), Some(Duration::from_secs(10)))
             .await

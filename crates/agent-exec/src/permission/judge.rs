@@ -9,7 +9,7 @@ use std::{
 use agent_core::{ToolError, ToolErrorKind, ToolSpec};
 
 use super::{
-    Ask, PermissionMode, PermissionPolicy, Verdict,
+    Ask, Decision, PermissionMode, PermissionPolicy, Remedy, Verdict, environment,
     rule::{self, Rule, RuleAction, Specifier},
     safe,
     shell::{self, Segment},
@@ -21,7 +21,8 @@ pub(super) enum Target<'a> {
     Whole,
     Read(PathBuf),
     Write(PathBuf),
-    Segment(&'a Segment),
+    /// A shell segment and the absolute directories it may run in.
+    Segment(&'a Segment, &'a [PathBuf]),
     Unparsed {
         command: &'a str,
         error: &'a str,
@@ -31,10 +32,31 @@ pub(super) enum Target<'a> {
 
 /// A target's verdict before they are combined.
 pub(super) enum Judged {
+    /// Allowed by a rule, a session grant or the mode.
     Allow,
-    Ask(Ask, bool),
+    /// A shell segment allowed only because it is a known read-only command (or only sets
+    /// variables): the program it names, if it names one.
+    ReadOnly(Option<String>),
+    Ask(Ask),
     Deny(ToolError),
 }
+
+/// An ask that only a person's approval answers: no rule may approve it.
+fn approval_only(reason: String) -> Judged {
+    Judged::Ask(Ask { reason, remedy: Remedy::default() })
+}
+
+/// An ask that the rule `rule` (or a session grant of it) would answer.
+fn rule_ask(reason: String, rule: String) -> Judged {
+    Judged::Ask(Ask { reason, remedy: Remedy::rule(rule) })
+}
+
+/// Programs whose non-option arguments are paths they create or change. Protected paths and
+/// `Edit(…)` rules apply to these arguments in every mode.
+const FILE_CHANGERS: &[&str] = &[
+    "mkdir", "touch", "mv", "cp", "rm", "rmdir", "ln", "chmod", "chown", "chgrp", "truncate",
+    "tee", "install",
+];
 
 impl PermissionPolicy {
     /// A path outside the workspace is denied by the boundary, unless a deny rule says it first.
@@ -50,36 +72,45 @@ impl PermissionPolicy {
     }
 
     pub(super) fn judge(&self, spec: &ToolSpec, target: &Target<'_>) -> Judged {
-        if let Some(rule) = self.deny.iter().find(|rule| applies(rule, spec, target)) {
+        // The paths a shell segment writes, resolved in every directory it may run in, so that
+        // `Edit(…)` deny and ask rules see the real targets.
+        let written = match target {
+            Target::Segment(segment, dirs) => self.written_paths(segment, dirs),
+            _ => Vec::new(),
+        };
+        let on_written = |rule: &&Rule| {
+            written.iter().any(|path| applies(rule, spec, &Target::Write(path.clone())))
+        };
+        if let Some(rule) = self
+            .deny
+            .iter()
+            .find(|rule| applies(rule, spec, target))
+            .or_else(|| self.deny.iter().find(on_written))
+        {
             return Judged::Deny(denied_by(rule));
         }
         // Plan mode never writes, whatever rules or answers say.
         if let (PermissionMode::Plan, Target::Write(_)) = (self.mode, target) {
             return self.mode_default(spec, target);
         }
-        if let Some(rule) = self.ask.iter().find(|rule| applies(rule, spec, target)) {
-            let ask = Ask {
-                reason: format!("ask rule `{}` ({}) matches", rule.text, rule.origin),
-                hint: format!(
-                    "approve it in an interactive session (the ask rule `{}` always asks)",
-                    rule.text
-                ),
-                suggested_rules: Vec::new(),
-            };
-            return Judged::Ask(ask, false);
+        if let Some(rule) = self
+            .ask
+            .iter()
+            .find(|rule| applies(rule, spec, target))
+            .or_else(|| self.ask.iter().find(on_written))
+        {
+            return approval_only(format!(
+                "ask rule `{}` ({}) matches, and it always asks",
+                rule.text, rule.origin
+            ));
         }
         let bypass = self.mode == PermissionMode::Bypass;
         match target {
             Target::Write(path) if self.protected.matches(path) => {
-                return Judged::Ask(
-                    Ask {
-                        reason: format!("{} is a protected path", path.display()),
-                        hint: "approve it in an interactive session (protected paths always ask)"
-                            .to_owned(),
-                        suggested_rules: Vec::new(),
-                    },
-                    false,
-                );
+                return approval_only(format!(
+                    "{} is a protected path, which always asks",
+                    path.display()
+                ));
             }
             Target::Read(path) | Target::Write(path) if !bypass && self.secrets.matches(path) => {
                 let path_rule = self.allow.iter().any(|rule| {
@@ -89,29 +120,28 @@ impl PermissionPolicy {
                     return Judged::Allow;
                 }
                 let rule = self.path_rule(target, path);
-                return Judged::Ask(
-                    Ask {
-                        reason: format!("{} may hold secrets", path.display()),
-                        hint: format!("rerun with --allow '{rule}'"),
-                        suggested_rules: vec![rule],
-                    },
-                    true,
-                );
+                return rule_ask(format!("{} may hold secrets", path.display()), rule);
             }
-            Target::Segment(segment) => {
-                if let Some(judged) = self.judge_opaque(segment, bypass) {
+            Target::Segment(segment, dirs) => {
+                if let Some(judged) = self.judge_opaque(segment, dirs, bypass) {
+                    // Plan mode refuses a command it would refuse anyway rather than ask.
+                    if self.mode == PermissionMode::Plan
+                        && let deny @ Judged::Deny(_) = self.mode_default(spec, target)
+                    {
+                        return deny;
+                    }
                     return judged;
+                }
+                // What a segment that only sets variables sets is judged on the segments after
+                // it, which carry the variables.
+                if segment.sets_only {
+                    return Judged::ReadOnly(None);
                 }
             }
             Target::Unparsed { error, .. } if !bypass || self.has_command_denies => {
-                return Judged::Ask(
-                    Ask {
-                        reason: format!("the command could not be parsed ({error})"),
-                        hint: "approve it in an interactive session (a command that does not parse is never approved by a rule)".to_owned(),
-                        suggested_rules: Vec::new(),
-                    },
-                    false,
-                );
+                return approval_only(format!(
+                    "the command could not be parsed ({error}), and no rule approves a command that does not parse"
+                ));
             }
             _ => {}
         }
@@ -129,25 +159,40 @@ impl PermissionPolicy {
         self.mode_default(spec, target)
     }
 
-    /// Segments no rule can approve: opaque constructs and redirections out of the workspace.
-    fn judge_opaque(&self, segment: &Segment, bypass: bool) -> Option<Judged> {
+    /// Segments no rule can approve: opaque constructs, a directory known only at run time,
+    /// redirections out of the workspace, and writes to protected paths.
+    fn judge_opaque(&self, segment: &Segment, dirs: &[PathBuf], bypass: bool) -> Option<Judged> {
         let opaque_ask = |reason: String| {
-            Judged::Ask(
-                Ask {
-                    reason,
-                    hint: "approve it in an interactive session or rerun with --permission-mode bypass (no rule can approve this command)".to_owned(),
-                    suggested_rules: Vec::new(),
-                },
-                false,
-            )
+            Judged::Ask(Ask {
+                reason,
+                remedy: Remedy { rules: Vec::new(), mode: Some(PermissionMode::Bypass) },
+            })
         };
+        let lenient = bypass && !self.has_command_denies;
         if let Some(danger) = segment.danger
-            && (!bypass || self.has_command_denies)
+            && !lenient
         {
             return Some(opaque_ask(format!(
                 "the command uses {danger}, which no rule can approve"
             )));
         }
+        if segment.dir_unknown && !lenient {
+            return Some(opaque_ask(format!(
+                "`{}` runs after a `cd` whose target is known only at run time, so no rule can approve it",
+                segment.text()
+            )));
+        }
+        let protected = |path: &Path| {
+            Some(approval_only(format!(
+                "the command writes to {}, a protected path, which always asks",
+                path.display()
+            )))
+        };
+        let unknown_dir = |written: &str| {
+            Some(approval_only(format!(
+                "the command writes to `{written}` in a directory known only at run time, which may be a protected path"
+            )))
+        };
         for target in &segment.writes {
             if is_device(&target.path) {
                 continue;
@@ -161,33 +206,68 @@ impl PermissionPolicy {
                     target.path
                 )));
             }
-            match self.workspace.resolve_for_write(&target.path) {
-                Ok(path) if self.protected.matches(&path) => {
-                    return Some(Judged::Ask(
-                        Ask {
-                            reason: format!(
-                                "the command writes to {}, a protected path",
-                                path.display()
-                            ),
-                            hint:
-                                "approve it in an interactive session (protected paths always ask)"
-                                    .to_owned(),
-                            suggested_rules: Vec::new(),
-                        },
-                        false,
-                    ));
+            if segment.dir_unknown {
+                return unknown_dir(&target.path);
+            }
+            for dir in dirs {
+                match self.resolve_write_in(dir, &target.path) {
+                    Ok(path) if self.protected.matches(&path) => return protected(&path),
+                    Ok(_) => {}
+                    Err(_) if bypass => {}
+                    Err(err) => {
+                        return Some(opaque_ask(format!(
+                            "the command redirects output out of the workspace ({})",
+                            err.message
+                        )));
+                    }
                 }
-                Ok(_) => {}
-                Err(_) if bypass => {}
-                Err(err) => {
-                    return Some(opaque_ask(format!(
-                        "the command redirects output out of the workspace ({})",
-                        err.message
-                    )));
+            }
+        }
+        for arg in file_arguments(segment) {
+            if segment.dir_unknown {
+                return unknown_dir(arg);
+            }
+            for dir in dirs {
+                if let Ok(path) = self.resolve_write_in(dir, arg)
+                    && self.protected.matches(&path)
+                {
+                    return protected(&path);
                 }
             }
         }
         None
+    }
+
+    /// `path` as the shell in `dir` opens it for writing, resolved against the boundary.
+    fn resolve_write_in(&self, dir: &Path, path: &str) -> Result<PathBuf, ToolError> {
+        match dir.join(path).to_str() {
+            Some(joined) => self.workspace.resolve_for_write(joined),
+            None => Err(ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                format!("the path `{path}` is not valid UTF-8"),
+            )),
+        }
+    }
+
+    /// The canonical paths a segment writes (redirections and the arguments of file-changing
+    /// programs) in each directory it may run in; paths computed at run time are left out, as
+    /// [`Self::judge_opaque`] handles them.
+    fn written_paths(&self, segment: &Segment, dirs: &[PathBuf]) -> Vec<PathBuf> {
+        let redirects = segment
+            .writes
+            .iter()
+            .filter(|target| !target.expands && !is_device(&target.path))
+            .map(|target| target.path.as_str());
+        let args = file_arguments(segment).filter(|_| !segment.expands);
+        let mut out = Vec::new();
+        for written in redirects.chain(args) {
+            for dir in dirs {
+                if let Ok(path) = self.resolve_write_in(dir, written) {
+                    out.push(path);
+                }
+            }
+        }
+        out
     }
 
     fn mode_default(&self, spec: &ToolSpec, target: &Target<'_>) -> Judged {
@@ -197,7 +277,7 @@ impl PermissionPolicy {
             Judged::Deny(ToolError::new(
                 ToolErrorKind::PermissionDenied,
                 format!(
-                    "plan mode is read-only and {what}; describe the change in your plan instead, or ask the user to switch with --permission-mode default"
+                    "plan mode is read-only and {what}; describe the change in your plan instead, or ask the user to leave plan mode"
                 ),
             ))
         };
@@ -212,13 +292,9 @@ impl PermissionPolicy {
                     M::Bypass => Judged::Allow,
                     M::AcceptEdits if edits_only => Judged::Allow,
                     M::Plan => plan_deny(&format!("`{}` has side effects", spec.name)),
-                    M::Default | M::AcceptEdits | M::DontAsk => Judged::Ask(
-                        Ask {
-                            reason: format!("`{}` has side effects", spec.name),
-                            hint: format!("rerun with --allow '{}'", spec.rule_name),
-                            suggested_rules: vec![spec.rule_name.clone()],
-                        },
-                        true,
+                    M::Default | M::AcceptEdits | M::DontAsk => rule_ask(
+                        format!("`{}` has side effects", spec.name),
+                        spec.rule_name.clone(),
                     ),
                 }
             }
@@ -226,48 +302,52 @@ impl PermissionPolicy {
             Target::Write(path) => match mode {
                 M::AcceptEdits | M::Bypass => Judged::Allow,
                 M::Plan => plan_deny(&format!("`{}` would change {}", spec.name, path.display())),
-                M::Default | M::DontAsk => {
-                    let rule = self.path_rule(target, path);
-                    Judged::Ask(
-                        Ask {
-                            reason: format!(
-                                "it would change {} and {mode} mode asks before edits",
-                                path.display()
-                            ),
-                            hint: format!(
-                                "rerun with --permission-mode accept-edits or --allow '{rule}'"
-                            ),
-                            suggested_rules: vec![rule],
-                        },
-                        true,
-                    )
-                }
+                M::Default | M::DontAsk => Judged::Ask(Ask {
+                    reason: format!(
+                        "it would change {} and {mode} mode asks before edits",
+                        path.display()
+                    ),
+                    remedy: Remedy {
+                        rules: vec![self.path_rule(target, path)],
+                        mode: Some(M::AcceptEdits),
+                    },
+                }),
             },
-            Target::Segment(segment) => {
+            Target::Segment(segment, dirs) => {
+                // A variable that is not inert changes what the command does, so the segment is
+                // neither a known read-only command nor a plain file operation.
+                let variable = segment.assigns.iter().find(|a| !environment::is_inert(&a.name));
                 let writes = segment.writes.iter().any(|target| !is_device(&target.path));
-                if !writes && !self.mentions_secret(segment) && safe::is_safe(&segment.words) {
-                    return Judged::Allow;
+                let safe = variable.is_none() && safe::is_safe(&segment.words);
+                if safe && !writes && !self.mentions_secret(segment, dirs) {
+                    // In bypass the user allowed everything; elsewhere the command runs unasked
+                    // only because it reads, so it may execute only what it names.
+                    return match mode {
+                        M::Bypass => Judged::Allow,
+                        _ => Judged::ReadOnly(segment.words.first().cloned()),
+                    };
                 }
-                let edit_like =
-                    self.is_file_operation(segment) || (writes && safe::is_safe(&segment.words));
+                let edit_like = variable.is_none()
+                    && (self.is_file_operation(segment, dirs) || (writes && safe));
+                let what = match variable {
+                    Some(assign) => format!(
+                        "`{}` would run with `{}` set, which {}",
+                        segment.text(),
+                        assign.name,
+                        environment::why(&assign.name)
+                    ),
+                    None => format!("`{}` is not a known read-only command", segment.text()),
+                };
                 match mode {
                     M::Bypass => Judged::Allow,
                     M::AcceptEdits if edit_like => Judged::Allow,
+                    M::Plan if variable.is_some() => plan_deny(&what),
                     M::Plan => plan_deny(&format!("`{}` may change things", segment.text())),
-                    M::Default | M::AcceptEdits | M::DontAsk => {
-                        let rule = suggest_command_rule(segment);
-                        Judged::Ask(
-                            Ask {
-                                reason: format!(
-                                    "`{}` is not a known read-only command",
-                                    segment.text()
-                                ),
-                                hint: format!("rerun with --allow '{rule}'"),
-                                suggested_rules: vec![rule],
-                            },
-                            true,
-                        )
-                    }
+                    M::Default | M::AcceptEdits | M::DontAsk => match suggest_command_rule(segment)
+                    {
+                        Some(rule) => rule_ask(what, rule),
+                        None => approval_only(what),
+                    },
                 }
             }
             // Only reachable in bypass mode, where the opaque checks let it through.
@@ -281,14 +361,7 @@ impl PermissionPolicy {
                         format!("{}(domain:{domain})", spec.rule_name)
                     };
                     let what = if domain.is_empty() { "the network" } else { domain };
-                    Judged::Ask(
-                        Ask {
-                            reason: format!("`{}` contacts {what}", spec.name),
-                            hint: format!("rerun with --allow '{rule}'"),
-                            suggested_rules: vec![rule],
-                        },
-                        true,
-                    )
+                    rule_ask(format!("`{}` contacts {what}", spec.name), rule)
                 }
             },
         }
@@ -303,23 +376,29 @@ impl PermissionPolicy {
         }
     }
 
-    /// Whether an argument of the segment names a secret file (`cat .env`), which keeps an
-    /// otherwise safe command from running unasked.
-    fn mentions_secret(&self, segment: &Segment) -> bool {
-        segment.words.iter().skip(1).any(|word| {
-            !word.starts_with('-') && self.secrets.matches(&self.workspace.root().join(word))
+    /// Whether an argument of the segment names a secret file (`cat .env`) in a directory it
+    /// may run in, which keeps an otherwise safe command from running unasked.
+    fn mentions_secret(&self, segment: &Segment, dirs: &[PathBuf]) -> bool {
+        segment.words.iter().skip(1).filter(|word| !word.starts_with('-')).any(|word| {
+            dirs.iter().any(|dir| self.secrets.matches(&shell::join_logical(dir, word)))
         })
     }
 
     /// `mkdir`, `touch`, `mv`, `cp` whose path arguments all stay inside the workspace and off
-    /// protected paths: what accept-edits mode lets through as an edit.
-    fn is_file_operation(&self, segment: &Segment) -> bool {
+    /// protected paths, in every directory the segment may run in: what accept-edits mode lets
+    /// through as an edit.
+    fn is_file_operation(&self, segment: &Segment, dirs: &[PathBuf]) -> bool {
         let Some(program) = segment.words.first() else { return false };
-        if !matches!(program.as_str(), "mkdir" | "touch" | "mv" | "cp") || segment.expands {
+        if !matches!(program.as_str(), "mkdir" | "touch" | "mv" | "cp")
+            || segment.expands
+            || segment.dir_unknown
+        {
             return false;
         }
-        segment.words[1..].iter().filter(|word| !word.starts_with('-')).all(|word| {
-            self.workspace.resolve_for_write(word).is_ok_and(|path| !self.protected.matches(&path))
+        file_arguments(segment).all(|word| {
+            dirs.iter().all(|dir| {
+                self.resolve_write_in(dir, word).is_ok_and(|path| !self.protected.matches(&path))
+            })
         })
     }
 }
@@ -328,14 +407,28 @@ impl PermissionPolicy {
 #[derive(Default)]
 pub(super) struct Combined {
     deny: Option<ToolError>,
-    asks: Vec<(Ask, bool)>,
+    asks: Vec<Ask>,
+    /// The programs of segments allowed only as read-only commands.
+    read_only: Vec<String>,
+    /// Whether some segment was allowed only as read-only.
+    saw_read_only: bool,
+    /// Whether some target was allowed by a rule, a grant or the mode.
+    saw_allow: bool,
 }
 
 impl Combined {
     pub(super) fn add(&mut self, judged: Judged) {
         match judged {
-            Judged::Allow => {}
-            Judged::Ask(ask, suggestable) => self.asks.push((ask, suggestable)),
+            Judged::Allow => self.saw_allow = true,
+            Judged::ReadOnly(program) => {
+                self.saw_read_only = true;
+                if let Some(program) = program
+                    && !self.read_only.contains(&program)
+                {
+                    self.read_only.push(program);
+                }
+            }
+            Judged::Ask(ask) => self.asks.push(ask),
             Judged::Deny(err) => {
                 if self.deny.is_none() {
                     self.deny = Some(err);
@@ -344,28 +437,61 @@ impl Combined {
         }
     }
 
-    pub(super) fn finish(self) -> Verdict {
+    /// The call's verdict. An ask's remedy holds only what would allow every target: the rules
+    /// of all targets when each has some, and a mode when each names one (the most permissive).
+    pub(super) fn finish(self) -> Decision {
+        let decided = |verdict| Decision { verdict, read_only_programs: None };
         if let Some(err) = self.deny {
-            return Verdict::Deny(err);
+            return decided(Verdict::Deny(err));
         }
         let mut asks = self.asks.into_iter();
-        let Some((mut first, mut all_suggestable)) = asks.next() else { return Verdict::Allow };
-        for (ask, suggestable) in asks {
-            all_suggestable &= suggestable;
-            if !first.hint.contains(&ask.hint) {
-                first.hint = format!("{} and {}", first.hint, ask.hint);
-            }
-            for rule in ask.suggested_rules {
-                if !first.suggested_rules.contains(&rule) {
-                    first.suggested_rules.push(rule);
+        let Some(mut first) = asks.next() else {
+            let programs = (self.saw_read_only && !self.saw_allow).then_some(self.read_only);
+            return Decision { verdict: Verdict::Allow, read_only_programs: programs };
+        };
+        let mut all_rules = !first.remedy.rules.is_empty();
+        for ask in asks {
+            all_rules &= !ask.remedy.rules.is_empty();
+            for rule in ask.remedy.rules {
+                if !first.remedy.rules.contains(&rule) {
+                    first.remedy.rules.push(rule);
                 }
             }
+            first.remedy.mode = match (first.remedy.mode, ask.remedy.mode) {
+                (Some(a), Some(b)) => Some(if rank(a) >= rank(b) { a } else { b }),
+                _ => None,
+            };
         }
-        if !all_suggestable {
-            first.suggested_rules.clear();
+        if !all_rules {
+            first.remedy.rules.clear();
         }
-        Verdict::Ask(first)
+        decided(Verdict::Ask(first))
     }
+}
+
+/// How much a mode lets through without asking, for combining remedies.
+fn rank(mode: PermissionMode) -> u8 {
+    match mode {
+        PermissionMode::Plan => 0,
+        PermissionMode::Default | PermissionMode::DontAsk => 1,
+        PermissionMode::AcceptEdits => 2,
+        PermissionMode::Bypass => 3,
+    }
+}
+
+/// The non-option arguments of a program that creates or changes the paths it is given
+/// (`touch a b`, `rm -rf x`, `cp -- a b`).
+fn file_arguments(segment: &Segment) -> impl Iterator<Item = &str> {
+    let changes = segment.words.first().is_some_and(|p| FILE_CHANGERS.contains(&p.as_str()));
+    let args = if changes { &segment.words[1..] } else { &[] };
+    let mut options = true;
+    args.iter().map(String::as_str).filter(move |arg| {
+        if options && *arg == "--" {
+            options = false;
+            return false;
+        }
+        !(options && arg.starts_with('-'))
+    })
 }
 
 /// Whether a rule applies to a target of a call of `spec`.
@@ -374,14 +500,19 @@ fn applies(rule: &Rule, spec: &ToolSpec, target: &Target<'_>) -> bool {
     match (&rule.specifier, target) {
         (Specifier::Any, _) => same_tool,
         (Specifier::Never, _) => false,
-        (Specifier::Command(pattern), Target::Segment(segment)) => {
-            (same_tool || rule.tool == "Bash") && rule::command_matches(pattern, &segment.text())
+        (Specifier::Command(pattern), Target::Segment(segment, _)) => {
+            (same_tool || rule.tool == "Bash")
+                && pattern.matches(
+                    &segment.text(),
+                    &segment.assigns,
+                    rule.action == RuleAction::Allow,
+                )
         }
         // A deny or ask rule sees an unparsed command as its raw text.
         (Specifier::Command(pattern), Target::Unparsed { command, .. }) => {
             rule.action != RuleAction::Allow
                 && (same_tool || rule.tool == "Bash")
-                && rule::command_matches(pattern, command.trim())
+                && rule::command_matches(&pattern.raw, command.trim())
         }
         (Specifier::Path(set), Target::Read(path)) => {
             (same_tool || rule.tool == "Read") && set.matches(path)
@@ -407,22 +538,32 @@ fn denied_by(rule: &Rule) -> ToolError {
 }
 
 /// The narrowest useful rule for a command: `Bash(cargo test *)` for `cargo test -p x`, but the
-/// exact command for interpreters and shells, where a prefix would allow any code.
-fn suggest_command_rule(segment: &Segment) -> String {
+/// exact command for interpreters and shells, where a prefix would allow any code. Variables
+/// that are not inert are named with their exact values (`Bash(RUST_LOG=debug cargo test *)`);
+/// `None` when a value cannot be written in a rule (spaces, `*`) or there is no program.
+fn suggest_command_rule(segment: &Segment) -> Option<String> {
     let words = &segment.words;
-    let Some(program) = words.first() else { return "Bash".to_owned() };
-    if shell::INTERPRETERS.contains(&program.as_str()) {
-        return format!("Bash({})", segment.text());
+    let program = words.first()?;
+    let mut prefix = String::new();
+    for assign in segment.assigns.iter().filter(|a| !environment::is_inert(&a.name)) {
+        if assign.value.is_empty() || assign.value.contains(|c: char| c.is_whitespace() || c == '*')
+        {
+            return None;
+        }
+        prefix.push_str(&format!("{}={} ", assign.name, assign.value));
     }
-    match words.get(1) {
+    if shell::INTERPRETERS.contains(&program.as_str()) {
+        return Some(format!("Bash({prefix}{})", segment.text()));
+    }
+    Some(match words.get(1) {
         Some(sub)
             if !sub.starts_with('-')
                 && sub.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
         {
-            format!("Bash({program} {sub} *)")
+            format!("Bash({prefix}{program} {sub} *)")
         }
-        _ => format!("Bash({program} *)"),
-    }
+        _ => format!("Bash({prefix}{program} *)"),
+    })
 }
 
 fn is_device(path: &str) -> bool {

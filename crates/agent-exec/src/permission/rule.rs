@@ -8,7 +8,11 @@ use std::{fmt, path::Path};
 
 use crate::{
     error::{Error, Result},
-    permission::paths::{self, PathSet},
+    permission::{
+        environment,
+        paths::{self, PathSet},
+        shell::Assign,
+    },
 };
 
 /// What a rule does when it matches.
@@ -38,7 +42,7 @@ impl RuleAction {
 pub struct RuleWarning {
     /// The rule text as given.
     pub rule: String,
-    /// Where it came from (`--allow`, a settings file, …).
+    /// Where it came from (a command-line flag, a settings file, …).
     pub origin: String,
     /// Why it never matches and how to fix it.
     pub message: String,
@@ -68,8 +72,8 @@ pub(crate) struct Rule {
 pub(crate) enum Specifier {
     /// No specifier: every call of the tool.
     Any,
-    /// A command pattern with `*` wildcards, matched against one segment's text.
-    Command(String),
+    /// A command pattern with `*` wildcards, matched against one segment.
+    Command(CommandPattern),
     /// Canonical paths.
     Path(PathSet),
     /// A network domain and its subdomains.
@@ -147,7 +151,7 @@ impl Rule {
                 ));
                 Specifier::Never
             }
-            Some(spec) if tool == "Bash" => Specifier::Command(command_pattern(spec)),
+            Some(spec) if tool == "Bash" => Specifier::Command(CommandPattern::new(spec)),
             Some(spec) if spec.starts_with("domain:") || DOMAIN_TOOLS.contains(&tool) => {
                 match spec.strip_prefix("domain:").map(str::trim) {
                     Some(domain) if !domain.is_empty() => {
@@ -193,11 +197,59 @@ impl Rule {
     }
 }
 
-/// Normalises a Bash specifier: the legacy `cmd:*` form means `cmd *`.
-fn command_pattern(spec: &str) -> String {
-    match spec.strip_suffix(":*") {
-        Some(prefix) => format!("{prefix} *"),
-        None => spec.to_owned(),
+/// A `Bash(…)` specifier: variables the rule names (`RUST_LOG=debug` in
+/// `Bash(RUST_LOG=debug cargo test *)`) and the pattern for the command's words.
+#[derive(Debug, Clone)]
+pub(crate) struct CommandPattern {
+    /// The whole specifier, normalised; deny and ask rules match it against a command line that
+    /// does not parse.
+    pub(crate) raw: String,
+    /// `NAME=value-pattern` pairs at the start of the specifier.
+    assigns: Vec<(String, String)>,
+    /// The pattern for the words, with `*` wildcards.
+    command: String,
+}
+
+impl CommandPattern {
+    /// Parses a specifier; the legacy `cmd:*` form means `cmd *`.
+    fn new(spec: &str) -> Self {
+        let raw = match spec.strip_suffix(":*") {
+            Some(prefix) => format!("{prefix} *"),
+            None => spec.to_owned(),
+        };
+        let mut assigns = Vec::new();
+        let mut rest = raw.as_str();
+        while let Some((word, tail)) = rest.split_once(' ')
+            && let Some(assign) = Assign::parse(word)
+        {
+            assigns.push((assign.name, assign.value));
+            rest = tail.trim_start();
+        }
+        let command = rest.to_owned();
+        Self { raw, assigns, command }
+    }
+
+    /// Whether the pattern matches a segment's words (`text`) and variables: every variable the
+    /// pattern names must be set to a matching value, and, when `all_named` (allow rules), every
+    /// other variable the segment sets must be inert. Deny and ask rules match whatever else is
+    /// set, so `Bash(git push *)` in deny also stops `GIT_DIR=x git push`.
+    pub(crate) fn matches(&self, text: &str, assigns: &[Assign], all_named: bool) -> bool {
+        if !command_matches(&self.command, text) {
+            return false;
+        }
+        let named = |assign: &Assign| {
+            self.assigns
+                .iter()
+                .any(|(name, value)| *name == assign.name && wildcard(value, &assign.value))
+        };
+        let set = |(name, value): &(String, String)| {
+            assigns.iter().any(|assign| assign.name == *name && wildcard(value, &assign.value))
+        };
+        self.assigns.iter().all(set)
+            && (!all_named
+                || assigns
+                    .iter()
+                    .all(|assign| environment::is_inert(&assign.name) || named(assign)))
     }
 }
 
@@ -248,13 +300,15 @@ fn wildcard(pattern: &str, text: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// Matches `pattern` as an allow rule against `command`, whose leading `NAME=value` words
+    /// are its variables.
     #[track_caller]
     fn check(pattern: &str, command: &str, expect: bool) {
-        assert_eq!(
-            command_matches(&command_pattern(pattern), command),
-            expect,
-            "{pattern} vs {command}"
-        );
+        let mut words: Vec<&str> = command.split(' ').collect();
+        let split = words.iter().take_while(|word| Assign::parse(word).is_some()).count();
+        let assigns: Vec<Assign> = words.drain(..split).filter_map(Assign::parse).collect();
+        let got = CommandPattern::new(pattern).matches(&words.join(" "), &assigns, true);
+        assert_eq!(got, expect, "{pattern} vs {command}");
     }
 
     #[test]
@@ -268,6 +322,21 @@ mod tests {
         check("*", "anything at all", true);
         check("npm run *", "npm run", true);
         check("ls", "ls", true);
+    }
+
+    #[test]
+    fn rules_name_variables_explicitly() {
+        check("cargo test *", "LANG=C cargo test", true);
+        check("cargo test *", "RUST_LOG=debug cargo test", false);
+        check("RUST_LOG=debug cargo test *", "RUST_LOG=debug cargo test -p x", true);
+        check("RUST_LOG=debug cargo test *", "LANG=C RUST_LOG=debug cargo test", true);
+        check("RUST_LOG=debug cargo test *", "RUST_LOG=trace cargo test", false);
+        check("RUST_LOG=debug cargo test *", "cargo test", false);
+        check("RUST_LOG=* cargo test *", "RUST_LOG=trace cargo test", true);
+        check("RUST_LOG=* cargo test *", "RUST_LOG=trace PATH=x cargo test", false);
+        check("ls *", "./ls", false);
+        check("ls *", "bin/ls -la", false);
+        check("ls *", "/tmp/x/ls", false);
     }
 
     #[track_caller]

@@ -7,8 +7,9 @@
 /// Programs that are read-only whatever their arguments.
 const ALWAYS: &[&str] = &[
     "basename", "cat", "cd", "cmp", "cut", "df", "diff", "dirname", "du", "echo", "expr", "false",
-    "file", "grep", "head", "id", "ls", "nl", "numfmt", "paste", "pwd", "readlink", "realpath",
-    "rev", "seq", "stat", "tac", "tail", "tr", "true", "uname", "uniq", "wc", "which", "whoami",
+    "file", "grep", "head", "id", "ls", "nl", "numfmt", "paste", "popd", "pushd", "pwd",
+    "readlink", "realpath", "rev", "seq", "stat", "tac", "tail", "tr", "true", "uname", "uniq",
+    "wc", "which", "whoami",
 ];
 
 /// Programs whose `--version` is a safe query.

@@ -4,10 +4,27 @@
 //! `git status && rm -rf x` is two segments; a segment inside `$( … )`, behind `eval`, `sh -c`,
 //! `xargs` or `find -exec` cannot be seen, so such a segment carries a danger that no allow rule
 //! can approve. A command line that does not parse is never approved automatically.
+//!
+//! The walk also follows what earlier segments do to later ones: variables assigned or exported
+//! (`export PATH=…; ls`) travel with every later segment, and each `cd`/`pushd` adds the
+//! directories later segments may run in. Both are over-approximations on purpose: a `cd` may
+//! fail, so the directory before it stays possible; a subshell's changes are not undone; a loop
+//! body is walked again with what its first pass changed.
+
+mod program;
+mod word;
+
+use std::path::{Component, Path, PathBuf};
 
 use brush_parser::ast::{
-    AndOr, AndOrList, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList,
-    IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, Pipeline, SimpleCommand,
+    AndOr, AndOrList, AssignmentName, Command, CommandPrefixOrSuffixItem, CompoundCommand,
+    CompoundList, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, Pipeline, SimpleCommand,
+};
+
+pub(crate) use self::program::INTERPRETERS;
+use self::{
+    program::Move,
+    word::{ScannedWord, scan_word},
 };
 
 /// One simple command of a command line, after wrappers such as `env X=1` or `timeout 5` are
@@ -22,6 +39,17 @@ pub(crate) struct Segment {
     pub(crate) expands: bool,
     /// Files the segment writes through redirections (`>`, `>>`, `&>`), as written.
     pub(crate) writes: Vec<Target>,
+    /// Variables set for the program: assigned or exported earlier in the line, then its own
+    /// `VAR=…` prefixes and `env VAR=…`.
+    pub(crate) assigns: Vec<Assign>,
+    /// Whether the segment only sets variables (`X=1`, `export X=1`): what it sets is judged on
+    /// the later segments, which carry it in `assigns`.
+    pub(crate) sets_only: bool,
+    /// The directories the segment may run in, relative to the one the line starts in (the
+    /// empty path is that one), lexically normalised as `cd` does.
+    pub(crate) dirs: Vec<PathBuf>,
+    /// Whether an earlier `cd`/`pushd`/`popd` moved to a directory known only at run time.
+    pub(crate) dir_unknown: bool,
 }
 
 /// A redirection target.
@@ -33,14 +61,43 @@ pub(crate) struct Target {
     pub(crate) expands: bool,
 }
 
+/// One variable assignment, `NAME=value`, with the value's quotes removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Assign {
+    pub(crate) name: String,
+    pub(crate) value: String,
+}
+
+impl Assign {
+    /// `NAME=value` (or `NAME+=value`) with a valid variable name; `None` for other words.
+    pub(crate) fn parse(word: &str) -> Option<Self> {
+        let (name, value) = word.split_once('=')?;
+        let name = name.strip_suffix('+').unwrap_or(name);
+        let mut chars = name.chars();
+        let first = chars.next()?;
+        let valid = (first.is_ascii_alphabetic() || first == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        valid.then(|| Assign { name: name.to_owned(), value: value.to_owned() })
+    }
+}
+
 impl Segment {
     /// The words joined by single spaces: the text rules such as `Bash(cargo test *)` match.
     pub(crate) fn text(&self) -> String {
         self.words.join(" ")
     }
 
-    fn opaque(what: &'static str) -> Self {
-        Self { words: Vec::new(), danger: Some(what), expands: false, writes: Vec::new() }
+    fn empty() -> Self {
+        Self {
+            words: Vec::new(),
+            danger: None,
+            expands: false,
+            writes: Vec::new(),
+            assigns: Vec::new(),
+            sets_only: false,
+            dirs: Vec::new(),
+            dir_unknown: false,
+        }
     }
 }
 
@@ -49,6 +106,9 @@ const MAX_COMMAND_LEN: usize = 64 * 1024;
 
 /// Deeper nesting of `(`, `{` and backticks is not analysed.
 const MAX_NESTING: usize = 64;
+
+/// More possible directories than this make the directory unknown.
+const MAX_DIRS: usize = 16;
 
 /// A command line cut into segments, or the reason it could not be parsed.
 pub(crate) fn analyze(command: &str) -> Result<Vec<Segment>, String> {
@@ -81,163 +141,264 @@ pub(crate) fn analyze(command: &str) -> Result<Vec<Segment>, String> {
         Ok(Err(err)) => return Err(err.to_string()),
         Err(_) => return Err("the shell parser failed on this command".to_owned()),
     };
-    let mut out = Vec::new();
+    let mut walker =
+        Walker { out: Vec::new(), env: Vec::new(), dirs: vec![PathBuf::new()], dir_unknown: false };
     for list in &program.complete_commands {
-        walk_list(list, &mut out);
+        walker.list(list);
     }
-    if out.is_empty() {
+    if walker.out.is_empty() {
         return Err("the command line is empty".to_owned());
     }
-    Ok(out)
+    Ok(walker.out)
 }
 
-fn walk_list(list: &CompoundList, out: &mut Vec<Segment>) {
-    for item in &list.0 {
-        walk_and_or(&item.0, out);
-    }
+/// Walks the parsed line in order, carrying what earlier segments change for later ones.
+struct Walker {
+    out: Vec<Segment>,
+    /// Variables assigned or exported so far.
+    env: Vec<Assign>,
+    /// Directories the shell may be in by now, relative to the start.
+    dirs: Vec<PathBuf>,
+    dir_unknown: bool,
 }
 
-fn walk_and_or(list: &AndOrList, out: &mut Vec<Segment>) {
-    walk_pipeline(&list.first, out);
-    for next in &list.additional {
-        match next {
-            AndOr::And(pipeline) | AndOr::Or(pipeline) => walk_pipeline(pipeline, out),
+impl Walker {
+    fn list(&mut self, list: &CompoundList) {
+        for item in &list.0 {
+            self.and_or(&item.0);
         }
     }
-}
 
-fn walk_pipeline(pipeline: &Pipeline, out: &mut Vec<Segment>) {
-    for command in &pipeline.seq {
-        match command {
-            Command::Simple(simple) => out.push(simple_segment(simple)),
-            Command::Compound(compound, redirects) => {
-                walk_compound(compound, out);
-                if let Some(redirects) = redirects {
-                    // Redirections of a compound command apply to every segment inside it; a
-                    // segment of its own carries them so they are judged once.
-                    let mut carrier = Segment {
-                        words: Vec::new(),
-                        danger: None,
-                        expands: false,
-                        writes: Vec::new(),
+    fn and_or(&mut self, list: &AndOrList) {
+        self.pipeline(&list.first);
+        for next in &list.additional {
+            match next {
+                AndOr::And(pipeline) | AndOr::Or(pipeline) => self.pipeline(pipeline),
+            }
+        }
+    }
+
+    fn pipeline(&mut self, pipeline: &Pipeline) {
+        for command in &pipeline.seq {
+            match command {
+                Command::Simple(simple) => self.simple(simple),
+                Command::Compound(compound, redirects) => {
+                    self.compound(compound);
+                    if let Some(redirects) = redirects {
+                        // Redirections of a compound command apply to every segment inside it;
+                        // a segment of its own carries them so they are judged once.
+                        let mut carrier = self.segment();
+                        for redirect in &redirects.0 {
+                            apply_redirect(redirect, &mut carrier);
+                        }
+                        if carrier.danger.is_some() || !carrier.writes.is_empty() {
+                            self.out.push(carrier);
+                        }
+                    }
+                }
+                Command::Function(_) => self.opaque("a function definition"),
+                Command::ExtendedTest(..) => self.opaque("a `[[ … ]]` test"),
+            }
+        }
+    }
+
+    fn compound(&mut self, compound: &CompoundCommand) {
+        match compound {
+            CompoundCommand::BraceGroup(group) => self.list(&group.list),
+            CompoundCommand::Subshell(subshell) => self.list(&subshell.list),
+            CompoundCommand::ForClause(clause) => {
+                for value in clause.values.iter().flatten() {
+                    if scan_word(&value.value).substitution {
+                        self.opaque("command substitution");
+                    }
+                }
+                self.repeat(|walker| walker.list(&clause.body.list));
+            }
+            CompoundCommand::CaseClause(clause) => {
+                if scan_word(&clause.value.value).substitution {
+                    self.opaque("command substitution");
+                }
+                for case in &clause.cases {
+                    if let Some(cmd) = &case.cmd {
+                        self.list(cmd);
+                    }
+                }
+            }
+            CompoundCommand::IfClause(clause) => {
+                self.list(&clause.condition);
+                self.list(&clause.then);
+                for other in clause.elses.iter().flatten() {
+                    if let Some(condition) = &other.condition {
+                        self.list(condition);
+                    }
+                    self.list(&other.body);
+                }
+            }
+            CompoundCommand::WhileClause(clause) | CompoundCommand::UntilClause(clause) => {
+                self.repeat(|walker| {
+                    walker.list(&clause.0);
+                    walker.list(&clause.1.list);
+                });
+            }
+            CompoundCommand::Arithmetic(_) | CompoundCommand::ArithmeticForClause(_) => {
+                self.opaque("an arithmetic command");
+            }
+            CompoundCommand::Coprocess(_) => self.opaque("a coprocess"),
+        }
+    }
+
+    /// Walks a loop body; when it changed variables or directories, walks it again so its first
+    /// segments are judged with what a later iteration sees. A directory change in a loop makes
+    /// the directory unknown, since each iteration may move further.
+    fn repeat(&mut self, body: impl Fn(&mut Self)) {
+        let (env, dirs) = (self.env.len(), self.dirs.len());
+        body(self);
+        if self.dirs.len() != dirs {
+            self.dir_unknown = true;
+        }
+        if self.env.len() != env || self.dirs.len() != dirs {
+            body(self);
+        }
+    }
+
+    /// A segment carrying the variables and directories in effect here.
+    fn segment(&self) -> Segment {
+        Segment {
+            assigns: self.env.clone(),
+            dirs: self.dirs.clone(),
+            dir_unknown: self.dir_unknown,
+            ..Segment::empty()
+        }
+    }
+
+    fn opaque(&mut self, what: &'static str) {
+        let mut seg = self.segment();
+        seg.danger = Some(what);
+        self.out.push(seg);
+    }
+
+    fn set(&mut self, assign: Assign) {
+        if !self.env.contains(&assign) {
+            self.env.push(assign);
+        }
+    }
+
+    fn simple(&mut self, simple: &SimpleCommand) {
+        let mut seg = self.segment();
+        let mut heredoc = false;
+        let mut assigned = Vec::new();
+        let add_word = |seg: &mut Segment, raw: &str| {
+            let word = scan_word(raw);
+            if word.substitution {
+                seg.danger = Some("command substitution");
+            }
+            seg.expands |= word.expands;
+            seg.words.push(word.text);
+        };
+        for item in simple.prefix.iter().flat_map(|prefix| prefix.0.iter()) {
+            match item {
+                CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
+                    heredoc |= apply_redirect(redirect, &mut seg);
+                }
+                // Assignments before the program set its environment (or, with no program,
+                // the shell's variables); their values must not hide a command substitution.
+                CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
+                    let raw_value = word.value.split_once('=').map_or("", |(_, value)| value);
+                    let value = scan_word(raw_value);
+                    if value.substitution {
+                        seg.danger = Some("command substitution");
+                    }
+                    let name = match &assignment.name {
+                        AssignmentName::VariableName(name)
+                        | AssignmentName::ArrayElementName(name, _) => name.clone(),
                     };
-                    for redirect in &redirects.0 {
-                        apply_redirect(redirect, &mut carrier);
-                    }
-                    if carrier.danger.is_some() || !carrier.writes.is_empty() {
-                        out.push(carrier);
-                    }
+                    assigned.push((Assign { name, value: value.text }, scan_word(&word.value)));
+                }
+                CommandPrefixOrSuffixItem::Word(word) => add_word(&mut seg, &word.value),
+                CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
+                    seg.danger = Some("process substitution");
                 }
             }
-            Command::Function(_) => out.push(Segment::opaque("a function definition")),
-            Command::ExtendedTest(..) => out.push(Segment::opaque("a `[[ … ]]` test")),
         }
+        if let Some(name) = &simple.word_or_name {
+            let before = seg.words.len();
+            add_word(&mut seg, &name.value);
+            if before == 0 && scan_word(&name.value).expands {
+                seg.danger = Some("a program name computed at run time");
+            }
+        }
+        for item in simple.suffix.iter().flat_map(|suffix| suffix.0.iter()) {
+            match item {
+                CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
+                    heredoc |= apply_redirect(redirect, &mut seg);
+                }
+                CommandPrefixOrSuffixItem::AssignmentWord(_, word)
+                | CommandPrefixOrSuffixItem::Word(word) => add_word(&mut seg, &word.value),
+                CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
+                    seg.danger = Some("process substitution");
+                }
+            }
+        }
+        if seg.words.is_empty() && !assigned.is_empty() {
+            // `X=1` alone sets a shell variable, which later segments see (and `PATH=…` changes
+            // the shell's own command lookup).
+            for (assign, word) in assigned {
+                seg.words.push(word.text);
+                self.set(assign);
+            }
+            seg.sets_only = seg.writes.is_empty();
+            self.out.push(seg);
+            return;
+        }
+        seg.assigns.extend(assigned.into_iter().map(|(assign, _)| assign));
+        program::strip_wrappers(&mut seg);
+        if let Some(declared) = program::declared(&seg.words) {
+            for assign in declared {
+                self.set(assign);
+            }
+            seg.sets_only = seg.writes.is_empty();
+        }
+        if seg.danger.is_none() {
+            seg.danger = program::command_danger(&seg.words, heredoc);
+        }
+        match program::directory_move(&seg) {
+            Move::Stay => {}
+            Move::Unknown => self.dir_unknown = true,
+            Move::To(target) => {
+                let moved: Vec<PathBuf> =
+                    self.dirs.iter().map(|dir| join_logical(dir, &target)).collect();
+                for dir in moved {
+                    if !self.dirs.contains(&dir) {
+                        self.dirs.push(dir);
+                    }
+                }
+                if self.dirs.len() > MAX_DIRS {
+                    self.dir_unknown = true;
+                }
+            }
+        }
+        self.out.push(seg);
     }
 }
 
-fn walk_compound(compound: &CompoundCommand, out: &mut Vec<Segment>) {
-    match compound {
-        CompoundCommand::BraceGroup(group) => walk_list(&group.list, out),
-        CompoundCommand::Subshell(subshell) => walk_list(&subshell.list, out),
-        CompoundCommand::ForClause(clause) => {
-            for value in clause.values.iter().flatten() {
-                if scan_word(&value.value).substitution {
-                    out.push(Segment::opaque("command substitution"));
+/// `base/target` with `.` and `..` applied to the text, the way `cd` (without `-P`) moves; a
+/// `..` above a relative start is kept.
+pub(crate) fn join_logical(base: &Path, target: impl AsRef<Path>) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in base.join(target.as_ref()).components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
                 }
-            }
-            walk_list(&clause.body.list, out);
-        }
-        CompoundCommand::CaseClause(clause) => {
-            if scan_word(&clause.value.value).substitution {
-                out.push(Segment::opaque("command substitution"));
-            }
-            for case in &clause.cases {
-                if let Some(cmd) = &case.cmd {
-                    walk_list(cmd, out);
-                }
-            }
-        }
-        CompoundCommand::IfClause(clause) => {
-            walk_list(&clause.condition, out);
-            walk_list(&clause.then, out);
-            for other in clause.elses.iter().flatten() {
-                if let Some(condition) = &other.condition {
-                    walk_list(condition, out);
-                }
-                walk_list(&other.body, out);
-            }
-        }
-        CompoundCommand::WhileClause(clause) | CompoundCommand::UntilClause(clause) => {
-            walk_list(&clause.0, out);
-            walk_list(&clause.1.list, out);
-        }
-        CompoundCommand::Arithmetic(_) | CompoundCommand::ArithmeticForClause(_) => {
-            out.push(Segment::opaque("an arithmetic command"));
-        }
-        CompoundCommand::Coprocess(_) => out.push(Segment::opaque("a coprocess")),
-    }
-}
-
-fn simple_segment(simple: &SimpleCommand) -> Segment {
-    let mut seg = Segment { words: Vec::new(), danger: None, expands: false, writes: Vec::new() };
-    let mut heredoc = false;
-    let mut items = Vec::new();
-    if let Some(prefix) = &simple.prefix {
-        items.extend(prefix.0.iter().map(|item| (item, true)));
-    }
-    let name = simple.word_or_name.as_ref();
-    let suffix = simple.suffix.iter().flat_map(|suffix| suffix.0.iter());
-    let add_word = |seg: &mut Segment, raw: &str| {
-        let word = scan_word(raw);
-        if word.substitution {
-            seg.danger = Some("command substitution");
-        }
-        seg.expands |= word.expands;
-        seg.words.push(word.text);
-    };
-    for (item, in_prefix) in items {
-        match item {
-            CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
-                heredoc |= apply_redirect(redirect, &mut seg);
-            }
-            // Assignments before the program only set its environment; their values still
-            // must not hide a command substitution.
-            CommandPrefixOrSuffixItem::AssignmentWord(_, word) if in_prefix => {
-                if scan_word(&word.value).substitution {
-                    seg.danger = Some("command substitution");
-                }
-            }
-            CommandPrefixOrSuffixItem::AssignmentWord(_, word)
-            | CommandPrefixOrSuffixItem::Word(word) => add_word(&mut seg, &word.value),
-            CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
-                seg.danger = Some("process substitution");
-            }
+                Some(Component::RootDir) => {}
+                _ => out.push(".."),
+            },
+            other => out.push(other.as_os_str()),
         }
     }
-    if let Some(name) = name {
-        let before = seg.words.len();
-        add_word(&mut seg, &name.value);
-        if before == 0 && scan_word(&name.value).expands {
-            seg.danger = Some("a program name computed at run time");
-        }
-    }
-    for item in suffix {
-        match item {
-            CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
-                heredoc |= apply_redirect(redirect, &mut seg);
-            }
-            CommandPrefixOrSuffixItem::AssignmentWord(_, word)
-            | CommandPrefixOrSuffixItem::Word(word) => add_word(&mut seg, &word.value),
-            CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
-                seg.danger = Some("process substitution");
-            }
-        }
-    }
-    strip_wrappers(&mut seg);
-    if seg.danger.is_none() {
-        seg.danger = command_danger(&seg.words, heredoc);
-    }
-    seg
+    out
 }
 
 /// Records a redirection's effect on the segment; returns true for a here-document or string.
@@ -288,269 +449,15 @@ fn apply_redirect(redirect: &IoRedirect, seg: &mut Segment) -> bool {
             true
         }
         IoRedirect::OutputAndError(word, _) => {
-            let word = scan_word(&word.value);
-            if word.substitution {
+            let ScannedWord { text, substitution, expands } = scan_word(&word.value);
+            if substitution {
                 seg.danger = Some("command substitution");
             }
-            seg.writes.push(Target { path: word.text, expands: word.expands });
+            seg.writes.push(Target { path: text, expands });
             false
         }
     }
 }
 
-/// Removes `env VAR=… `, `timeout N`, `nice [-n N]` and `time [-p]` in front of the real
-/// program, so that rules and the safe list see the command that actually runs.
-fn strip_wrappers(seg: &mut Segment) {
-    loop {
-        let Some(program) = seg.words.first() else { return };
-        let skip = match program.as_str() {
-            "env" => {
-                let mut idx = 1;
-                while let Some(word) = seg.words.get(idx) {
-                    if word == "-i" || word == "-" || word == "--ignore-environment" {
-                        idx += 1;
-                    } else if word == "-u" || word == "--unset" {
-                        idx += 2;
-                    } else if word.starts_with('-') {
-                        // Other options (`-S` splits a string into a command) hide what runs.
-                        seg.danger = Some("an `env` option that changes how the command runs");
-                        return;
-                    } else if word.contains('=') && !word.starts_with('=') {
-                        idx += 1;
-                    } else {
-                        break;
-                    }
-                }
-                idx
-            }
-            "timeout" => {
-                let mut idx = 1;
-                while let Some(word) = seg.words.get(idx) {
-                    if word == "-s" || word == "-k" || word == "--signal" || word == "--kill-after"
-                    {
-                        idx += 2;
-                    } else if word.starts_with('-') {
-                        idx += 1;
-                    } else {
-                        break;
-                    }
-                }
-                // The duration.
-                idx + 1
-            }
-            "nice" => match seg.words.get(1).map(String::as_str) {
-                Some("-n") => 3,
-                Some(word) if word.starts_with('-') => 2,
-                _ => 1,
-            },
-            "time" => match seg.words.get(1).map(String::as_str) {
-                Some("-p") => 2,
-                _ => 1,
-            },
-            _ => return,
-        };
-        let skip = skip.min(seg.words.len());
-        seg.words.drain(..skip);
-    }
-}
-
-/// Programs that run code from their arguments or standard input.
-pub(crate) const INTERPRETERS: &[&str] = &[
-    "sh",
-    "bash",
-    "zsh",
-    "dash",
-    "ksh",
-    "fish",
-    "python",
-    "python3",
-    "node",
-    "deno",
-    "bun",
-    "ruby",
-    "perl",
-    "php",
-    "lua",
-    "Rscript",
-    "osascript",
-];
-
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish"];
-
-/// Why a command can never be approved by a rule, judged on its stripped words.
-fn command_danger(words: &[String], heredoc: bool) -> Option<&'static str> {
-    let program = words.first()?.as_str();
-    let args = &words[1..];
-    match program {
-        "eval" => Some("`eval`"),
-        "exec" => Some("`exec`"),
-        "source" | "." => Some("`source`"),
-        "xargs" => Some("`xargs`"),
-        "sudo" | "doas" | "su" => Some("a privilege change"),
-        "find" => {
-            let exec = ["-exec", "-execdir", "-ok", "-okdir"];
-            args.iter().any(|arg| exec.contains(&arg.as_str())).then_some("`find -exec`")
-        }
-        _ if SHELLS.contains(&program)
-            && args.iter().any(|arg| {
-                arg == "-c" || (arg.starts_with('-') && !arg.starts_with("--") && arg.contains('c'))
-            }) =>
-        {
-            Some("a shell running a `-c` string")
-        }
-        _ if heredoc && INTERPRETERS.contains(&program) => {
-            Some("a here-document fed to an interpreter")
-        }
-        _ => None,
-    }
-}
-
-/// A shell word with its quotes removed and what it expands.
-struct ScannedWord {
-    text: String,
-    substitution: bool,
-    expands: bool,
-}
-
-/// Removes quotes the way the shell does and notes `$( … )`, backticks, `$VAR` and `~`.
-fn scan_word(raw: &str) -> ScannedWord {
-    #[derive(PartialEq)]
-    enum Quote {
-        None,
-        Single,
-        Double,
-    }
-    let mut out =
-        ScannedWord { text: String::with_capacity(raw.len()), substitution: false, expands: false };
-    let mut quote = Quote::None;
-    let mut chars = raw.chars().peekable();
-    if raw.starts_with('~') {
-        out.expands = true;
-    }
-    while let Some(c) = chars.next() {
-        match (&quote, c) {
-            (Quote::Single, '\'') => quote = Quote::None,
-            (Quote::Single, c) => out.text.push(c),
-            (Quote::None, '\'') => quote = Quote::Single,
-            (Quote::None, '"') => quote = Quote::Double,
-            (Quote::Double, '"') => quote = Quote::None,
-            (Quote::None, '\\') => {
-                if let Some(next) = chars.next() {
-                    out.text.push(next);
-                }
-            }
-            (Quote::Double, '\\') => match chars.peek() {
-                Some(&next) if matches!(next, '$' | '`' | '"' | '\\' | '\n') => {
-                    chars.next();
-                    out.text.push(next);
-                }
-                _ => out.text.push('\\'),
-            },
-            (_, '`') => {
-                out.substitution = true;
-                out.text.push(c);
-            }
-            (_, '$') => {
-                match chars.peek() {
-                    Some('(') => out.substitution = true,
-                    _ => out.expands = true,
-                }
-                out.text.push(c);
-            }
-            (_, c) => out.text.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Renders segments as `words|danger|writes` lines, one per segment.
-    #[track_caller]
-    fn check(command: &str, expect: &[&str]) {
-        let got: Vec<String> = match analyze(command) {
-            Ok(segments) => segments
-                .iter()
-                .map(|seg| {
-                    let writes: Vec<&str> = seg.writes.iter().map(|t| t.path.as_str()).collect();
-                    format!("{}|{}|{}", seg.text(), seg.danger.unwrap_or(""), writes.join(","))
-                })
-                .collect(),
-            Err(_) => vec!["<parse error>".to_owned()],
-        };
-        assert_eq!(got, expect, "{command}");
-    }
-
-    #[test]
-    fn compound_commands_split_into_segments() {
-        check("git status && rm -rf x", &["git status||", "rm -rf x||"]);
-        check("ls | wc -l; echo done", &["ls||", "wc -l||", "echo done||"]);
-        check("a || b & c", &["a||", "b||", "c||"]);
-        check("(cd src && ls)", &["cd src||", "ls||"]);
-        check("if true; then rm x; fi", &["true||", "rm x||"]);
-        check("for f in a b; do cat $f; done", &["cat $f||"]);
-    }
-
-    #[test]
-    fn quotes_are_removed() {
-        check(r#"git commit -m "it's done""#, &["git commit -m it's done||"]);
-        check("echo 'a  b' c\\ d", &["echo a  b c d||"]);
-    }
-
-    #[test]
-    fn wrappers_are_stripped() {
-        check("env RUST_LOG=1 cargo test", &["cargo test||"]);
-        check("timeout 5 cargo test", &["cargo test||"]);
-        check("timeout -s KILL 5s nice -n 10 time -p ls", &["ls||"]);
-        check("FOO=1 BAR=2 ls", &["ls||"]);
-    }
-
-    #[test]
-    fn opaque_constructs_are_dangers() {
-        check("echo $(rm -rf /)", &["echo $(rm -rf /)|command substitution|"]);
-        check("echo `id`", &["echo `id`|command substitution|"]);
-        check("eval ls", &["eval ls|`eval`|"]);
-        check("bash -c 'rm x'", &["bash -c rm x|a shell running a `-c` string|"]);
-        check("sh -lc ls", &["sh -lc ls|a shell running a `-c` string|"]);
-        check("find . -exec rm {} \\;", &["find . -exec rm {} ;|`find -exec`|"]);
-        check("ls | xargs rm", &["ls||", "xargs rm|`xargs`|"]);
-        check("diff <(ls) b", &["diff b|process substitution|"]);
-        check(
-            "python3 <<EOF\nprint(1)\nEOF\n",
-            &["python3|a here-document fed to an interpreter|"],
-        );
-        check("X=$(id) ls", &["ls|command substitution|"]);
-        check("$CMD x", &["$CMD x|a program name computed at run time|"]);
-    }
-
-    #[test]
-    fn redirections_are_recorded() {
-        check("ls > out.txt 2>&1", &["ls||out.txt"]);
-        check("echo x >> /etc/passwd", &["echo x||/etc/passwd"]);
-        check("cat < in.txt", &["cat||"]);
-        check("{ ls; } > log", &["ls||", "||log"]);
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn arbitrary_command_lines_never_panic(command in r#"[a-z $()`'"|&;<>{}\\\n=*-]{0,40}"#) {
-            let _ = analyze(&command);
-        }
-    }
-
-    #[test]
-    fn deep_nesting_and_huge_commands_are_refused() {
-        assert!(analyze(&"(".repeat(10_000)).is_err());
-        assert!(analyze(&"$(".repeat(100)).is_err());
-        assert!(analyze(&"ls ".repeat(30_000)).is_err());
-    }
-
-    #[test]
-    fn bad_input_is_a_parse_error() {
-        check("echo 'unterminated", &["<parse error>"]);
-        check("if then fi", &["<parse error>"]);
-        check("", &["<parse error>"]);
-    }
-}
+mod tests;

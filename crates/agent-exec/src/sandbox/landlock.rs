@@ -33,6 +33,8 @@ pub(crate) enum Grant {
     Execute,
     /// Read, execute, create, change and delete.
     Write,
+    /// Read, create, change and delete, without executing (under an execute allow-list).
+    WriteNoExecute,
 }
 
 impl Grant {
@@ -42,7 +44,14 @@ impl Grant {
             Grant::Read => read & !AccessFs::Execute,
             Grant::ReadExecute => read,
             Grant::Execute => AccessFs::Execute | AccessFs::ReadFile,
-            Grant::Write => AccessFs::from_all(TARGET_ABI),
+            // Never device nodes: root could make one for the disk that holds hidden secrets.
+            Grant::Write => {
+                AccessFs::from_all(TARGET_ABI) & !(AccessFs::MakeBlock | AccessFs::MakeChar)
+            }
+            Grant::WriteNoExecute => {
+                AccessFs::from_all(TARGET_ABI)
+                    & !(AccessFs::Execute | AccessFs::MakeBlock | AccessFs::MakeChar)
+            }
         }
     }
 }
@@ -93,8 +102,5 @@ pub(crate) fn build(rules: &FsRules, network: bool) -> Result<OwnedFd, SandboxEr
         created = created.add_rule(PathBeneath::new(fd, access)).map_err(error)?;
     }
     let fd: Option<OwnedFd> = created.into();
-    fd.ok_or_else(|| SandboxError::Unavailable {
-        missing: "Landlock file-system rules".to_owned(),
-        fix: "boot a kernel ≥ 5.13 with `lsm=landlock,...` on the kernel command line".to_owned(),
-    })
+    fd.ok_or_else(|| SandboxError::unavailable(super::KernelFeature::Landlock))
 }

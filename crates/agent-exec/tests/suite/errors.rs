@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use agent_core::CancellationToken;
-use agent_exec::{Approval, PermissionMode, RuleAction};
+use agent_exec::{Approval, PermissionMode, Remedy, RuleAction};
 
 use super::support::{Scripted, Setup, call, fixture};
 
@@ -189,16 +189,36 @@ async fn an_ask_answered_no_is_rejected_with_the_reason() {
 }
 
 #[tokio::test]
-async fn non_interactive_runs_name_the_flag_that_would_allow_the_call() {
+async fn non_interactive_runs_carry_what_would_allow_the_call_without_naming_flags() {
     let fx = fixture(Setup::default());
     let outcome = fx.run("write_file", r#"{"path": "src/new.rs", "content": "x"}"#).await;
     assert_error(
         &outcome,
         "permission_denied",
-        "--permission-mode accept-edits or --allow 'Edit(./src/new.rs)'",
+        "the user can allow it with the rule `Edit(./src/new.rs)`, or by switching to the accept-edits permission mode",
     );
+    let remedy = Remedy {
+        rules: vec!["Edit(./src/new.rs)".to_owned()],
+        mode: Some(PermissionMode::AcceptEdits),
+    };
+    assert_eq!(outcome.remedy, Some(remedy));
     let outcome = fx.run("bash", r#"{"command": "cargo test -p x"}"#).await;
-    assert_error(&outcome, "permission_denied", "--allow 'Bash(cargo test *)'");
+    assert_error(&outcome, "permission_denied", "with the rule `Bash(cargo test *)`");
+    assert_eq!(outcome.remedy.unwrap().rules, ["Bash(cargo test *)"]);
+    assert!(!outcome.text.contains("--"), "{}", outcome.text);
+    let outcome = fx.run("bash", r#"{"command": "echo $(id)"}"#).await;
+    assert_error(&outcome, "permission_denied", "or by switching to the bypass permission mode");
+    let outcome = fx.run("write_file", r#"{"path": ".git/config", "content": "x"}"#).await;
+    assert_error(&outcome, "permission_denied", "only the user can allow it");
+    assert_eq!(outcome.remedy, Some(Remedy::default()));
+}
+
+#[tokio::test]
+async fn asked_and_answered_calls_carry_no_remedy() {
+    let fx =
+        fixture(Setup { approver: Some(Scripted::new(Approval::AllowOnce)), ..Setup::default() });
+    let outcome = fx.run("bash", r#"{"command": "cargo test -p x"}"#).await;
+    assert!(outcome.ok && outcome.remedy.is_none(), "{outcome:?}");
 }
 
 #[tokio::test]

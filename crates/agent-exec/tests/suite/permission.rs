@@ -32,6 +32,28 @@ fn bash(command: &str) -> String {
     serde_json::json!({ "command": command }).to_string()
 }
 
+fn bash_in(command: &str, workdir: &str) -> String {
+    serde_json::json!({ "command": command, "workdir": workdir }).to_string()
+}
+
+const MODES: [PermissionMode; 5] = [Dflt, Edits, Plan, DontAsk, Bypass];
+
+/// Checks one call in every mode; `expect` lists the verdicts in the order of [`MODES`].
+#[track_caller]
+fn check_modes(rules: &[(RuleAction, &str)], arguments: &str, expect: [&str; 5]) {
+    for (mode, expect) in MODES.into_iter().zip(expect) {
+        check(mode, rules, "bash", arguments, expect);
+    }
+}
+
+/// The rules of issue 17's report: a new user's first `dont-ask` setup.
+const ISSUE_RULES: &[(RuleAction, &str)] =
+    &[(Allow, "Bash(git status)"), (Allow, "Bash(echo *)"), (Allow, "Bash(ls *)")];
+
+/// What a command that needs approval gets: asked in default, accept-edits and dont-ask (where
+/// the executor refuses it), refused in plan, run in bypass.
+const NEEDS_APPROVAL: [&str; 5] = ["ask", "ask", "deny:permission_denied", "ask", "allow"];
+
 fn write(path: &str) -> String {
     serde_json::json!({ "path": path, "content": "x" }).to_string()
 }
@@ -130,7 +152,8 @@ fn safe_commands_run_unasked() {
         check(mode, &[], "bash", &bash("ls -la src | wc -l"), "allow");
     }
     check(Dflt, &[], "bash", &bash("rg -n TODO src && git diff"), "allow");
-    check(Dflt, &[], "bash", &bash("timeout 5 env A=1 git log --oneline"), "allow");
+    check(Dflt, &[], "bash", &bash("timeout 5 env LANG=C git log --oneline"), "allow");
+    check(Dflt, &[], "bash", &bash("timeout 5 env A=1 git log --oneline"), "ask");
     check(Dflt, &[], "bash", &bash("./sed -n 1p x"), "ask");
     check(Dflt, &[], "bash", &bash("git push"), "ask");
     check(
@@ -148,7 +171,13 @@ fn command_rules() {
     check(Dflt, &rules, "bash", &bash("cargo test"), "allow");
     check(Dflt, &rules, "bash", &bash("cargo test -p agent-exec"), "allow");
     check(Dflt, &rules, "bash", &bash("cargo tests"), "ask");
-    check(Dflt, &rules, "bash", &bash("RUST_LOG=debug timeout 60 cargo test"), "allow");
+    check(Dflt, &rules, "bash", &bash("RUST_BACKTRACE=1 timeout 60 cargo test"), "allow");
+    check(Dflt, &rules, "bash", &bash("RUST_LOG=debug timeout 60 cargo test"), "ask");
+    let named = [(Allow, "Bash(RUST_LOG=debug cargo test *)")];
+    check(Dflt, &named, "bash", &bash("RUST_LOG=debug timeout 60 cargo test"), "allow");
+    check(Dflt, &named, "bash", &bash("export RUST_LOG=debug; cargo test -p x"), "allow");
+    check(Dflt, &named, "bash", &bash("RUST_LOG=trace cargo test"), "ask");
+    check(Dflt, &named, "bash", &bash("cargo test"), "ask");
     check(Dflt, &[(Allow, "Bash(npm run:*)")], "bash", &bash("npm run build"), "allow");
     check(Dflt, &[(Allow, "Bash")], "bash", &bash("make all"), "allow");
     check(DontAsk, &rules, "bash", &bash("cargo test"), "allow");
@@ -307,4 +336,128 @@ fn modes_parse_from_their_flag_names() {
         "yolo".parse::<PermissionMode>().unwrap_err().to_string(),
         "unknown permission mode `yolo`; use default, accept-edits, plan, dont-ask or bypass"
     );
+}
+
+#[test]
+fn variables_that_change_what_runs_need_approval() {
+    for command in [
+        "GIT_CONFIG_PARAMETERS=\"'core.fsmonitor=touch PWNED'\" git status",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch PWNED' git status",
+        "PATH=./bin:$PATH ls",
+        "LD_PRELOAD=./x.so ls -la",
+        "export PATH=./bin:$PATH; ls",
+        "PATH=./bin:$PATH; ls",
+        "declare -x LD_PRELOAD=./x.so && ls",
+        "env GIT_CONFIG_PARAMETERS=\"'core.pager=touch PWNED'\" git status",
+        "env BASH_ENV=./x echo hi",
+        "GIT_PAGER='touch PWNED' git log",
+        "EDITOR=./x git status",
+        "MY_UNKNOWN=1 ls",
+    ] {
+        check_modes(ISSUE_RULES, &bash(command), NEEDS_APPROVAL);
+        check_modes(&[], &bash(command), NEEDS_APPROVAL);
+    }
+    for command in
+        ["LANG=C ls", "NO_COLOR=1 git status", "LC_ALL=C TZ=UTC ls -la", "export LANG=C; ls"]
+    {
+        check_modes(ISSUE_RULES, &bash(command), ["allow"; 5]);
+    }
+    check_modes(ISSUE_RULES, &bash("CI=1 echo hi"), ["allow"; 5]);
+    check(
+        Dflt,
+        &[(Deny, "Bash(git status *)")],
+        "bash",
+        &bash("GIT_DIR=x git status"),
+        "deny:permission_denied",
+    );
+}
+
+#[test]
+fn a_program_given_as_a_path_is_not_the_program_a_rule_names() {
+    for command in ["./ls", "bin/ls -la", "/tmp/x/ls"] {
+        check_modes(ISSUE_RULES, &bash(command), NEEDS_APPROVAL);
+    }
+}
+
+#[test]
+fn writes_are_judged_in_the_directory_the_shell_will_be_in() {
+    // Protected paths reached through `cd`, `pushd` or `workdir` ask even in bypass; plan
+    // refuses; dont-ask leaves it to the executor to refuse.
+    let protected = ["ask", "ask", "deny:permission_denied", "ask", "ask"];
+    for arguments in [
+        bash("cd .github/workflows && touch x.yml"),
+        bash("pushd .agent && touch x"),
+        bash_in("touch x.yml", ".github/workflows"),
+        bash("cd .github && cd workflows && touch x.yml"),
+        bash("cd src; cd ../.github/workflows; touch x.yml"),
+        bash("cd .github/workflows && echo x > evil.yml"),
+        bash_in("echo x > evil.yml", ".github/workflows"),
+        bash_in("cd ../.agent && touch settings.json", "src"),
+        bash("cd \"$HOME\" && touch x"),
+        bash("cd $(echo .git) && touch x"),
+    ] {
+        check_modes(&[], &arguments, protected);
+    }
+    check_modes(
+        &[],
+        &bash("cd src && touch new.rs"),
+        ["ask", "allow", "deny:permission_denied", "ask", "allow"],
+    );
+    check_modes(
+        &[],
+        &bash_in("touch new.rs", "src"),
+        ["ask", "allow", "deny:permission_denied", "ask", "allow"],
+    );
+    check_modes(&[], &bash("cd src && ls"), ["allow"; 5]);
+    // A directory known only at run time makes the rest of the line need approval.
+    check_modes(ISSUE_RULES, &bash("cd \"$X\" && ls"), ["ask", "ask", "ask", "ask", "allow"]);
+    check_modes(ISSUE_RULES, &bash("cd - && ls"), ["ask", "ask", "ask", "ask", "allow"]);
+    // The workspace boundary applies to the starting directory and to the real targets.
+    check_modes(&[], &bash_in("ls", "../.."), ["deny:outside_workspace"; 5]);
+    check(Edits, &[], "bash", &bash("cd /tmp && touch x"), "ask");
+    check(Edits, &[], "bash", &bash("cd src && touch ../../x"), "ask");
+    // Edit rules see the real targets.
+    let deny_src = [(Deny, "Edit(src/**)")];
+    check(Edits, &deny_src, "bash", &bash("cd src && touch x.rs"), "deny:permission_denied");
+    check(Bypass, &deny_src, "bash", &bash_in("echo x > a.rs", "src"), "deny:permission_denied");
+    check(Edits, &deny_src, "bash", &bash("touch x.rs"), "allow");
+    check(
+        Edits,
+        &[(Ask, "Edit(docs/**)")],
+        "bash",
+        &bash("mkdir -p docs && cd docs && touch a.md"),
+        "ask",
+    );
+}
+
+/// The programs a call may execute when the policy allowed it only as read-only; `None` when a
+/// rule, the mode or nothing allowed it.
+#[track_caller]
+fn check_programs(
+    mode: PermissionMode,
+    rules: &[(RuleAction, &str)],
+    command: &str,
+    expect: Option<&[&str]>,
+) {
+    let fx = fixture(Setup { mode, rules, ..Setup::default() });
+    let tool = fx.exec.registry().get("bash").unwrap();
+    let prepared = tool.prepare(&bash(command)).unwrap();
+    let decision = fx.exec.policy().decide(tool.spec(), prepared.access());
+    let expect = expect.map(|programs| programs.iter().map(|p| (*p).to_owned()).collect());
+    assert_eq!(decision.read_only_programs, expect, "{mode} {rules:?} {command}");
+}
+
+#[test]
+fn commands_allowed_as_read_only_name_the_programs_they_may_execute() {
+    for mode in [Dflt, Edits, Plan, DontAsk] {
+        check_programs(mode, &[], "git status", Some(&["git"]));
+    }
+    check_programs(Dflt, &[], "cd src && ls -la | wc -l", Some(&["cd", "ls", "wc"]));
+    check_programs(Dflt, &[], "export LANG=C; ls; ls src", Some(&["ls"]));
+    // The user allowed everything, a rule covers the command, or it needs approval: no list.
+    check_programs(Bypass, &[], "git status", None);
+    check_programs(Dflt, &[(Allow, "Bash(git status)")], "git status", None);
+    check_programs(Dflt, &[(Allow, "Bash(echo *)")], "git status && echo done", None);
+    check_programs(Dflt, &[], "git status && cargo build", None);
+    check_programs(Edits, &[], "ls && touch src/x.rs", None);
 }

@@ -286,6 +286,8 @@ impl TypedTool for WriteFile {
 pub(crate) struct BashInput {
     /// The command line.
     pub(crate) command: String,
+    /// The directory to run in, relative to the workspace root, as the real bash tool takes it.
+    pub(crate) workdir: Option<String>,
 }
 
 /// Pretends to run a command (reports `Command` access; rule name `Bash`).
@@ -301,7 +303,7 @@ impl TypedTool for FakeBash {
         Effects::RUNS_PROCESSES
     }
     fn access(&self, input: &BashInput) -> Vec<Access> {
-        vec![Access::Command(input.command.clone())]
+        vec![Access::Command { line: input.command.clone(), workdir: input.workdir.clone() }]
     }
     async fn run(&self, input: BashInput, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::text(format!("ran {}", input.command)))

@@ -1,0 +1,143 @@
+//! Tests of the shell analysis: segments, dangers, and what travels between segments.
+
+use super::*;
+
+/// Renders segments as `words|danger|writes` lines, one per segment.
+#[track_caller]
+fn check(command: &str, expect: &[&str]) {
+    let got: Vec<String> = match analyze(command) {
+        Ok(segments) => segments
+            .iter()
+            .map(|seg| {
+                let writes: Vec<&str> = seg.writes.iter().map(|t| t.path.as_str()).collect();
+                format!("{}|{}|{}", seg.text(), seg.danger.unwrap_or(""), writes.join(","))
+            })
+            .collect(),
+        Err(_) => vec!["<parse error>".to_owned()],
+    };
+    assert_eq!(got, expect, "{command}");
+}
+
+#[test]
+fn compound_commands_split_into_segments() {
+    check("git status && rm -rf x", &["git status||", "rm -rf x||"]);
+    check("ls | wc -l; echo done", &["ls||", "wc -l||", "echo done||"]);
+    check("a || b & c", &["a||", "b||", "c||"]);
+    check("(cd src && ls)", &["cd src||", "ls||"]);
+    check("if true; then rm x; fi", &["true||", "rm x||"]);
+    check("for f in a b; do cat $f; done", &["cat $f||"]);
+}
+
+#[test]
+fn quotes_are_removed() {
+    check(r#"git commit -m "it's done""#, &["git commit -m it's done||"]);
+    check("echo 'a  b' c\\ d", &["echo a  b c d||"]);
+}
+
+#[test]
+fn wrappers_are_stripped() {
+    check("env RUST_LOG=1 cargo test", &["cargo test||"]);
+    check("timeout 5 cargo test", &["cargo test||"]);
+    check("timeout -s KILL 5s nice -n 10 time -p ls", &["ls||"]);
+    check("FOO=1 BAR=2 ls", &["ls||"]);
+}
+
+#[test]
+fn opaque_constructs_are_dangers() {
+    check("echo $(rm -rf /)", &["echo $(rm -rf /)|command substitution|"]);
+    check("echo `id`", &["echo `id`|command substitution|"]);
+    check("eval ls", &["eval ls|`eval`|"]);
+    check("bash -c 'rm x'", &["bash -c rm x|a shell running a `-c` string|"]);
+    check("sh -lc ls", &["sh -lc ls|a shell running a `-c` string|"]);
+    check("find . -exec rm {} \\;", &["find . -exec rm {} ;|`find -exec`|"]);
+    check("ls | xargs rm", &["ls||", "xargs rm|`xargs`|"]);
+    check("diff <(ls) b", &["diff b|process substitution|"]);
+    check("python3 <<EOF\nprint(1)\nEOF\n", &["python3|a here-document fed to an interpreter|"]);
+    check("X=$(id) ls", &["ls|command substitution|"]);
+    check("$CMD x", &["$CMD x|a program name computed at run time|"]);
+}
+
+/// Renders segments as `assigns|words|dirs` lines: what each segment inherits.
+#[track_caller]
+fn check_context(command: &str, expect: &[&str]) {
+    let segments = analyze(command).unwrap();
+    let got: Vec<String> = segments
+        .iter()
+        .map(|seg| {
+            let assigns: Vec<String> =
+                seg.assigns.iter().map(|a| format!("{}={}", a.name, a.value)).collect();
+            let dirs: Vec<String> = seg.dirs.iter().map(|d| d.display().to_string()).collect();
+            let unknown = if seg.dir_unknown { "?" } else { "" };
+            let set = if seg.sets_only { "set " } else { "" };
+            format!("{}|{set}{}|{}{unknown}", assigns.join(" "), seg.text(), dirs.join(","))
+        })
+        .collect();
+    assert_eq!(got, expect, "{command}");
+}
+
+#[test]
+fn variables_travel_with_the_segments_they_reach() {
+    check_context("LANG=C ls", &["LANG=C|ls|"]);
+    check_context("env GIT_DIR=x git status", &["GIT_DIR=x|git status|"]);
+    check_context(
+        "GIT_CONFIG_PARAMETERS=\"'core.fsmonitor=touch PWNED'\" git status",
+        &["GIT_CONFIG_PARAMETERS='core.fsmonitor=touch PWNED'|git status|"],
+    );
+    check_context(
+        "export PATH=./bin:$PATH; ls",
+        &["|set export PATH=./bin:$PATH|", "PATH=./bin:$PATH|ls|"],
+    );
+    check_context("X=1; Y=2 ls", &["|set X=1|", "X=1 Y=2|ls|"]);
+    check_context("declare -x A=1 B; ls", &["|set declare -x A=1 B|", "A=1|ls|"]);
+    check_context("ls; export A=1", &["|ls|", "|set export A=1|"]);
+    check_context(
+        "for i in 1 2; do ls; export P=1; done",
+        &["|ls|", "|set export P=1|", "P=1|ls|", "P=1|set export P=1|"],
+    );
+}
+
+#[test]
+fn directory_changes_reach_later_segments() {
+    check_context("cd src && touch a", &["|cd src|", "|touch a|,src"]);
+    check_context("cd a; cd ../b; ls", &["|cd a|", "|cd ../b|,a", "|ls|,a,../b,b"]);
+    check_context("pushd .agent && touch x", &["|pushd .agent|", "|touch x|,.agent"]);
+    check_context("cd /tmp/x && ls", &["|cd /tmp/x|", "|ls|,/tmp/x"]);
+    check_context("cd \"$HOME\" && touch x", &["|cd $HOME|", "|touch x|?"]);
+    check_context("cd && ls", &["|cd|", "|ls|?"]);
+    check_context("cd - && ls", &["|cd -|", "|ls|?"]);
+    check_context("popd; ls", &["|popd|", "|ls|?"]);
+    check_context("cd -P -- src; ls", &["|cd -P -- src|", "|ls|,src"]);
+    check_context(
+        "for d in a; do touch x; cd sub; done",
+        &["|touch x|", "|cd sub|", "|touch x|,sub?", "|cd sub|,sub?"],
+    );
+}
+
+#[test]
+fn redirections_are_recorded() {
+    check("ls > out.txt 2>&1", &["ls||out.txt"]);
+    check("echo x >> /etc/passwd", &["echo x||/etc/passwd"]);
+    check("cat < in.txt", &["cat||"]);
+    check("{ ls; } > log", &["ls||", "||log"]);
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_command_lines_never_panic(command in r#"[a-z $()`'"|&;<>{}\\\n=*-]{0,40}"#) {
+        let _ = analyze(&command);
+    }
+}
+
+#[test]
+fn deep_nesting_and_huge_commands_are_refused() {
+    assert!(analyze(&"(".repeat(10_000)).is_err());
+    assert!(analyze(&"$(".repeat(100)).is_err());
+    assert!(analyze(&"ls ".repeat(30_000)).is_err());
+}
+
+#[test]
+fn bad_input_is_a_parse_error() {
+    check("echo 'unterminated", &["<parse error>"]);
+    check("if then fi", &["<parse error>"]);
+    check("", &["<parse error>"]);
+}
