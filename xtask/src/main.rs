@@ -1,4 +1,4 @@
-//! `cargo xtask`: developer tasks (bench, ci, demo, tidy), one module per task.
+//! `cargo xtask`: developer tasks (bench, ci, demo, realmodel, tidy), one module per task.
 //!
 //! Maintenance tasks use no workspace crate, so they still run when the product does not build.
 
@@ -8,6 +8,7 @@
 mod bench;
 mod ci;
 mod demo;
+mod realmodel;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,8 @@ tasks:
   bench   [--json] [--quick] benchmarks of the release binaries and crates (not part of ci)
   ci      what .ci/run runs: fmt --check, tidy, cargo deny, clippy -D warnings, docs, tests
   demo    [NAME] offline demos: the real agent binary against a scripted model server
+  realmodel  the real-server tier: the agent binary against llama-cpp-python, llama-server and
+          LiteLLM with a real tiny model (setup cached in $AGENT_REALMODEL_CACHE)
   tidy    repository invariants: //! headers, library dependencies, crate edges, lints
 ";
 
@@ -32,6 +35,7 @@ fn main() -> anyhow::Result<()> {
         Some("bench") => bench::run(&project_root(), &rest),
         Some("ci") => ci::run(&project_root()),
         Some("demo") => demo::run(&project_root(), rest.first().map(String::as_str)),
+        Some("realmodel") => realmodel::run(&project_root(), &rest),
         Some("tidy") => {
             let problems = tidy::check(&project_root())?;
             if problems.is_empty() {

@@ -101,6 +101,9 @@ pub(crate) struct Profile {
     pub(crate) stream: Option<bool>,
     /// Offer only these tools to the model.
     pub(crate) tools: Option<Vec<String>>,
+    /// The context window of the profile's model as served, in tokens, when the built-in table
+    /// does not know it or the server serves a smaller one.
+    pub(crate) context_window: Option<u64>,
     /// Rules added to the file's top-level `[permissions]`.
     #[serde(default)]
     pub(crate) permissions: Permissions,

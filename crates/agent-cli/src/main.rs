@@ -82,6 +82,10 @@ pub(crate) struct Options {
     /// Ask the model for whole responses instead of streams.
     #[arg(long, global = true)]
     pub(crate) no_stream: bool,
+    /// The tool choice of each prompt's first turn only: a tool name, `required`, `none` or `auto`
+    /// (later turns are `auto`, so the model can answer once it has the result).
+    #[arg(long, global = true, value_name = "CHOICE")]
+    pub(crate) tool_choice: Option<String>,
     /// Config file (default: the platform config directory's agent/config.toml).
     #[arg(long, global = true)]
     pub(crate) config: Option<PathBuf>,

@@ -7,8 +7,8 @@ use clap::Subcommand;
 /// Subcommands of `agent sandbox`.
 #[derive(Debug, Subcommand)]
 pub(crate) enum SandboxCommand {
-    /// Print what this kernel supports (Landlock, seccomp, user namespaces, process limit) and
-    /// which sandbox policies can be enforced here.
+    /// Print what this kernel supports (Landlock, seccomp, user namespaces, process limit), which
+    /// sandbox policies can be enforced here, and which secret files commands cannot see.
     Check,
 }
 
@@ -16,7 +16,22 @@ pub(crate) enum SandboxCommand {
 pub(crate) fn run(command: SandboxCommand) -> ExitCode {
     match command {
         SandboxCommand::Check => {
-            print!("{}", agent_exec::sandbox::probe());
+            let caps = agent_exec::sandbox::probe();
+            print!("{caps}");
+            if caps.policies().iter().any(|support| support.missing.is_some()) {
+                println!("`--sandbox danger-full-access` turns sandboxing off entirely");
+            }
+            if let Ok(dir) = std::env::current_dir() {
+                let secrets = agent_exec::secret::Secrets::default();
+                let hidden = secrets.to_hide(Some(&dir), None);
+                println!("\nhidden from commands in {} (built-in list):", dir.display());
+                if hidden.is_empty() {
+                    println!("  nothing");
+                }
+                for entry in hidden {
+                    println!("  {:<32} exposed by --allow '{}'", entry.shown, entry.rule);
+                }
+            }
             ExitCode::SUCCESS
         }
     }

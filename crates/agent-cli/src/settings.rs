@@ -7,6 +7,7 @@ use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
     sandbox::{SandboxConfig, SandboxPolicy},
+    secret::{SecretFiles, Secrets},
 };
 use agent_tools::{BashConfig, BuiltinConfig, FileTracker, ProviderKind, WebSearchConfig};
 use anyhow::Context;
@@ -88,10 +89,22 @@ impl Settings {
             None => SandboxPolicy::WorkspaceWrite,
         };
         let limits = self.limits();
+        // Commands see secret files as empty unless a `Read(…)` allow rule exposes them: the same
+        // allow rules the policy gets, from the config file, the profile and the flags.
+        let allow_rules = self
+            .file
+            .permissions
+            .allow
+            .iter()
+            .chain(&self.profile.permissions.allow)
+            .chain(&options.allow)
+            .map(String::as_str);
+        let secrets = Secrets::with_allow_rules(SecretFiles::default(), &root, allow_rules)?;
         let mut bash = BashConfig {
             sandbox: SandboxConfig::new(PathBuf::new())
                 .with_policy(policy)
-                .with_network(options.network),
+                .with_network(options.network)
+                .with_secrets(secrets),
             ..BashConfig::default()
         };
         if let Some(secs) = limits.bash_timeout_secs {

@@ -62,7 +62,7 @@ pub(crate) fn open(
                 eprintln!("agent: {}", config::NO_PROVIDER);
                 return Ok(Err(ExitCode::from(2)));
             }
-            model_client(model)?
+            model_client(model, options.tool_choice.as_deref())?
         }
     };
 
@@ -81,6 +81,11 @@ pub(crate) fn open(
     for warning in agent.executor().policy().warnings() {
         eprintln!("agent: warning: {warning}");
     }
+    warn_if_crowded(
+        &settings.model.model,
+        settings.profile.context_window,
+        &agent.executor().specs(),
+    );
     if launch.resume.is_some() {
         let items = Transcript::read_items(log.transcript().path())?;
         agent.set_conversation(Conversation { items, continuation: None });
@@ -160,8 +165,36 @@ pub(crate) fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-fn model_client(settings: &ModelSettings) -> anyhow::Result<Box<dyn ModelClient>> {
+/// Warns once when the instructions and tool schemas alone take more than half of the model's
+/// known context window: every request pays for them, and little room is left for the work.
+fn warn_if_crowded(model: &str, configured: Option<u64>, specs: &[agent_core::ToolSpec]) {
+    let Some(window) = configured.or_else(|| agent_model::context_window(model)) else { return };
+    let fixed = agent_model::fixed_tokens(agent_exec::DEFAULT_INSTRUCTIONS, specs) as u64;
+    if fixed * 2 > window {
+        eprintln!(
+            "agent: warning: the instructions and {} tool schemas take about {fixed} tokens, more \
+             than half of {model}'s {window}-token context window; offer fewer with --tools",
+            specs.len()
+        );
+    }
+}
+
+/// The tool choice named on the command line: `auto`, `none`, `required` or a tool's name.
+fn tool_choice(text: &str) -> agent_core::ToolChoice {
+    match text {
+        "auto" => agent_core::ToolChoice::Auto,
+        "none" => agent_core::ToolChoice::None,
+        "required" => agent_core::ToolChoice::Required,
+        name => agent_core::ToolChoice::Tool(name.to_owned()),
+    }
+}
+
+fn model_client(
+    settings: &ModelSettings,
+    first_turn_tool_choice: Option<&str>,
+) -> anyhow::Result<Box<dyn ModelClient>> {
     let mut config = ClientConfig::new(settings.base_url.clone(), settings.model.clone());
+    config.first_turn_tool_choice = first_turn_tool_choice.map(tool_choice);
     if let Some(key) = &settings.api_key {
         config = config.with_api_key(ApiKey::new(key.clone()));
     }

@@ -19,6 +19,10 @@ pub(crate) enum ToolsCommand {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Show what each tool's schema costs in every request, in tokens (an estimate: see
+        /// docs/models.md), and the total with the instructions.
+        #[arg(long)]
+        tokens: bool,
     },
     /// The exact `tools` array the model receives.
     Schema {
@@ -51,8 +55,10 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
     }
     let specs = executor.specs();
     match command {
-        ToolsCommand::List { json } => {
-            if json {
+        ToolsCommand::List { json, tokens } => {
+            if tokens {
+                print_tokens(&specs, json)?;
+            } else if json {
                 let list: Vec<_> = specs
                     .iter()
                     .map(|spec| {
@@ -134,6 +140,27 @@ fn effects(spec: &ToolSpec) -> Vec<&'static str> {
         names.push("network");
     }
     names
+}
+
+/// Each tool's estimated schema cost, then the instructions and the total every request carries.
+fn print_tokens(specs: &[ToolSpec], json: bool) -> anyhow::Result<()> {
+    let costs: Vec<(&str, usize)> =
+        specs.iter().map(|spec| (spec.name.as_str(), agent_model::tool_tokens(spec))).collect();
+    let instructions = agent_model::estimate_tokens(agent_exec::DEFAULT_INSTRUCTIONS);
+    let total = instructions + costs.iter().map(|(_, cost)| cost).sum::<usize>();
+    if json {
+        let tools: Vec<_> =
+            costs.iter().map(|(name, cost)| json!({"name": name, "tokens": cost})).collect();
+        let all = json!({"tools": tools, "instructions": instructions, "total": total});
+        println!("{}", serde_json::to_string_pretty(&all)?);
+        return Ok(());
+    }
+    for (name, cost) in &costs {
+        println!("{name:<14} {cost:>6}");
+    }
+    println!("{:<14} {instructions:>6}", "(instructions)");
+    println!("{:<14} {total:>6}  tokens in every request (estimated; see docs/models.md)", "total");
+    Ok(())
 }
 
 fn first_line(text: &str) -> &str {

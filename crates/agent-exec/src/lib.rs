@@ -54,6 +54,7 @@ pub mod process;
 mod registry;
 pub mod sandbox;
 mod schema_tool;
+pub mod secret;
 mod transcript;
 mod workspace;
 

@@ -26,17 +26,16 @@ use std::{
 use agent_core::{Access, ToolError, ToolErrorKind, ToolSpec};
 use serde::Serialize;
 
-pub(crate) use self::paths::{PathSet, SECRETS, builtin as builtin_set};
+use self::judge::{Combined, Judged, Target};
+pub(crate) use self::paths::PathSet;
+pub(crate) use self::rule::{Rule, Specifier};
 pub use self::{
     approver::{Approval, ApprovalRequest, Approver},
     rule::{RuleAction, RuleWarning},
 };
-use self::{
-    judge::{Combined, Judged, Target},
-    rule::{Rule, Specifier},
-};
 use crate::{
     error::{Error, Result},
+    secret::{SecretFiles, Secrets},
     workspace::Workspace,
 };
 
@@ -174,6 +173,7 @@ impl Remedy {
 #[derive(Debug)]
 pub struct PolicyBuilder {
     workspace: Workspace,
+    secrets: SecretFiles,
     mode: PermissionMode,
     rules: Vec<Rule>,
     known: Vec<String>,
@@ -183,7 +183,20 @@ pub struct PolicyBuilder {
 impl PolicyBuilder {
     /// A policy for `workspace` in `mode`, with no rules yet.
     pub fn new(workspace: Workspace, mode: PermissionMode) -> Self {
-        Self { workspace, mode, rules: Vec::new(), known: Vec::new(), warnings: Vec::new() }
+        Self {
+            workspace,
+            secrets: SecretFiles::default(),
+            mode,
+            rules: Vec::new(),
+            known: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Sets which files count as secrets (the built-in [`SecretFiles`] by default).
+    pub fn secret_files(&mut self, files: SecretFiles) -> &mut Self {
+        self.secrets = files;
+        self
     }
 
     /// Declares a rule name besides the built-in ones (`Bash`, `Read`, `Edit`, …) so that rules
@@ -209,6 +222,7 @@ impl PolicyBuilder {
     pub fn build(self) -> PermissionPolicy {
         let mut outside_read = Vec::new();
         let mut outside_write = Vec::new();
+        let mut revealed = Vec::new();
         let (mut allow, mut ask, mut deny) = (Vec::new(), Vec::new(), Vec::new());
         for rule in self.rules {
             match rule.action {
@@ -218,6 +232,9 @@ impl PolicyBuilder {
                             "Edit" | "Write" => outside_write.push(set.clone()),
                             _ => outside_read.push(set.clone()),
                         }
+                        if rule.tool == "Read" {
+                            revealed.push(set.clone());
+                        }
                     }
                     allow.push(rule);
                 }
@@ -225,9 +242,12 @@ impl PolicyBuilder {
                 RuleAction::Deny => deny.push(rule),
             }
         }
+        let secrets = Secrets::with_revealed(self.secrets, PathSet::union(revealed));
+        let secret_paths = secrets.path_set();
         let workspace = self
             .workspace
-            .with_outside(PathSet::union(outside_read), PathSet::union(outside_write));
+            .with_outside(PathSet::union(outside_read), PathSet::union(outside_write))
+            .with_secrets(secrets);
         let has_command_denies =
             deny.iter().any(|rule| matches!(rule.specifier, Specifier::Command(_)));
         PermissionPolicy {
@@ -239,7 +259,7 @@ impl PolicyBuilder {
             has_command_denies,
             warnings: self.warnings,
             protected: paths::builtin(paths::PROTECTED),
-            secrets: paths::builtin(paths::SECRETS),
+            secrets: secret_paths,
             grants: RwLock::default(),
             has_grants: AtomicBool::new(false),
         }
@@ -284,6 +304,12 @@ impl PermissionPolicy {
     /// allow rules open.
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
+    }
+
+    /// The session's secret files, with what its `Read(…)` allow rules expose: hand it to the
+    /// sandbox ([`crate::sandbox::SandboxConfig::secrets`]) so commands see what the rules expose.
+    pub fn secrets(&self) -> &Secrets {
+        self.workspace.secrets()
     }
 
     /// Rules that parsed but can never match.

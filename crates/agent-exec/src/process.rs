@@ -23,7 +23,10 @@ use std::{
 use tokio::{io::AsyncReadExt, net::unix::pipe, process::Command};
 use tokio_util::sync::CancellationToken;
 
-use crate::sandbox::{self, CgroupLease, FsRules, SandboxConfig, SandboxError};
+use crate::{
+    sandbox::{self, CgroupLease, FsRules, SandboxConfig, SandboxError, SandboxPolicy},
+    secret::Hidden,
+};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -103,12 +106,22 @@ pub struct ProcessOutput {
     pub cancelled: bool,
     /// The process id, which is also its process group id.
     pub pid: u32,
+    /// The secret files and credential locations that were hidden from the process (see
+    /// [`crate::secret`]); [`ProcessOutput::hidden_notes`] says which of them it touched.
+    pub hidden: Vec<Hidden>,
 }
 
 impl ProcessOutput {
     /// Whether the process exited with code 0.
     pub fn success(&self) -> bool {
         self.exit_code == Some(0)
+    }
+
+    /// Notes for the hidden paths that `command` names or the output mentions, such as
+    /// "`.env` is hidden from commands; an allow rule `Read(./.env)` exposes it", so that a model
+    /// does not retry a command that can never see the file.
+    pub fn hidden_notes(&self, command: &str) -> Vec<String> {
+        crate::secret::touched(&self.hidden, &[command, &self.output, &self.stderr])
     }
 }
 
@@ -164,9 +177,14 @@ pub async fn run(
         .map(|names| sandbox::resolve_executables(&spec.program, names, &env, &cwd));
     let rules = sandbox::policy_rules(config, &temp_dir, executables.as_deref());
     let read_only = sandbox::git_dir(config);
+    let hide = match config.policy {
+        SandboxPolicy::DangerFullAccess => Vec::new(),
+        _ => config.secrets.to_hide(Some(&config.workspace), env_home(&env).as_deref()),
+    };
     let options = RunOptions {
         rules: rules.as_ref(),
         read_only: read_only.as_deref(),
+        hide,
         env,
         cwd,
         cancel,
@@ -175,11 +193,20 @@ pub async fn run(
     run_with(spec, config, options).await
 }
 
+/// The `HOME` a process is given, from its environment.
+fn env_home(env: &[(OsString, OsString)]) -> Option<PathBuf> {
+    env.iter()
+        .find(|(key, value)| key == "HOME" && !value.is_empty())
+        .map(|(_, value)| PathBuf::from(value))
+}
+
 /// The sandbox-specific inputs of [`run_with`], resolved by the caller.
 pub(crate) struct RunOptions<'a> {
     pub(crate) rules: Option<&'a FsRules>,
     /// A directory inside a writable root that stays read-only (`.git`).
     pub(crate) read_only: Option<&'a std::path::Path>,
+    /// Secret files and directories covered by empty, unreadable entries.
+    pub(crate) hide: Vec<Hidden>,
     pub(crate) env: Vec<(OsString, OsString)>,
     pub(crate) cwd: PathBuf,
     pub(crate) cancel: CancellationToken,
@@ -193,12 +220,11 @@ pub(crate) async fn run_with(
     config: &SandboxConfig,
     options: RunOptions<'_>,
 ) -> Result<ProcessOutput, SpawnError> {
-    let sandbox::Prepared { plan, cgroup } = sandbox::prepare(
-        options.rules,
-        config.network,
-        &config.limits,
-        options.read_only.map(|dir| (dir, options.cwd.as_path())),
-    )?;
+    let mounts =
+        sandbox::Mounts { read_only: options.read_only, hide: &options.hide, cwd: &options.cwd };
+    // `_masks` holds the files bind-mounted over secrets until the process is gone.
+    let sandbox::Prepared { plan, cgroup, masks: _masks } =
+        sandbox::prepare(options.rules, config.network, &config.limits, mounts)?;
 
     let (out_reader, out_writer) = io::pipe()?;
     let (err_reader, err_writer) = if spec.separate_stderr {
@@ -300,6 +326,7 @@ pub(crate) async fn run_with(
         timed_out,
         cancelled,
         pid,
+        hidden: options.hide,
     })
 }
 

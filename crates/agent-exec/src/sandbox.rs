@@ -17,10 +17,15 @@ mod policy;
 mod probe;
 mod seccomp;
 
-use std::{path::Path, sync::OnceLock};
+use std::{
+    path::{Path, PathBuf},
+    sync::OnceLock,
+};
+
+use crate::secret::Hidden;
 
 pub(crate) use self::{
-    child::{ChildPlan, ReadOnlyMount},
+    child::{ChildPlan, MountPlan, ReadOnlyDir},
     executables::{LOADERS, resolve as resolve_executables},
     landlock::{FsRules, Grant},
     limits::CgroupLease,
@@ -35,21 +40,79 @@ pub use self::{
 /// Why a sandboxed process could not be started.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SandboxError {
-    /// The kernel lacks a feature the requested policy needs.
+    /// The kernel lacks a feature the requested policy needs; nothing was started.
     #[error(
-        "the sandbox cannot be enforced on this machine: {missing} is not available. \
-         To fix it, {fix}. Run `agent sandbox check` to see what this kernel supports; \
-         `--sandbox danger-full-access` turns sandboxing off entirely"
+        "the sandbox cannot be enforced on this machine: {missing} is not available; to fix it, \
+         {fix}. Only the danger-full-access policy runs without it, with no sandbox at all"
     )]
     Unavailable {
         /// The missing kernel feature.
-        missing: String,
-        /// How to get it.
-        fix: String,
+        missing: KernelFeature,
+        /// How to get it, in a sentence fragment (`use Linux ≥ 5.13 with …`).
+        fix: &'static str,
     },
     /// Preparing the sandbox failed (a system call or file the parent needed).
     #[error("sandbox setup failed: {0}")]
     Setup(String),
+}
+
+impl SandboxError {
+    /// The error for a missing `feature`, with its fix.
+    pub fn unavailable(feature: KernelFeature) -> Self {
+        SandboxError::Unavailable { missing: feature, fix: feature.fix() }
+    }
+}
+
+/// A kernel feature a restricted policy can need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelFeature {
+    /// Landlock, for the file-system rules.
+    Landlock,
+    /// seccomp filters, for network and ptrace blocking.
+    Seccomp,
+    /// Private mount namespaces (as root, or inside a user namespace), for hiding secret files.
+    MountNamespaces,
+}
+
+impl KernelFeature {
+    /// A stable identifier (`landlock`, `seccomp`, `mount_namespaces`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelFeature::Landlock => "landlock",
+            KernelFeature::Seccomp => "seccomp",
+            KernelFeature::MountNamespaces => "mount_namespaces",
+        }
+    }
+
+    /// How to get the feature.
+    pub fn fix(self) -> &'static str {
+        match self {
+            KernelFeature::Landlock => {
+                "use Linux ≥ 5.13 with Landlock enabled (`lsm=landlock,...` on the kernel command \
+                 line; check with `cat /sys/kernel/security/lsm`)"
+            }
+            KernelFeature::Seccomp => {
+                "use a kernel built with CONFIG_SECCOMP_FILTER, and do not run inside a container \
+                 profile that forbids installing filters"
+            }
+            KernelFeature::MountNamespaces => {
+                "allow unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`, \
+                 and on Ubuntu `sysctl kernel.apparmor_restrict_unprivileged_userns=0`) or run as \
+                 root; secret files are hidden from commands in a private mount namespace, and \
+                 commands do not run while secrets cannot be hidden"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for KernelFeature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            KernelFeature::Landlock => "Landlock (file-system rules)",
+            KernelFeature::Seccomp => "seccomp filters (network and ptrace blocking)",
+            KernelFeature::MountNamespaces => "a private mount namespace (hiding secret files)",
+        })
+    }
 }
 
 /// The probe result, computed once per process for the spawn path.
@@ -95,35 +158,68 @@ pub(crate) fn policy_rules(
     Some(rules)
 }
 
-/// A child plan ready for `pre_exec`, and the cgroup it joins.
+/// A child plan ready for `pre_exec`, the cgroup it joins, and the masks its mounts use.
 #[derive(Debug)]
 pub(crate) struct Prepared {
     pub(crate) plan: ChildPlan,
     pub(crate) cgroup: Option<CgroupLease>,
+    /// The empty file and directory bind-mounted over secrets; kept until the process is gone.
+    pub(crate) masks: Option<tempfile::TempDir>,
+}
+
+/// What the child's private mount namespace changes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mounts<'a> {
+    /// A directory inside a writable root that must stay read-only (`.git`).
+    pub(crate) read_only: Option<&'a Path>,
+    /// Secret files and directories to cover with empty, unreadable entries.
+    pub(crate) hide: &'a [Hidden],
+    /// The working directory.
+    pub(crate) cwd: &'a Path,
 }
 
 /// Prepares everything the child needs: `rules` (`None` = no file-system or syscall sandbox),
-/// the network switch and the limits. Fails closed when a restriction cannot be enforced.
+/// the network switch, the limits and the mounts. Fails closed when a restriction cannot be
+/// enforced.
 ///
-/// `read_only` names a directory inside a writable root that must stay read-only (`.git`), and
-/// `cwd` the working directory; the directory is protected only where mount namespaces are
-/// available (`Capabilities::mount_namespaces`), as `agent sandbox check` reports.
+/// `.git` is kept read-only only where mount namespaces are available (a gap `agent sandbox
+/// check` reports); secrets are hidden only in a mount namespace too, and when one cannot be made
+/// while something must be hidden, nothing runs.
 pub(crate) fn prepare(
     rules: Option<&FsRules>,
     network: bool,
     limits: &Limits,
-    read_only: Option<(&Path, &Path)>,
+    mounts: Mounts<'_>,
 ) -> Result<Prepared, SandboxError> {
     let mut plan = ChildPlan::default();
-    if let (Some((dir, cwd)), Some(_), true) = (read_only, rules, capabilities().mount_namespaces) {
-        plan.read_only_mount = Some(read_only_mount(dir, cwd)?);
-        if !capabilities().root {
-            plan.user_namespace = Some(limits::identity_maps());
-        }
-    }
+    let mut masks = None;
     if let Some(rules) = rules {
         if let Some(missing) = capabilities().missing() {
             return Err(missing);
+        }
+        // Only what the rules would let the process read needs covering.
+        let mut hide: Vec<&Path> = mounts
+            .hide
+            .iter()
+            .map(|hidden| hidden.path.as_path())
+            .filter(|path| rules.iter().any(|(root, _)| path.starts_with(root)))
+            .collect();
+        // Root could read what the masks cover straight from the disk or from kernel memory.
+        let raw =
+            if capabilities().root && !hide.is_empty() { raw_access_paths() } else { Vec::new() };
+        hide.extend(raw.iter().map(PathBuf::as_path));
+        let read_only = mounts.read_only.filter(|_| capabilities().mount_namespaces);
+        if !hide.is_empty() && !capabilities().mount_namespaces {
+            return Err(SandboxError::unavailable(KernelFeature::MountNamespaces));
+        }
+        if read_only.is_some() || !hide.is_empty() {
+            let pins = pins(rules, &hide);
+            let (plan_mounts, dir) = mount_plan(read_only, &pins, &hide, mounts.cwd)?;
+            plan.mounts = Some(plan_mounts);
+            masks = Some(dir);
+            if !capabilities().root {
+                plan.user_namespace = Some(limits::identity_maps());
+            }
         }
         plan.no_new_privs = true;
         plan.landlock = Some(landlock::build(rules, network)?);
@@ -148,21 +244,108 @@ pub(crate) fn prepare(
         }
     }
     plan.rlimits = limits::rlimits(limits, nproc);
-    Ok(Prepared { plan, cgroup })
+    Ok(Prepared { plan, cgroup, masks })
 }
 
-/// The plan step that makes `dir` read-only, with its mount flags read now, before the fork.
-fn read_only_mount(dir: &Path, cwd: &Path) -> Result<ReadOnlyMount, SandboxError> {
-    use std::{ffi::CString, os::unix::ffi::OsStrExt};
+/// The mount plan, with every path and flag read now, before the fork, and the directory holding
+/// the masks (an empty file and an empty directory, both mode 000).
+fn mount_plan(
+    read_only: Option<&Path>,
+    pins: &[PathBuf],
+    hide: &[&Path],
+    cwd: &Path,
+) -> Result<(MountPlan, tempfile::TempDir), SandboxError> {
+    use std::{ffi::CString, os::unix::ffi::OsStrExt, os::unix::fs::PermissionsExt};
     let c_string = |path: &Path| {
         CString::new(path.as_os_str().as_bytes()).map_err(|_| {
             SandboxError::Setup(format!("path contains a NUL byte: {}", path.display()))
         })
     };
-    let path = c_string(dir)?;
-    let locked_flags = child::locked_mount_flags(&path)
-        .map_err(|err| SandboxError::Setup(format!("statvfs {}: {err}", dir.display())))?;
-    Ok(ReadOnlyMount { path, locked_flags, cwd: c_string(cwd)? })
+    let setup = |what: &str, err: std::io::Error| SandboxError::Setup(format!("{what}: {err}"));
+    let locked = |path: &CString, shown: &Path| {
+        child::locked_mount_flags(path)
+            .map_err(|err| SandboxError::Setup(format!("statvfs {}: {err}", shown.display())))
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("agent-mask-")
+        .tempdir()
+        .map_err(|err| setup("mask directory", err))?;
+    let (file, empty) = (dir.path().join("file"), dir.path().join("dir"));
+    std::fs::write(&file, b"").map_err(|err| setup("mask file", err))?;
+    std::fs::create_dir(&empty).map_err(|err| setup("mask directory", err))?;
+    for path in [&file, &empty] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000))
+            .map_err(|err| setup("mask permissions", err))?;
+    }
+    let mask_file = c_string(&file)?;
+    let mask_flags = locked(&mask_file, &file)?;
+    let read_only = match read_only {
+        Some(path) => {
+            let c_path = c_string(path)?;
+            Some(ReadOnlyDir { locked_flags: locked(&c_path, path)?, path: c_path })
+        }
+        None => None,
+    };
+    let mut masks = Vec::with_capacity(hide.len());
+    for path in hide {
+        // The mask must match the type of what it covers; a path gone since the walk is skipped.
+        let Ok(meta) = std::fs::metadata(path) else { continue };
+        masks.push((c_string(path)?, meta.is_dir()));
+    }
+    let pins = pins.iter().map(|dir| c_string(dir)).collect::<Result<_, _>>()?;
+    let plan = MountPlan {
+        read_only,
+        pins,
+        masks,
+        mask_file,
+        mask_dir: c_string(&empty)?,
+        mask_flags,
+        cwd: c_string(cwd)?,
+    };
+    Ok((plan, dir))
+}
+
+/// The directories between a writable root and a hidden path, shallowest first. Each is
+/// bind-mounted onto itself so that a command cannot rename it: a mount point cannot be moved,
+/// and a moved directory would carry its secret to a path the next command does not cover (a
+/// pruned `node_modules`, the temp dir).
+fn pins(rules: &FsRules, hide: &[&Path]) -> Vec<PathBuf> {
+    let writable: Vec<&Path> =
+        rules.iter().filter(|(_, grant)| *grant == Grant::Write).map(|(root, _)| root).collect();
+    let mut pins = std::collections::BTreeSet::new();
+    for path in hide {
+        for root in writable.iter().filter(|root| path.starts_with(root)) {
+            let mut dir = path.parent();
+            while let Some(current) = dir.filter(|d| d.starts_with(root) && d != root) {
+                pins.insert(current.to_path_buf());
+                dir = current.parent();
+            }
+        }
+    }
+    let mut pins: Vec<PathBuf> = pins.into_iter().collect();
+    pins.sort_by_key(|dir| dir.components().count());
+    pins
+}
+
+/// Files that give root the raw bytes of the disks or of kernel memory (where the page cache
+/// holds recently read files): every block device in `/dev`, `/dev/mem`, `/dev/kmem`,
+/// `/dev/port` and `/proc/kcore`. Covered for root whenever secrets are; other users cannot
+/// open them anyway.
+fn raw_access_paths() -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let mut paths: Vec<PathBuf> = std::fs::read_dir("/dev")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_block_device()))
+        .map(|entry| entry.path())
+        .collect();
+    for path in ["/dev/mem", "/dev/kmem", "/dev/port", "/proc/kcore"] {
+        if std::fs::symlink_metadata(path).is_ok() {
+            paths.push(PathBuf::from(path));
+        }
+    }
+    paths
 }
 
 /// `.git` under `workspace` when it is a real directory (a symlink or a `gitdir:` file points

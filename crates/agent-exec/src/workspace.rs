@@ -14,7 +14,8 @@ use agent_core::{Boundary, ToolError, ToolErrorKind};
 
 use crate::{
     error::{Error, Result},
-    permission::{PathSet, SECRETS, builtin_set},
+    permission::PathSet,
+    secret::{Hidden, Secrets},
 };
 
 /// How many symlinks one resolution may follow before it is refused (the kernel's `ELOOP` limit).
@@ -29,7 +30,7 @@ pub struct Workspace {
     root: Arc<Path>,
     outside_read: PathSet,
     outside_write: PathSet,
-    secrets: PathSet,
+    secrets: Secrets,
 }
 
 impl Workspace {
@@ -44,7 +45,7 @@ impl Workspace {
             root: canonical.into(),
             outside_read: PathSet::default(),
             outside_write: PathSet::default(),
-            secrets: builtin_set(SECRETS),
+            secrets: Secrets::default(),
         })
     }
 
@@ -55,6 +56,29 @@ impl Workspace {
         self.outside_read = read;
         self.outside_write = write;
         self
+    }
+
+    /// The same workspace with the session's secret list (built by the permission policy).
+    pub(crate) fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
+    /// The secret files of the session, with what allow rules expose.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+
+    /// The secret at the canonical `path` that tools must not show, with the rule that would
+    /// expose it; `None` when it is no secret or an allow rule exposes it.
+    pub fn hidden(&self, path: &Path) -> Option<Hidden> {
+        self.secrets.hidden(path, &self.root)
+    }
+
+    /// For a canonical path that holds secrets and that no allow rule exposes: the rule that would
+    /// expose it (`Read(./.env)`); `None` when its contents may be shown.
+    pub fn secret(&self, canonical: &Path) -> Option<String> {
+        self.hidden(canonical).map(|hidden| hidden.rule)
     }
 
     /// The canonical, absolute root.
@@ -90,21 +114,6 @@ impl Workspace {
             return Ok(resolved);
         }
         Err(self.outside_error(path, &resolved))
-    }
-
-    /// For a canonical path that holds secrets and that no allow rule names: the rule that would
-    /// reveal it. See [`Boundary::secret`].
-    pub fn secret(&self, canonical: &Path) -> Option<String> {
-        if !self.secrets.matches(canonical)
-            || self.outside_read.matches(canonical)
-            || self.outside_write.matches(canonical)
-        {
-            return None;
-        }
-        Some(match canonical.strip_prefix(&self.root) {
-            Ok(rel) => format!("Read(./{})", rel.display()),
-            Err(_) => format!("Read(/{})", canonical.display()),
-        })
     }
 
     /// Whether a canonical path lies inside the root (the root itself included).

@@ -2,6 +2,7 @@
 
 use std::{fmt, time::Duration};
 
+use agent_core::ToolChoice;
 use async_openai::config::Config;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
@@ -98,11 +99,16 @@ pub struct ClientConfig {
     pub read_timeout: Duration,
     /// How failed requests are retried.
     pub retry: RetryPolicy,
+    /// The tool choice of a first turn: a request whose transcript ends with a user message (the
+    /// first model turn after each user input). Later turns use the request's own choice, so a
+    /// model forced to call a tool first can still answer once it has the result. `None` (the
+    /// default) leaves every request as it is.
+    pub first_turn_tool_choice: Option<ToolChoice>,
 }
 
 impl ClientConfig {
-    /// A configuration with streaming on, no key, a 10 s connect timeout, a 300 s read timeout
-    /// and the default retry policy.
+    /// A configuration with streaming on, no key, a 10 s connect timeout, a 300 s read timeout,
+    /// the default retry policy and no first-turn tool choice.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
             base_url: base_url.into(),
@@ -112,6 +118,7 @@ impl ClientConfig {
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(300),
             retry: RetryPolicy::default(),
+            first_turn_tool_choice: None,
         }
     }
 
@@ -153,6 +160,11 @@ impl WireConfig {
             return Err(format!("the base url must start with http:// or https://: {base_url}"));
         }
         Ok(Self { base_url, headers, key })
+    }
+
+    /// Whether the base URL is plain `http://`, which needs no TLS at all.
+    pub(crate) fn is_plain_http(&self) -> bool {
+        self.base_url.starts_with("http://")
     }
 }
 

@@ -1,12 +1,14 @@
 //! The async-openai client both adapters share, wired to our transport, timeouts and key handling.
 
-use agent_core::{ModelError, ModelErrorKind};
+use agent_core::{
+    BoxFuture, Item, ModelError, ModelErrorKind, ModelRequest, ModelStream, Role, ToolChoice,
+};
 use async_openai::Client;
 use secrecy::ExposeSecret;
 
 use crate::{
     config::{ClientConfig, WireConfig},
-    error,
+    empty_answer, error,
     transport::Transport,
 };
 
@@ -43,6 +45,7 @@ pub(crate) struct Connection {
     pub(crate) client: Client<WireConfig>,
     pub(crate) model: String,
     pub(crate) stream: bool,
+    first_turn_tool_choice: Option<ToolChoice>,
     key: Option<secrecy::SecretString>,
 }
 
@@ -51,16 +54,21 @@ impl Connection {
         install_crypto();
         let wire = WireConfig::new(config)
             .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(config.connect_timeout)
-            .read_timeout(config.read_timeout)
-            .build()
-            .map_err(|error| {
-                ModelError::new(
-                    ModelErrorKind::InvalidRequest,
-                    format!("could not build the http client: {error}"),
-                )
-            })?;
+            .read_timeout(config.read_timeout);
+        if wire.is_plain_http() {
+            // A local server over plain http needs no certificate: an empty trust store skips
+            // loading the system's roots, about 6 ms of every start (`startup.first_request`).
+            // A redirect to https would then fail to verify, which is the safe way to fail.
+            builder = builder.tls_certs_only(std::iter::empty());
+        }
+        let http = builder.build().map_err(|error| {
+            ModelError::new(
+                ModelErrorKind::InvalidRequest,
+                format!("could not build the http client: {error}"),
+            )
+        })?;
         let transport = Transport::new(http.clone(), config.retry.clone());
         Self::with_service(config, http, wire, transport)
     }
@@ -91,8 +99,40 @@ impl Connection {
             client,
             model: config.model.clone(),
             stream: config.stream,
+            first_turn_tool_choice: config.first_turn_tool_choice.clone(),
             key: config.api_key.as_ref().map(|key| key.secret().clone()),
         })
+    }
+
+    /// The request as sent: with the configured first-turn tool choice when its transcript ends
+    /// with a user message.
+    pub(crate) fn shape<'a>(&'a self, mut request: ModelRequest<'a>) -> ModelRequest<'a> {
+        let first_turn = matches!(request.items.last(), Some(Item::Message(message)) if message.role == Role::User);
+        if let Some(choice) = self.first_turn_tool_choice.as_ref().filter(|_| first_turn) {
+            request.tool_choice = choice;
+        }
+        request
+    }
+
+    /// Opens `request` with `open`, then guards the stream against an empty answer by opening
+    /// the same request once more (see `empty_answer`). Errors are scrubbed of the key.
+    pub(crate) async fn open_guarded<'a, F>(
+        &'a self,
+        request: ModelRequest<'a>,
+        open: F,
+    ) -> Result<ModelStream<'a>, ModelError>
+    where
+        F: Fn(ModelRequest<'a>) -> BoxFuture<'a, Result<ModelStream<'a>, ModelError>>
+            + Send
+            + Sync
+            + 'a,
+    {
+        let request = self.shape(request);
+        let first = open(request).await.map_err(|e| self.scrub(e))?;
+        let resend: empty_answer::Resend<'a> = Box::new(move || {
+            Box::pin(async move { open(request).await.map_err(|e| self.scrub(e)) })
+        });
+        Ok(empty_answer::guard(first, resend))
     }
 
     /// Removes the key from an error's message, in case a server echoed it.

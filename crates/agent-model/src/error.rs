@@ -110,6 +110,9 @@ pub(crate) fn from_failure(failure: &HttpFailure) -> ModelError {
     }
     let server = ServerError::parse(&failure.body);
     let kind = match classify(Some(failure.status), &server) {
+        ModelErrorKind::Server if crate::quirks::is_rejection_as_5xx(&failure.body) => {
+            ModelErrorKind::InvalidRequest
+        }
         ModelErrorKind::RateLimit { .. } => {
             ModelErrorKind::RateLimit { retry_after: failure.retry_after }
         }
@@ -124,6 +127,9 @@ pub(crate) fn from_failure(failure: &HttpFailure) -> ModelError {
         ModelErrorKind::Network => "the request timed out on the server",
         ModelErrorKind::InvalidRequest if failure.status == 404 => {
             "not found (check the base url, which must end with the api version such as /v1)"
+        }
+        ModelErrorKind::InvalidRequest if failure.status >= 500 => {
+            "the server rejected the request as invalid"
         }
         ModelErrorKind::InvalidRequest
         | ModelErrorKind::BadResponse
@@ -283,6 +289,12 @@ mod tests {
             "the request is longer than the model's context window (http 400): This model's maximum context length is 4096 tokens",
         );
         check(502, "", ModelErrorKind::Server, "the server failed (http 502)");
+        check(
+            500,
+            r#"{"error":{"message":"1 validation error: content must be a string","type":"internal_server_error"}}"#,
+            ModelErrorKind::InvalidRequest,
+            "the server rejected the request as invalid (http 500): 1 validation error: content must be a string",
+        );
     }
 
     #[test]

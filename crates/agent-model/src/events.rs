@@ -2,7 +2,7 @@
 
 use std::{collections::VecDeque, pin::Pin};
 
-use agent_core::{ModelError, ModelEvent, ModelStream};
+use agent_core::{ModelError, ModelErrorKind, ModelEvent, ModelStream};
 use async_openai::error::OpenAIError;
 use futures_util::{Stream, StreamExt};
 
@@ -32,6 +32,8 @@ struct Pump<'a, A: Accumulator> {
     accumulator: A,
     queue: VecDeque<ModelEvent>,
     ended: bool,
+    /// Whether any chunk arrived, to name the empty body for what it is.
+    received: bool,
     connection: &'a Connection,
 }
 
@@ -46,7 +48,14 @@ where
     A: Accumulator + 'a,
     A::Chunk: 'static,
 {
-    let state = Pump { inner, accumulator, queue: VecDeque::new(), ended: false, connection };
+    let state = Pump {
+        inner,
+        accumulator,
+        queue: VecDeque::new(),
+        ended: false,
+        received: false,
+        connection,
+    };
     Box::pin(futures_util::stream::unfold(state, |mut state| async move {
         loop {
             if let Some(event) = state.queue.pop_front() {
@@ -60,8 +69,22 @@ where
                 continue;
             }
             let step = match state.inner.next().await {
-                Some(Ok(chunk)) => state.accumulator.push(chunk, &mut state.queue),
+                Some(Ok(chunk)) => {
+                    state.received = true;
+                    state.accumulator.push(chunk, &mut state.queue)
+                }
                 Some(Err(wire)) => Err(error::from_openai(wire)),
+                // A success with an empty event stream is how some servers report a failure they
+                // hit after sending the headers (llama-cpp-python: streaming with tool_choice
+                // "auto" in its chatml-function-calling mode). It is an error, never an answer.
+                None if !state.received => {
+                    state.ended = true;
+                    Err(ModelError::new(
+                        ModelErrorKind::BadResponse,
+                        "the server answered with an empty event stream (no event, no [DONE]); \
+                         it probably failed after accepting the request, and its log says why",
+                    ))
+                }
                 None => {
                     state.ended = true;
                     state.accumulator.finish(&mut state.queue)

@@ -47,13 +47,16 @@
 mod chat;
 mod config;
 mod connection;
+mod empty_answer;
 mod error;
 mod events;
 mod lenient;
+mod quirks;
 mod replay;
 mod responses;
 #[cfg(feature = "scripted-server")]
 pub mod scripted;
+mod tokens;
 mod tools;
 mod transport;
 
@@ -62,6 +65,7 @@ pub use crate::{
     config::{ApiKey, ClientConfig, RetryPolicy},
     replay::ReplayClient,
     responses::ResponsesClient,
+    tokens::{context_window, estimate_tokens, fixed_tokens, tool_tokens},
     tools::{chat_tools_json, responses_tools_json},
 };
 

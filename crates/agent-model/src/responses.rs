@@ -149,6 +149,6 @@ impl ModelClient for ResponsesClient {
         &'a self,
         request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelStream<'a>, ModelError>> {
-        Box::pin(async move { self.open(request).await.map_err(|e| self.connection.scrub(e)) })
+        Box::pin(self.connection.open_guarded(request, move |request| Box::pin(self.open(request))))
     }
 }

@@ -15,7 +15,7 @@ use reqwest::{
     header::{ACCEPT, CONTENT_TYPE, HeaderMap},
 };
 
-use crate::config::RetryPolicy;
+use crate::{config::RetryPolicy, quirks};
 
 /// Error bodies longer than this are cut; they only feed an error message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -123,9 +123,10 @@ fn retry_delay(policy: &RetryPolicy, retries: u32, failure: &HttpFailure) -> Opt
     if retries >= policy.max_retries {
         return None;
     }
-    // A 429 for an exhausted quota will not get better by waiting.
+    // A 429 for an exhausted quota will not get better by waiting, nor will a request that a
+    // server rejected as invalid but reported as a 5xx (see `quirks`).
     let retryable = (failure.status == 429 && !failure.body.contains("insufficient_quota"))
-        || failure.status >= 500;
+        || (failure.status >= 500 && !quirks::is_rejection_as_5xx(&failure.body));
     if !retryable {
         return None;
     }
@@ -204,5 +205,11 @@ mod tests {
     fn stops_after_max_retries_and_on_exhausted_quota() {
         check(500, "", None, 2, None);
         check(429, r#"{"error":{"code":"insufficient_quota"}}"#, None, 0, None);
+    }
+
+    #[test]
+    fn a_validation_error_sent_as_500_is_not_retried() {
+        check(500, r#"{"error":{"message":"7 validation errors: …"}}"#, None, 0, None);
+        check(500, r#"{"error":{"message":"upstream timed out"}}"#, None, 0, Some(100));
     }
 }

@@ -156,6 +156,9 @@ impl TypedTool for Bash {
         } else {
             text.push_str(out.output.trim_end_matches('\n'));
         }
+        for note in out.hidden_notes(&input.command) {
+            let _ = write!(text, "\nnote: {note}");
+        }
         if let Some(programs) = &ctx.exec_allowlist
             && out.output.contains("Permission denied")
         {

@@ -203,6 +203,8 @@ fn grep(
     let binary = AtomicUsize::new(0);
     let timed_out = AtomicBool::new(false);
     let results: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
+    // Secret files the walk met, as (shown path, the rule that would include them).
+    let secrets: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
     walker.threads(threads).build_parallel().run(|| {
         let mut searcher = SearcherBuilder::new()
@@ -216,6 +218,7 @@ fn grep(
         let glob = &glob;
         let target = &target;
         let (searched, binary, timed_out, results) = (&searched, &binary, &timed_out, &results);
+        let secrets = &secrets;
         Box::new(move |entry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
@@ -235,6 +238,15 @@ fn grep(
                 if !hit {
                     return WalkState::Continue;
                 }
+            }
+            // A secret file found by the walk is skipped; one named as `path` was judged by the
+            // permission policy before the call ran.
+            if entry.path() != target.as_path()
+                && let Some(rule) = ws.secret(entry.path())
+            {
+                let shown = paths::display(ws.root(), entry.path());
+                secrets.lock().unwrap_or_else(|p| p.into_inner()).push((shown, rule));
+                return WalkState::Continue;
             }
             searched.fetch_add(1, Ordering::Relaxed);
             let mut sink = Collect { mode, hits: Vec::new(), matched_lines: 0, binary: false };
@@ -268,7 +280,7 @@ fn grep(
     let mut files = results.into_inner().unwrap_or_else(|p| p.into_inner());
     let searched = searched.into_inner();
     let binary = binary.into_inner();
-    let notice = if timed_out.into_inner() {
+    let mut notice = if timed_out.into_inner() {
         format!(
             "\nNote: the search stopped after {} s; results are partial. Narrow it with path, glob or type.",
             TIME_LIMIT.as_secs()
@@ -276,6 +288,7 @@ fn grep(
     } else {
         String::new()
     };
+    notice.push_str(&secret_note(secrets.into_inner().unwrap_or_else(|p| p.into_inner())));
     if files.is_empty() {
         let skipped = if target.is_dir() {
             Skipped::count(&target, include_hidden, include_ignored, searched)
@@ -326,6 +339,33 @@ fn grep(
         out.push('\n');
     }
     Ok(ToolOutput::text(format!("{}{notice}", out.trim_end_matches('\n'))))
+}
+
+/// `Note: skipped 2 secret files (.env, certs/server.pem) …` for the (shown path, rule) pairs of
+/// the secret files a walk left out, naming a rule that would include them; empty for none.
+pub(crate) fn secret_note(mut skipped: Vec<(String, String)>) -> String {
+    const NAMED: usize = 3;
+    if skipped.is_empty() {
+        return String::new();
+    }
+    skipped.sort();
+    let mut names: Vec<&str> =
+        skipped.iter().take(NAMED).map(|(shown, _)| shown.as_str()).collect();
+    if skipped.len() > NAMED {
+        names.push("…");
+    }
+    let (count, rule) = (skipped.len(), &skipped[0].1);
+    if count == 1 {
+        format!(
+            "\nNote: skipped 1 secret file ({}); an allow rule `{rule}` includes it.",
+            names.join(", ")
+        )
+    } else {
+        format!(
+            "\nNote: skipped {count} secret files ({}); allow rules such as `{rule}` include them.",
+            names.join(", ")
+        )
+    }
 }
 
 /// Content-mode lines across files: `path:n:text` for matches, `path-n-text` for context, `--`

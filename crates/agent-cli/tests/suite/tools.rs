@@ -218,3 +218,14 @@ fn tools_limits_the_offered_tools_and_rejects_unknown_names() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("no tool named `cat`"), "{}", stderr(&output));
 }
+
+#[test]
+fn commands_see_a_secret_file_only_when_an_allow_rule_exposes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".env"), "API_TOKEN=tok-5ecret-value\n").unwrap();
+    let args = r#"{"command":"cat .env; grep -r API_TOKEN . || true"}"#;
+    let hidden = agent(dir.path(), &["tools", "call", "bash", args]);
+    assert!(!stdout(&hidden).contains("tok-5ecret-value"), "{}", stdout(&hidden));
+    let shown = agent(dir.path(), &["--allow", "Read(./.env)", "tools", "call", "bash", args]);
+    assert!(stdout(&shown).contains("tok-5ecret-value"), "{}{}", stdout(&shown), stderr(&shown));
+}

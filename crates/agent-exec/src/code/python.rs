@@ -143,6 +143,9 @@ async fn run_inner(
     let options = RunOptions {
         rules: Some(&rules),
         read_only: None,
+        // The rules above grant no home or workspace, so normally nothing is left to cover; the
+        // credential locations are listed anyway for an interpreter installed inside the home.
+        hide: config.secrets.to_hide(None, None),
         env,
         cwd: dir.clone(),
         cancel,
@@ -219,7 +222,10 @@ async fn discover() -> Result<Interpreter, CodeError> {
                   'prefixes': sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}), \
                   'path': [p for p in sys.path if p]}))";
     let spec = ProcessSpec::new(python).arg("-I").arg("-c").arg(script);
-    let config = SandboxConfig::new(std::env::temp_dir()).with_policy(SandboxPolicy::ReadOnly);
+    // An empty directory as the workspace: the shared temp dir would be walked for secrets.
+    let empty = tempfile::tempdir()
+        .map_err(|err| CodeError::new(CodeErrorKind::Internal, format!("temp dir: {err}")))?;
+    let config = SandboxConfig::new(empty.path()).with_policy(SandboxPolicy::ReadOnly);
     let output =
         process::run(spec, &config, CancellationToken::new(), Some(Duration::from_secs(10)))
             .await

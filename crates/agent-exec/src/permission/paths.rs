@@ -1,5 +1,5 @@
-//! Path patterns: gitignore-style globs anchored the way rules spell them, and the built-in lists
-//! of protected paths and secret files.
+//! Path patterns: gitignore-style globs anchored the way rules spell them, and the built-in list
+//! of protected paths (the secret files are in [`crate::secret`]).
 
 use std::path::Path;
 
@@ -84,23 +84,7 @@ pub(crate) const PROTECTED: &[&str] = &[
     "**/.gitlab-ci.yml",
 ];
 
-/// Files that usually hold secrets: reading or writing them asks unless a rule names them.
-pub(crate) const SECRETS: &[&str] = &[
-    "**/.env",
-    "**/.env.*",
-    "**/*.pem",
-    "**/*.key",
-    "**/id_rsa*",
-    "**/id_dsa*",
-    "**/id_ecdsa*",
-    "**/id_ed25519*",
-    "**/.ssh/**",
-    "**/.aws/**",
-    "**/.netrc",
-    "**/secrets.*",
-];
-
-/// A set compiled from one of the built-in lists above.
+/// A set compiled from a built-in list such as [`PROTECTED`].
 pub(crate) fn builtin(patterns: &[&str]) -> PathSet {
     let owned: Vec<String> = patterns.iter().map(|p| (*p).to_owned()).collect();
     // The built-in lists are constants covered by tests, so they always compile.
@@ -148,8 +132,5 @@ mod tests {
         assert!(builtin(PROTECTED).matches(Path::new("/ws/.git/config")));
         assert!(builtin(PROTECTED).matches(Path::new("/ws/.github/workflows/ci.yml")));
         assert!(!builtin(PROTECTED).matches(Path::new("/ws/src/git.rs")));
-        assert!(builtin(SECRETS).matches(Path::new("/ws/.env.local")));
-        assert!(builtin(SECRETS).matches(Path::new("/home/u/.ssh/id_ed25519")));
-        assert!(!builtin(SECRETS).matches(Path::new("/ws/src/environment.rs")));
     }
 }

@@ -24,8 +24,8 @@ pub(crate) struct ChildPlan {
     pub(crate) cgroup_procs: Option<OwnedFd>,
     /// Enter a new user namespace with these `uid_map` and `gid_map` contents.
     pub(crate) user_namespace: Option<(Vec<u8>, Vec<u8>)>,
-    /// Make this directory read-only in a private mount namespace (`.git` inside the workspace).
-    pub(crate) read_only_mount: Option<ReadOnlyMount>,
+    /// Mounts made in a private mount namespace: `.git` read-only, secret files covered.
+    pub(crate) mounts: Option<MountPlan>,
     /// `setrlimit` calls.
     pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlimit)>,
     /// Set `PR_SET_NO_NEW_PRIVS` (required by Landlock and seccomp for unprivileged callers).
@@ -50,8 +50,8 @@ impl ChildPlan {
             write_path(c"/proc/self/uid_map", uid_map)?;
             write_path(c"/proc/self/gid_map", gid_map)?;
         }
-        if let Some(mount) = &self.read_only_mount {
-            mount.apply()?;
+        if let Some(mounts) = &self.mounts {
+            mounts.apply()?;
         }
         for (resource, limit) in &self.rlimits {
             // SAFETY: `limit` points to a valid, initialised `rlimit`.
@@ -76,19 +76,37 @@ impl ChildPlan {
     }
 }
 
-/// A directory made read-only by bind-mounting it over itself in a new mount namespace.
+/// What the child mounts in its private mount namespace, prepared by the parent.
 #[derive(Debug)]
-pub(crate) struct ReadOnlyMount {
+pub(crate) struct MountPlan {
+    /// A directory bind-mounted read-only over itself (`.git` inside the workspace).
+    pub(crate) read_only: Option<ReadOnlyDir>,
+    /// Directories bind-mounted onto themselves, shallowest first, so they cannot be renamed
+    /// (the ancestors of secrets inside writable roots).
+    pub(crate) pins: Vec<CString>,
+    /// Secret files and directories to cover, each with `true` for a directory.
+    pub(crate) masks: Vec<(CString, bool)>,
+    /// An empty file with no permissions, bind-mounted over each secret file.
+    pub(crate) mask_file: CString,
+    /// An empty directory with no permissions, bind-mounted over each secret directory.
+    pub(crate) mask_dir: CString,
+    /// The locked flags of the mount holding the two masks (see [`ReadOnlyDir::locked_flags`]).
+    pub(crate) mask_flags: libc::c_ulong,
+    /// The working directory, entered again so it resolves through the new mounts.
+    pub(crate) cwd: CString,
+}
+
+/// A directory made read-only by bind-mounting it over itself.
+#[derive(Debug)]
+pub(crate) struct ReadOnlyDir {
     /// The directory.
     pub(crate) path: CString,
     /// Flags of the mount it lives on (`nosuid`, `nodev`, …): inside a user namespace they are
     /// locked, and a remount that drops them fails.
     pub(crate) locked_flags: libc::c_ulong,
-    /// The working directory, entered again so it resolves through the new mount.
-    pub(crate) cwd: CString,
 }
 
-impl ReadOnlyMount {
+impl MountPlan {
     fn apply(&self) -> io::Result<()> {
         let none = std::ptr::null::<libc::c_char>();
         // SAFETY: every pointer is a NUL-terminated string prepared before the fork, or null where
@@ -103,13 +121,49 @@ impl ReadOnlyMount {
                 libc::MS_REC | libc::MS_PRIVATE,
                 std::ptr::null(),
             ))?;
-            let path = self.path.as_ptr();
-            check(libc::mount(path, path, none, libc::MS_BIND | libc::MS_REC, std::ptr::null()))?;
-            let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | self.locked_flags;
-            check(libc::mount(none, path, none, flags, std::ptr::null()))?;
+            if let Some(dir) = &self.read_only {
+                read_only_bind(
+                    dir.path.as_ptr(),
+                    dir.path.as_ptr(),
+                    libc::MS_REC,
+                    dir.locked_flags,
+                )?;
+            }
+            // Before the masks: a later bind of a directory would cover the masks inside it.
+            for dir in &self.pins {
+                let dir = dir.as_ptr();
+                check(libc::mount(dir, dir, none, libc::MS_BIND, std::ptr::null()))?;
+            }
+            for (target, is_dir) in &self.masks {
+                let mask = if *is_dir { &self.mask_dir } else { &self.mask_file };
+                match read_only_bind(mask.as_ptr(), target.as_ptr(), 0, self.mask_flags) {
+                    // Deleted since the parent looked: there is nothing left to hide.
+                    Err(err) if err.raw_os_error() == Some(libc::ENOENT) => {}
+                    other => other?,
+                }
+            }
             check(libc::chdir(self.cwd.as_ptr()))?;
         }
         Ok(())
+    }
+}
+
+/// Bind-mounts `source` over `target` and makes the new mount read-only, keeping `locked` flags.
+///
+/// # Safety
+/// Both pointers must be NUL-terminated strings that outlive the call.
+unsafe fn read_only_bind(
+    source: *const libc::c_char,
+    target: *const libc::c_char,
+    extra: libc::c_ulong,
+    locked: libc::c_ulong,
+) -> io::Result<()> {
+    let none = std::ptr::null::<libc::c_char>();
+    // SAFETY: the caller passes valid strings; null type and data are accepted for binds.
+    unsafe {
+        check(libc::mount(source, target, none, libc::MS_BIND | extra, std::ptr::null()))?;
+        let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | locked;
+        check(libc::mount(none, target, none, flags, std::ptr::null()))
     }
 }
 

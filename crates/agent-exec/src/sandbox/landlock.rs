@@ -44,8 +44,14 @@ impl Grant {
             Grant::Read => read & !AccessFs::Execute,
             Grant::ReadExecute => read,
             Grant::Execute => AccessFs::Execute | AccessFs::ReadFile,
-            Grant::Write => AccessFs::from_all(TARGET_ABI),
-            Grant::WriteNoExecute => AccessFs::from_all(TARGET_ABI) & !AccessFs::Execute,
+            // Never device nodes: root could make one for the disk that holds hidden secrets.
+            Grant::Write => {
+                AccessFs::from_all(TARGET_ABI) & !(AccessFs::MakeBlock | AccessFs::MakeChar)
+            }
+            Grant::WriteNoExecute => {
+                AccessFs::from_all(TARGET_ABI)
+                    & !(AccessFs::Execute | AccessFs::MakeBlock | AccessFs::MakeChar)
+            }
         }
     }
 }
@@ -96,8 +102,5 @@ pub(crate) fn build(rules: &FsRules, network: bool) -> Result<OwnedFd, SandboxEr
         created = created.add_rule(PathBeneath::new(fd, access)).map_err(error)?;
     }
     let fd: Option<OwnedFd> = created.into();
-    fd.ok_or_else(|| SandboxError::Unavailable {
-        missing: "Landlock file-system rules".to_owned(),
-        fix: "boot a kernel ≥ 5.13 with `lsm=landlock,...` on the kernel command line".to_owned(),
-    })
+    fd.ok_or_else(|| SandboxError::unavailable(super::KernelFeature::Landlock))
 }

@@ -4,6 +4,8 @@ use std::{fmt, path::PathBuf, str::FromStr, time::Duration};
 
 use serde::{Deserialize, Serialize};
 
+use crate::secret::Secrets;
+
 /// How much of the file system a sandboxed process may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -118,6 +120,11 @@ pub struct SandboxConfig {
     pub extra_writable: Vec<PathBuf>,
     /// How long a process group gets between SIGTERM and SIGKILL on timeout or cancellation.
     pub kill_grace: Duration,
+    /// The secret files hidden from the process under a restricted policy: the workspace's
+    /// secret files and the home directory's credential locations, minus what allow rules
+    /// expose. The built-in list by default; a session passes its policy's
+    /// ([`crate::PermissionPolicy::secrets`]) so that `Read(…)` allow rules apply.
+    pub secrets: Secrets,
     /// When set, the process may execute only the program it starts and these programs (as a
     /// command line names them, found on its `PATH` before it starts), with their interpreters:
     /// Landlock's execute right is granted on those files alone. The permission policy sets it
@@ -136,6 +143,7 @@ impl SandboxConfig {
             temp_dir: None,
             extra_writable: Vec::new(),
             kill_grace: Duration::from_secs(2),
+            secrets: Secrets::default(),
             exec_allowlist: None,
         }
     }
@@ -149,6 +157,12 @@ impl SandboxConfig {
     /// The same configuration with the network switch set.
     pub fn with_network(mut self, network: bool) -> Self {
         self.network = network;
+        self
+    }
+
+    /// The same configuration with another secret list.
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
         self
     }
 

@@ -17,7 +17,7 @@ pub struct Capabilities {
     /// Whether an unprivileged process can create a user namespace.
     pub user_namespaces: bool,
     /// Whether a private mount namespace can be made for a child (as root, or inside a user
-    /// namespace), which keeps `.git` read-only under `workspace-write`.
+    /// namespace), which keeps `.git` read-only under `workspace-write` and hides secret files.
     pub mount_namespaces: bool,
     /// Whether this process runs as root (uid 0).
     pub root: bool,
@@ -81,6 +81,9 @@ impl Capabilities {
         if policy == SandboxPolicy::WorkspaceWrite && !self.mount_namespaces {
             gaps.push(".git inside the workspace stays writable (needs a mount namespace: root or user namespaces)");
         }
+        if !self.mount_namespaces {
+            gaps.push("secret files cannot be hidden (needs a mount namespace), so commands refuse to run while any exists");
+        }
         if let ProcessLimit::Unavailable(_) = self.process_limit {
             gaps.push("the process-count limit is not enforced (see `process limit`)");
         }
@@ -90,20 +93,10 @@ impl Capabilities {
     /// The error a restricted policy fails with here, if any.
     pub(crate) fn missing(&self) -> Option<super::SandboxError> {
         if self.landlock_abi.is_none() {
-            return Some(super::SandboxError::Unavailable {
-                missing: "Landlock (file-system rules)".to_owned(),
-                fix: "use Linux ≥ 5.13 with Landlock enabled (`lsm=landlock,...` on the kernel \
-                      command line; check with `cat /sys/kernel/security/lsm`)"
-                    .to_owned(),
-            });
+            return Some(super::SandboxError::unavailable(super::KernelFeature::Landlock));
         }
         if !self.seccomp {
-            return Some(super::SandboxError::Unavailable {
-                missing: "seccomp filters (network and ptrace blocking)".to_owned(),
-                fix: "use a kernel built with CONFIG_SECCOMP_FILTER, and do not run inside a \
-                      container profile that forbids installing filters"
-                    .to_owned(),
-            });
+            return Some(super::SandboxError::unavailable(super::KernelFeature::Seccomp));
         }
         None
     }
@@ -125,9 +118,17 @@ impl fmt::Display for Capabilities {
         writeln!(f, "landlock                       {landlock}")?;
         writeln!(f, "seccomp filters                {}", yes_no(self.seccomp))?;
         writeln!(f, "unprivileged user namespaces   {}", yes_no(self.user_namespaces))?;
-        writeln!(f, "mount namespaces (.git ro)     {}", yes_no(self.mount_namespaces))?;
+        writeln!(f, "mount namespaces               {}", yes_no(self.mount_namespaces))?;
         writeln!(f, "running as root                {}", yes_no(self.root))?;
         writeln!(f, "process limit                  {process_limit}")?;
+        // Landlock's execute right exists from ABI 1, so the list holds wherever Landlock does;
+        // `danger-full-access` has no ruleset and so no list.
+        let exec = if self.landlock_abi.is_some() {
+            "yes (commands approved as read-only run only the programs they name)"
+        } else {
+            "no (it needs Landlock)"
+        };
+        writeln!(f, "execute allow-list             {exec}")?;
         writeln!(f)?;
         writeln!(f, "policy               enforceable")?;
         for support in self.policies() {
@@ -263,7 +264,7 @@ mod tests {
         insta::assert_snapshot!(caps.to_string());
         let missing =
             caps.support(SandboxPolicy::WorkspaceWrite).missing.map(|err| err.to_string());
-        assert!(missing.is_some_and(|m| m.contains("--sandbox danger-full-access")));
+        assert!(missing.is_some_and(|m| m.contains("Landlock") && !m.contains("--")));
         assert_eq!(caps.support(SandboxPolicy::DangerFullAccess).missing, None);
     }
 

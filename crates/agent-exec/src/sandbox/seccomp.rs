@@ -24,8 +24,10 @@ const ARCH: TargetArch = TargetArch::riscv64;
 ///
 /// `ptrace` and `process_vm_*` would let a process read or steer another; `io_uring` performs
 /// socket and file operations that seccomp cannot see; `setsid`/`setpgid` would let a process
-/// leave its process group and survive the group kill on timeout.
-const ALWAYS_DENIED: [libc::c_long; 9] = [
+/// leave its process group and survive the group kill on timeout; `open_by_handle_at` would let
+/// root open a secret file by its inode, past the empty entry mounted over its name; kernel
+/// modules and `bpf` would let root read kernel memory (and with it every file's page cache).
+const ALWAYS_DENIED: [libc::c_long; 14] = [
     libc::SYS_ptrace,
     libc::SYS_process_vm_readv,
     libc::SYS_process_vm_writev,
@@ -35,6 +37,11 @@ const ALWAYS_DENIED: [libc::c_long; 9] = [
     libc::SYS_setsid,
     libc::SYS_setpgid,
     libc::SYS_kexec_load,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_bpf,
 ];
 
 /// The compiled filter for `network` (`true` = sockets of every family allowed).

@@ -27,12 +27,15 @@ pub(crate) struct StreamOptions {
     pub(crate) include_usage: bool,
 }
 
-/// One message. `content` is always written (as `null` on an assistant message that only calls
-/// tools, which is what OpenAI documents and what strict servers expect).
+/// One message. `content` is always a string, `""` on an assistant message that only calls tools.
+///
+/// OpenAI documents `null` there, and accepts `""` as well; llama-cpp-python 0.3.36 answers `null`
+/// (and a missing key) with HTTP 500, since its request model and chat templates want a string.
+/// `""` is the one shape every server we know accepts.
 #[derive(Debug, Serialize)]
 pub(crate) struct RequestMessage<'a> {
     role: &'static str,
-    content: Option<&'a str>,
+    content: &'a str,
     /// Reasoning text replayed to servers that need it (DeepSeek rejects a tool-call turn without
     /// its `reasoning_content`); written under the field name the server itself used.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -46,7 +49,7 @@ pub(crate) struct RequestMessage<'a> {
 }
 
 impl<'a> RequestMessage<'a> {
-    fn new(role: &'static str, content: Option<&'a str>) -> Self {
+    fn new(role: &'static str, content: &'a str) -> Self {
         Self {
             role,
             content,
@@ -107,7 +110,7 @@ pub(crate) fn build<'a>(
 ) -> ChatRequest<'a> {
     let mut messages = Vec::with_capacity(request.items.len() + 1);
     if !request.instructions.is_empty() {
-        messages.push(RequestMessage::new("system", Some(request.instructions)));
+        messages.push(RequestMessage::new("system", request.instructions));
     }
     // Reasoning text waits for the assistant message it belongs to.
     let mut reasoning: Option<&'a str> = None;
@@ -116,7 +119,7 @@ pub(crate) fn build<'a>(
     for item in request.items {
         match item {
             Item::Message(message) => {
-                let mut wire = RequestMessage::new(message.role.as_str(), Some(&message.content));
+                let mut wire = RequestMessage::new(message.role.as_str(), &message.content);
                 open_assistant = message.role == Role::Assistant;
                 if open_assistant {
                     set_reasoning(&mut wire, reasoning.take(), reasoning_field);
@@ -125,7 +128,7 @@ pub(crate) fn build<'a>(
             }
             Item::ToolCall(call) => {
                 if !open_assistant {
-                    let mut wire = RequestMessage::new("assistant", None);
+                    let mut wire = RequestMessage::new("assistant", "");
                     set_reasoning(&mut wire, reasoning.take(), reasoning_field);
                     messages.push(wire);
                     open_assistant = true;
@@ -142,7 +145,7 @@ pub(crate) fn build<'a>(
                 }
             }
             Item::ToolOutput(output) => {
-                let mut wire = RequestMessage::new("tool", Some(&output.output));
+                let mut wire = RequestMessage::new("tool", &output.output);
                 wire.tool_call_id = Some(&output.call_id);
                 messages.push(wire);
                 open_assistant = false;

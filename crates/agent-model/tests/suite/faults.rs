@@ -178,3 +178,70 @@ async fn refused_connection_is_retried_then_reported() {
     assert_eq!(error.kind, ModelErrorKind::Network);
     assert!(error.message.starts_with("could not connect to the server"), "{error}");
 }
+
+/// llama-cpp-python answers a request its validation rejects with HTTP 500; the same bytes would
+/// fail the same way, so the error is reported at once with the server's message.
+#[tokio::test]
+async fn a_validation_error_sent_as_500_is_reported_at_once() {
+    let body = json!({"error": {"message": "1 validation error for ChatCompletionRequestAssistantMessage content: Input should be a valid string", "type": "internal_server_error", "param": null, "code": null}}).to_string();
+    for (api, stream) in ALL {
+        let server = start([status(500, &body, &[]), Turn::text("never")]).await;
+        let client = client(api, &config(&server, stream));
+        let error = failure(run(client.as_ref(), &[user("go")], None).await);
+        assert_eq!(error.kind, ModelErrorKind::InvalidRequest, "{api:?} stream={stream}");
+        assert!(!error.is_retryable());
+        assert!(error.message.contains("Input should be a valid string"), "{}", error.message);
+        assert_eq!(server.requests().len(), 1, "{api:?} stream={stream}");
+    }
+}
+
+/// A 200 with an empty event stream (llama-cpp-python streaming with tool_choice "auto") is a
+/// failure, not an empty answer; it is not retried, since the server would fail the same way.
+#[tokio::test]
+async fn an_empty_event_stream_is_an_error() {
+    for api in [Api::Chat, Api::Responses] {
+        let server = start([Turn::fault(Fault::Truncate { events: 0 }), Turn::text("never")]).await;
+        let client = client(api, &config(&server, true));
+        let error = failure(run(client.as_ref(), &[user("go")], None).await);
+        assert_eq!(error.kind, ModelErrorKind::BadResponse, "{api:?}");
+        assert!(error.message.contains("empty event stream"), "{api:?}: {}", error.message);
+        assert_eq!(server.requests().len(), 1, "{api:?}");
+    }
+}
+
+/// An answer with no text and no tool call is asked for once more; the second answer counts.
+#[tokio::test]
+async fn an_empty_answer_is_asked_for_once_more() {
+    for (api, stream) in ALL {
+        let server = start([Turn::default(), Turn::text("ok")]).await;
+        let client = client(api, &config(&server, stream));
+        let events = run(client.as_ref(), &[user("go")], None).await.unwrap();
+        let messages: Vec<_> = events
+            .iter()
+            .filter(|event| matches!(event, ModelEvent::Message(_) | ModelEvent::ToolCall(_)))
+            .collect();
+        assert_eq!(messages, [&ModelEvent::Message(agent_core::Message::assistant("ok"))]);
+        assert!(completed(&events), "{api:?} stream={stream}");
+        assert_eq!(server.requests().len(), 2, "{api:?} stream={stream}");
+    }
+}
+
+/// Two empty answers in a row are a model error naming the server's usage and response id,
+/// never a successful run with nothing in it.
+#[tokio::test]
+async fn two_empty_answers_are_a_model_error() {
+    for (api, stream) in ALL {
+        let server = start([Turn::default(), Turn::default(), Turn::text("never")]).await;
+        let client = client(api, &config(&server, stream));
+        let error = failure(run(client.as_ref(), &[user("go")], None).await);
+        assert_eq!(error.kind, ModelErrorKind::BadResponse, "{api:?} stream={stream}");
+        assert!(
+            error.message.starts_with("the model returned an empty answer")
+                && error.message.contains("42 prompt tokens")
+                && error.message.contains("response id "),
+            "{api:?} stream={stream}: {}",
+            error.message
+        );
+        assert_eq!(server.requests().len(), 2, "{api:?} stream={stream}");
+    }
+}

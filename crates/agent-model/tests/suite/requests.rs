@@ -186,3 +186,99 @@ async fn responses_falls_back_to_stateless_when_continuation_is_rejected() {
     let last = server.requests()[3].json();
     assert_eq!((last["store"].clone(), last.get("previous_response_id")), (json!(false), None));
 }
+
+/// An assistant message that only calls tools carries `content: ""`, which every known server
+/// accepts (llama-cpp-python answers `null` and a missing key with HTTP 500).
+#[tokio::test]
+async fn chat_tool_only_turn() {
+    let server = start([Turn::text("HELLO WORLD")]).await;
+    let client = client(Api::Chat, &config(&server, false));
+    let items = vec![
+        user("Upper-case 'hello world'."),
+        Item::ToolCall(call("call_1", "shell", r#"{"command":"echo hello world | tr a-z A-Z"}"#)),
+        output("call_1", "HELLO WORLD"),
+    ];
+    run(client.as_ref(), &items, None).await.unwrap();
+    let body = server.requests()[0].json();
+    assert_eq!(body["messages"][2]["content"], "");
+    assert_eq!(body["tool_choice"], "auto");
+    conforms(&body);
+    assert_json_snapshot!(body);
+}
+
+/// The `messages` text of a raw Chat body, without its closing bracket: what the next request
+/// must begin with for a server's prompt cache to be hit.
+fn messages_prefix(body: &str) -> &str {
+    let start = body.find(r#""messages":["#).expect("a messages array");
+    // Inside a JSON string a quote is escaped, so `],"` only occurs where the array ends.
+    let end = start + body[start..].find(r#"],""#).expect("the end of the messages array");
+    &body[..end]
+}
+
+/// Each Chat request begins with exactly the bytes of the previous request's messages, so
+/// llama.cpp's KV cache and OpenAI's prompt caching are hit: nothing before the new messages is
+/// reordered or rewritten from one turn to the next.
+#[tokio::test]
+async fn chat_requests_are_prefix_stable() {
+    for stream in [true, false] {
+        let server = start([
+            two_reads(),
+            Turn::tool_calls([ScriptedCall::new("call_c", "shell", json!({"command": "ls"}))]),
+            Turn::text("alpha, beta, and a listing"),
+        ])
+        .await;
+        let client = client(Api::Chat, &config(&server, stream));
+        let mut items = vec![user("What is in a.txt and b.txt?")];
+        for _ in 0..3 {
+            let events = run(client.as_ref(), &items, None).await.unwrap();
+            let mut calls = Vec::new();
+            for event in events {
+                match event {
+                    ModelEvent::ToolCall(call) => {
+                        calls.push(call.call_id.clone());
+                        items.push(Item::ToolCall(call));
+                    }
+                    ModelEvent::Reasoning(reasoning) => items.push(Item::Reasoning(reasoning)),
+                    ModelEvent::Message(message) => items.push(Item::Message(message)),
+                    _ => {}
+                }
+            }
+            items.extend(calls.iter().map(|id| output(id, "some output")));
+        }
+        let bodies: Vec<String> = server.requests().into_iter().map(|r| r.body).collect();
+        assert_eq!(bodies.len(), 3);
+        for pair in bodies.windows(2) {
+            let before = messages_prefix(&pair[0]);
+            assert!(
+                pair[1].starts_with(before),
+                "stream={stream}: the next request rewrote its prefix:\n{before}\n{}",
+                pair[1]
+            );
+        }
+    }
+}
+
+/// A first-turn tool choice forces the tool on the request after the user's message only; the
+/// turn after the tool's output is free to answer.
+#[tokio::test]
+async fn first_turn_tool_choice_applies_to_the_first_turn_only() {
+    let server = start([
+        Turn::tool_calls([ScriptedCall::new("call_a", "read_file", json!({"path": "a.txt"}))]),
+        Turn::text("alpha"),
+    ])
+    .await;
+    let mut config = config(&server, true);
+    config.first_turn_tool_choice = Some(agent_core::ToolChoice::Tool("read_file".into()));
+    let client = client(Api::Chat, &config);
+    let mut items = vec![user("Read a.txt.")];
+    run(client.as_ref(), &items, None).await.unwrap();
+    items.push(Item::ToolCall(call("call_a", "read_file", r#"{"path":"a.txt"}"#)));
+    items.push(output("call_a", "alpha"));
+    run(client.as_ref(), &items, None).await.unwrap();
+    let choices: Vec<Value> =
+        server.requests().iter().map(|request| request.json()["tool_choice"].clone()).collect();
+    assert_eq!(
+        choices,
+        [json!({"type": "function", "function": {"name": "read_file"}}), json!("auto")]
+    );
+}

@@ -72,9 +72,17 @@ async fn filters_and_paging() {
     let all = fx
         .call("grep", json!({"pattern": "TODO", "include_ignored": true, "include_hidden": true}))
         .await;
-    for path in ["app.log", "vendor/lib.rs", ".env", "src/a.rs"] {
-        assert!(all.contains(path), "{path} missing from {all}");
+    for path in ["app.log", "vendor/lib.rs", "src/a.rs"] {
+        assert!(all.lines().any(|line| line == path), "{path} missing from {all}");
     }
+    // `.env` is a secret file: named in the note, never searched.
+    assert!(!all.lines().any(|line| line == ".env"), "{all}");
+    assert!(
+        all.ends_with(
+            "Note: skipped 1 secret file (.env); an allow rule `Read(./.env)` includes it."
+        ),
+        "{all}"
+    );
     assert!(!all.contains("img.bin"), "binary files are skipped: {all}");
 }
 

@@ -7,6 +7,7 @@ mod glob;
 mod grep;
 mod list_dir;
 mod read_file;
+mod secrets;
 mod specs;
 mod uppercase;
 mod web_search;
@@ -22,6 +23,8 @@ pub(crate) struct Fixture {
     pub(crate) dir: tempfile::TempDir,
     pub(crate) tools: Vec<Arc<dyn Tool>>,
     pub(crate) tracker: Arc<FileTracker>,
+    /// The boundary calls get; a plain workspace with no allow rules when `None`.
+    pub(crate) boundary: Option<Arc<dyn agent_core::Boundary>>,
 }
 
 impl Fixture {
@@ -30,10 +33,14 @@ impl Fixture {
     }
 
     pub(crate) fn with_config(config: BuiltinConfig) -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
+        Self::with_config_in(config, tempfile::tempdir().expect("tempdir"))
+    }
+
+    /// Like [`Fixture::with_config`], in a workspace directory made beforehand.
+    pub(crate) fn with_config_in(config: BuiltinConfig, dir: tempfile::TempDir) -> Self {
         let tracker = FileTracker::new();
         let tools = builtin_with_tracker(&config, tracker.clone()).expect("tools build");
-        Self { dir, tools, tracker }
+        Self { dir, tools, tracker, boundary: None }
     }
 
     pub(crate) fn root(&self) -> &Path {
@@ -61,9 +68,13 @@ impl Fixture {
         self.call_result(name, args).await.unwrap_or_else(|err| err)
     }
 
-    /// The workspace boundary of the fixture, with no allow rules.
+    /// The workspace boundary of the fixture: the one set in `boundary`, else a workspace with no
+    /// allow rules.
     pub(crate) fn boundary(&self) -> Arc<dyn agent_core::Boundary> {
-        Arc::new(agent_exec::Workspace::new(self.root()).unwrap())
+        match &self.boundary {
+            Some(boundary) => Arc::clone(boundary),
+            None => Arc::new(agent_exec::Workspace::new(self.root()).unwrap()),
+        }
     }
 
     /// Like [`Fixture::call`], keeping success and failure apart.
