@@ -3,7 +3,7 @@
 //!
 //! In-process figures come from the crates' examples, built in release mode and run with
 //! `--json`, each printing `{"name","unit","median","min","max","runs"}` lines. Whole-process
-//! figures (start-up, end to end, long sessions) come from repeated runs of the release `agent`
+//! figures (start-up, end to end, long sessions) come from repeated runs of the installed `agent`
 //! binary against the release scripted server, driven as processes so xtask depends on no
 //! workspace crate. Timing is hand-rolled (repeated runs, median, min and max) rather than
 //! criterion: the figures are milliseconds of whole processes or rounds of 200,000 calls, where
@@ -83,10 +83,11 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
             other => bail!("unknown bench option `{other}` (expected --json, --quick)"),
         }
     }
-    let bins = build(root)?;
+    let agent = install(root)?;
+    let bins = build(root, agent)?;
     let load_before = load_average();
     let started = std::time::Instant::now();
-    let mut figures = vec![installed_size(root)?];
+    let mut figures = vec![binary_size(&bins.agent)?];
     let mut notes = Vec::new();
     let quick: &[&str] = if options.quick { &["--quick"] } else { &[] };
 
@@ -134,13 +135,14 @@ fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 
-/// One release build of the binaries and the examples, so features are unified once.
-fn build(root: &Path) -> anyhow::Result<Bins> {
+/// One release build of the scripted server and the examples, so their features are unified once.
+/// The `agent` binary is the one [`install`] put in place.
+fn build(root: &Path, agent: PathBuf) -> anyhow::Result<Bins> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    progress("building the release binaries and benchmark examples…");
+    progress("building the scripted server and benchmark examples…");
     let mut command = Command::new(cargo);
     command
-        .args(["build", "--release", "--quiet", "-p", "agent-cli", "--bin", "agent"])
+        .args(["build", "--release", "--quiet"])
         .args(["-p", "agent-model", "--features", "agent-model/scripted-server"])
         .args(["--bin", "scripted-server", "-p", "agent-exec", "-p", "agent-tools"]);
     for example in EXAMPLES {
@@ -151,18 +153,15 @@ fn build(root: &Path) -> anyhow::Result<Bins> {
         bail!("cargo build --release failed");
     }
     let release = target_dir(root).join("release");
-    Ok(Bins {
-        agent: release.join("agent"),
-        server: release.join("scripted-server"),
-        examples: release.join("examples"),
-    })
+    Ok(Bins { agent, server: release.join("scripted-server"), examples: release.join("examples") })
 }
 
-/// The size of the `agent` binary as `cargo install --path crates/agent-cli` installs it, in MiB
-/// like the other memory figures. The install shares the workspace's target directory but builds
-/// `agent-cli` alone, so features the benchmark build unifies in (the scripted server) are not
-/// counted; after the first run it only copies the file.
-fn installed_size(root: &Path) -> anyhow::Result<Figure> {
+/// Installs `agent` as a user does (`cargo install --path crates/agent-cli`, into
+/// `target/bench-install`) and returns its path: the start-up and session figures run that binary,
+/// and `binary.size` is its size. Installing builds `agent-cli` alone, so no feature of the
+/// examples' build (the scripted server) is unified into it; the install shares the workspace's
+/// target directory, so after the first run it only relinks what changed.
+fn install(root: &Path) -> anyhow::Result<PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     progress("installing agent as a user does (cargo install --path crates/agent-cli)…");
     let install_root = target_dir(root).join("bench-install");
@@ -176,9 +175,13 @@ fn installed_size(root: &Path) -> anyhow::Result<Figure> {
     if !status.success() {
         bail!("cargo install --path crates/agent-cli failed");
     }
-    let binary = install_root.join("bin/agent");
-    let bytes = std::fs::metadata(&binary)
-        .with_context(|| format!("reading the size of {}", binary.display()))?
+    Ok(install_root.join("bin/agent"))
+}
+
+/// `binary.size`: the installed binary's size in MiB, like the other memory figures.
+fn binary_size(agent: &Path) -> anyhow::Result<Figure> {
+    let bytes = std::fs::metadata(agent)
+        .with_context(|| format!("reading the size of {}", agent.display()))?
         .len();
     Ok(Figure::of("binary.size", "MB", vec![bytes as f64 / (1024.0 * 1024.0)]))
 }
