@@ -125,7 +125,7 @@ fn base64_decode(text: &str) -> Vec<u8> {
     out
 }
 
-/// The attacks of issue 18, plus ways around a mount: every one must reveal nothing.
+/// Reading secrets with cat, grep, python, tar and base64, plus ways around a mount: every one must reveal nothing.
 const ATTACKS: &[&str] = &[
     "cat .env",
     "grep -r TOKEN .",

@@ -1,7 +1,7 @@
 //! The shell judge against real processes: the commands of issues 17 and 19 go through the real
 //! executor and the real `bash` tool in a temporary git workspace, and each test checks the effect
 //! (the marker file a smuggled command would create), not only the verdict. Commands approved only
-//! as read-only run under the sandbox's execute allow-list (issue 19).
+//! as read-only run under the sandbox's execute allow-list (read-only approvals the kernel enforces).
 //!
 //! Every refusal has a control: the same command approved by a person, which does create the
 //! marker, so a test cannot pass because the attack never worked.
@@ -306,7 +306,7 @@ async fn a_program_found_through_a_path_changed_in_the_shell_is_not_the_one_allo
     let fx = Fixture::new();
     let mut config = SandboxConfig::new(fx.root());
     config.exec_allowlist = Some(vec!["ls".to_owned()]);
-    // The judge refuses this line (issue 17); the kernel stops it as well: the list holds the
+    // The judge refuses this line (a PATH set in the line); the kernel stops it as well: the list holds the
     // `ls` found on the tool's PATH before the line ran, not the one the line puts first.
     let spec = ProcessSpec::bash("PATH=./bin:$PATH; ls").cwd(fx.root());
     let out = process::run(spec, &config, CancellationToken::new(), None).await;

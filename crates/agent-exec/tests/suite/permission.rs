@@ -46,7 +46,7 @@ fn check_modes(rules: &[(RuleAction, &str)], arguments: &str, expect: [&str; 5])
     }
 }
 
-/// The rules of issue 17's report: a new user's first `dont-ask` setup.
+/// A new user's first `dont-ask` setup: `git status`, `echo *` and `ls *` allowed.
 const ISSUE_RULES: &[(RuleAction, &str)] =
     &[(Allow, "Bash(git status)"), (Allow, "Bash(echo *)"), (Allow, "Bash(ls *)")];
 

@@ -1,4 +1,4 @@
-//! Secret files through the built-in tools (issue 18): `grep` in every output mode and `bash`
+//! Secret files through the built-in tools: `grep` in every output mode and `bash`
 //! under every permission mode reveal no byte of `.env`, unless a `Read(./.env)` allow rule says so.
 //! The check is the effect: the secret bytes are absent from what the model would read.
 
