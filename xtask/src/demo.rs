@@ -243,27 +243,23 @@ struct Bins {
 
 /// Builds the `agent` binary and the scripted server (debug profile, shared with the tests).
 fn build(root: &Path) -> anyhow::Result<Bins> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     println!("building the agent binary and the scripted model server…");
-    let status = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "agent-cli", "--bin", "agent"])
-        .args([
+    let debug = crate::build_debug(
+        root,
+        &[
+            "-p",
+            "agent-cli",
+            "--bin",
+            "agent",
             "-p",
             "agent-model",
             "--features",
             "agent-model/scripted-server",
             "--bin",
             "scripted-server",
-        ])
-        .current_dir(root)
-        .status()
-        .context("running cargo build")?;
-    if !status.success() {
-        bail!("cargo build failed");
-    }
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    Ok(Bins { agent: target.join("debug/agent"), server: target.join("debug/scripted-server") })
+        ],
+    )?;
+    Ok(Bins { agent: debug.join("agent"), server: debug.join("scripted-server") })
 }
 
 fn run_one(bins: &Bins, demo: &Demo, api: &str, dir: &Path) -> anyhow::Result<()> {

@@ -59,3 +59,22 @@ fn main() -> anyhow::Result<()> {
 fn project_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
+
+/// Builds with `cargo build --quiet <args>` in the debug profile (shared with the tests, so nothing
+/// is compiled twice) and returns the directory the binaries land in.
+fn build_debug(root: &Path, args: &[&str]) -> anyhow::Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = std::process::Command::new(cargo)
+        .arg("build")
+        .arg("--quiet")
+        .args(args)
+        .current_dir(root)
+        .status()
+        .map_err(|err| anyhow::anyhow!("running cargo build: {err}"))?;
+    if !status.success() {
+        bail!("cargo build failed");
+    }
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    Ok(target.join("debug"))
+}

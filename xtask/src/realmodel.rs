@@ -118,18 +118,7 @@ fn start_for(
 
 /// Builds the `agent` binary (debug profile, shared with the tests).
 fn build_agent(root: &Path) -> anyhow::Result<PathBuf> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "agent-cli", "--bin", "agent"])
-        .current_dir(root)
-        .status()
-        .context("running cargo build")?;
-    if !status.success() {
-        bail!("cargo build failed");
-    }
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    Ok(target.join("debug/agent"))
+    Ok(crate::build_debug(root, &["-p", "agent-cli", "--bin", "agent"])?.join("agent"))
 }
 
 /// Runs `agent exec --json` for one case in a fresh workspace and data directory.
