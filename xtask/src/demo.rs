@@ -315,8 +315,8 @@ fn run_one(bins: &Bins, demo: &Demo, api: &str, dir: &Path) -> anyhow::Result<()
     (demo.check)(&items, &workspace).map_err(|err| anyhow::anyhow!(err))
 }
 
-/// The items of the single session under `data`.
-fn transcript(data: &Path) -> anyhow::Result<Vec<Value>> {
+/// The items of the single session under `data` (also read by the real-model tier).
+pub(crate) fn transcript(data: &Path) -> anyhow::Result<Vec<Value>> {
     let sessions = data.join("sessions");
     let session = std::fs::read_dir(&sessions)
         .with_context(|| format!("reading {}", sessions.display()))?

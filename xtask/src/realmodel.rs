@@ -184,20 +184,8 @@ fn run_agent(
     }
     let status = child.wait()?;
     let stderr = stderr_reader.join().unwrap_or_default();
-    let items = transcript(&data).unwrap_or_default();
+    let items = crate::demo::transcript(&data).unwrap_or_default();
     Ok(Outcome { code: status.code(), events, stderr, items })
-}
-
-/// The items of the single session under `data`.
-fn transcript(data: &Path) -> anyhow::Result<Vec<Value>> {
-    let sessions = data.join("sessions");
-    let session = std::fs::read_dir(&sessions)?.next().context("no session was written")??;
-    let text = std::fs::read_to_string(session.path().join("transcript.jsonl"))?;
-    Ok(text
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter_map(|mut line| line.get_mut("item").map(Value::take))
-        .collect())
 }
 
 /// Checks a run; on success returns a note for the report line (what the model said).
