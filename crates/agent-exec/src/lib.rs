@@ -48,6 +48,7 @@ mod builder;
 pub mod code;
 mod error;
 mod executor;
+pub mod jobs;
 mod output;
 pub mod permission;
 pub mod process;
