@@ -1,6 +1,9 @@
 //! `job`: reads, writes to, stops and lists the session's background jobs (started by `bash`).
 
-use std::{fmt::Write as _, time::Duration};
+use std::{
+    fmt::Write as _,
+    time::{Duration, Instant},
+};
 
 use agent_core::{Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
 use agent_exec::jobs::{JobInfo, JobState, Jobs};
@@ -149,35 +152,63 @@ impl TypedTool for Job {
 }
 
 impl Job {
+    /// The new output of job `id`, waiting up to `wait` for some (with a filter: for a matching
+    /// line) to arrive or for the job to end.
     async fn read(
         &self,
         id: u32,
         wait: Duration,
         filter: Option<&grep_regex::RegexMatcher>,
     ) -> Result<String, ToolError> {
-        let read = self.jobs.read(id, wait).await.map_err(job_error)?;
-        let info = &read.info;
+        let deadline = Instant::now() + wait;
+        let (mut body, mut skipped, mut matched, mut partial) =
+            (String::new(), 0, 0, String::new());
+        let info = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let read = self.jobs.read(id, left).await.map_err(job_error)?;
+            skipped += read.skipped;
+            let ended = read.info.state != JobState::Running;
+            match filter {
+                None => body.push_str(&read.text),
+                Some(matcher) => {
+                    // Lines are matched whole: the unfinished last line waits for the next read.
+                    partial.push_str(&read.text);
+                    let complete = if ended {
+                        partial.len()
+                    } else {
+                        partial.rfind('\n').map_or(0, |at| at + 1)
+                    };
+                    for line in partial[..complete].lines() {
+                        if matcher.is_match(line.as_bytes()).unwrap_or(false) {
+                            matched += 1;
+                            body.push_str(line);
+                            body.push('\n');
+                            // Only the latest matches are shown; older ones need no memory.
+                            if body.len() > 2 * MAX_READ_BYTES {
+                                body.drain(..body.len() - MAX_READ_BYTES);
+                            }
+                        }
+                    }
+                    partial.drain(..complete);
+                }
+            }
+            let found = filter.is_none() || matched > 0;
+            if found || ended || Instant::now() >= deadline {
+                break read.info;
+            }
+        };
         let state = match info.state {
             JobState::Running => "running".to_owned(),
             JobState::Finished(exit) => format!("finished ({exit})"),
         };
         let mut text = format!("job {id} · {state} · {:.1} s", info.runtime.as_secs_f64());
-        let body = match filter {
-            Some(matcher) => {
-                let lines: Vec<&str> = read
-                    .text
-                    .lines()
-                    .filter(|line| matcher.is_match(line.as_bytes()).unwrap_or(false))
-                    .collect();
-                let _ = write!(text, " · {} matching lines", lines.len());
-                lines.join("\n")
-            }
-            None => read.text.clone(),
-        };
+        if filter.is_some() {
+            let _ = write!(text, " · {matched} matching lines");
+        }
         text.push('\n');
-        let body = tail(&body, MAX_READ_BYTES, read.skipped);
-        text.push_str(if body.trim().is_empty() { "(no new output)" } else { body.trim_end() });
-        if read.skipped > 0 || body.len() < read.text.len() {
+        let shown = tail(&body, MAX_READ_BYTES, if filter.is_some() { 0 } else { skipped });
+        text.push_str(if shown.trim().is_empty() { "(no new output)" } else { shown.trim_end() });
+        if skipped > 0 || shown.len() < body.len() || filter.is_some() {
             let _ = write!(text, "\n[whole output: {}]", info.output_path.display());
         }
         Ok(text)
