@@ -2,7 +2,7 @@
 
 use std::{io::Read, path::PathBuf, process::ExitCode};
 
-use agent_exec::{PermissionMode, agent::Finish};
+use agent_exec::{PermissionMode, agent::Finish, jobs::EndPolicy};
 use anyhow::Context;
 use clap::Args;
 
@@ -26,6 +26,17 @@ pub(crate) struct ExecArgs {
     /// the tools run again for real.
     #[arg(long, value_name = "FILE")]
     replay: Option<PathBuf>,
+    /// What happens to background jobs still running when the model has answered: `kill` them
+    /// (SIGTERM, SIGKILL after 2 s) or `wait` until they finish. The last event reports it.
+    #[arg(long, value_enum, default_value_t = JobsAtEnd::Kill)]
+    jobs: JobsAtEnd,
+}
+
+/// `--jobs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum JobsAtEnd {
+    Kill,
+    Wait,
 }
 
 /// Runs the prompt; 0 answered, 1 agent failure, 2 usage or configuration error, 130 interrupted.
@@ -51,8 +62,15 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     };
 
     let mut renderer = Renderer::new(args.json);
-    let finish = setup::tokio_runtime()?
-        .block_on(session.prompt(prompt, &mut |event| renderer.show(event)))?;
+    let policy = match args.jobs {
+        JobsAtEnd::Kill => EndPolicy::Kill,
+        JobsAtEnd::Wait => EndPolicy::Wait,
+    };
+    let finish = setup::tokio_runtime()?.block_on(async {
+        let finish = session.prompt(prompt, &mut |event| renderer.show(event)).await;
+        session.end_jobs(policy, &mut |event| renderer.show(event)).await;
+        finish
+    })?;
     if !args.json {
         let id = session.log.id();
         eprintln!("agent: session {id} (resume with --resume {id})");

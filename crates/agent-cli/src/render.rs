@@ -69,6 +69,16 @@ impl Renderer {
                 self.streamed = false;
             }
             AgentEvent::Error { message } => eprintln!("agent: model error: {message}"),
+            AgentEvent::JobsEnded { policy, jobs } => {
+                let how = match policy {
+                    agent_exec::jobs::EndPolicy::Kill => "killed",
+                    agent_exec::jobs::EndPolicy::Wait => "waited for",
+                };
+                eprintln!("agent: {how} {} background job(s):", jobs.len());
+                for job in jobs {
+                    eprintln!("  job {} `{}`: {}", job.id, short(&job.command, 80), job.status);
+                }
+            }
             AgentEvent::ReasoningDelta { .. }
             | AgentEvent::Usage { .. }
             | AgentEvent::ItemAdded { .. } => {}

@@ -7,6 +7,7 @@ use agent_core::{CancellationToken, ModelClient};
 use agent_exec::{
     Agent, Approver, ExecutorConfig, PermissionMode, Transcript,
     agent::{AgentEvent, Conversation, Finish},
+    jobs::EndPolicy,
 };
 use agent_model::{ApiKey, ChatClient, ClientConfig, ReplayClient, ResponsesClient};
 use agent_tools::FileTracker;
@@ -120,6 +121,40 @@ impl Session {
         let finish = self.agent.prompt_with(prompt, &cancel, on_event).await;
         listener.abort();
         Ok(finish)
+    }
+
+    /// Ends the session's running jobs by `policy` and, when there were any, reports how each
+    /// ended through `show` (and the log): the run's last event.
+    pub(crate) async fn end_jobs(
+        &mut self,
+        policy: EndPolicy,
+        show: &mut (dyn FnMut(&AgentEvent) + Send),
+    ) {
+        let Some(jobs) = self.agent.executor().jobs().cloned() else { return };
+        // A day: `--jobs wait` is for jobs that end; one that never does is killed in the end.
+        let ended = jobs.end(policy, std::time::Duration::from_secs(24 * 3600)).await;
+        if ended.is_empty() {
+            return;
+        }
+        let event = AgentEvent::JobsEnded { policy, jobs: ended };
+        show(&event);
+        if let Err(err) = self.log.transcript_mut().record(&event)
+            && !self.log_failed
+        {
+            eprintln!("agent: warning: session log: {err}");
+            self.log_failed = true;
+        }
+    }
+
+    /// The session's jobs still running.
+    pub(crate) fn running_jobs(&self) -> Vec<agent_exec::jobs::JobInfo> {
+        self.agent.executor().jobs().map(agent_exec::jobs::Jobs::running).unwrap_or_default()
+    }
+
+    /// Every job of the session, one line each.
+    pub(crate) fn job_lines(&self) -> Vec<String> {
+        let jobs = self.agent.executor().jobs().map(agent_exec::jobs::Jobs::list);
+        jobs.unwrap_or_default().iter().map(agent_exec::jobs::JobInfo::line).collect()
     }
 
     /// Starts a new conversation in a new session log (the REPL's `/clear`).

@@ -119,6 +119,14 @@ pub enum AgentEvent {
         /// The final assistant text, when there is one.
         text: Option<String>,
     },
+    /// Jobs were still running when a headless run ended, and were killed or waited for
+    /// (`agent exec --jobs`); the last event of such a run.
+    JobsEnded {
+        /// What was done with them.
+        policy: crate::jobs::EndPolicy,
+        /// How each ended.
+        jobs: Vec<crate::jobs::JobEnd>,
+    },
     /// The model failed and the run stopped.
     Error {
         /// What went wrong (never contains a key).
@@ -169,6 +177,15 @@ pub async fn run(
     for turn in 1..=config.max_turns {
         let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
+        // Jobs that finished since the last request: here, after every output of the previous
+        // turn, and before `turn_start`, so a failed request cannot drop them.
+        if let Some(jobs) = executor.jobs() {
+            for notice in jobs.take_notices() {
+                let item = Item::Message(agent_core::Message::user(notice.text()));
+                on_event(AgentEvent::ItemAdded { item: item.clone() });
+                conversation.items.push(item);
+            }
+        }
         let turn_start = conversation.items.len();
         let continuation =
             if model.supports_continuation() { conversation.continuation.clone() } else { None };

@@ -52,6 +52,7 @@ pub struct AgentBuilder {
     approver: Option<Arc<dyn Approver>>,
     config: AgentConfig,
     executor: ExecutorConfig,
+    jobs: Option<crate::jobs::Jobs>,
 }
 
 impl AgentBuilder {
@@ -65,6 +66,7 @@ impl AgentBuilder {
             mode: PermissionMode::Default,
             rules: Vec::new(),
             approver: None,
+            jobs: None,
             config: AgentConfig::new(DEFAULT_INSTRUCTIONS),
             executor: ExecutorConfig::new("session"),
         }
@@ -147,6 +149,13 @@ impl AgentBuilder {
         self
     }
 
+    /// The session's job table (the one the bash and job tools were given), so that the loop
+    /// tells the model when a job finishes.
+    pub fn jobs(mut self, jobs: crate::jobs::Jobs) -> Self {
+        self.jobs = Some(jobs);
+        self
+    }
+
     /// Replaces the loop's settings as a whole.
     pub fn config(mut self, config: AgentConfig) -> Self {
         self.config = config;
@@ -200,6 +209,9 @@ impl AgentBuilder {
         let mut executor = Executor::new(registry, policy.build(), self.executor);
         if let Some(approver) = self.approver {
             executor = executor.with_approver(approver);
+        }
+        if let Some(jobs) = self.jobs {
+            executor = executor.with_jobs(jobs);
         }
         Ok(executor)
     }

@@ -121,6 +121,7 @@ pub struct Executor {
     session_id: Arc<str>,
     tenant_id: Option<Arc<str>>,
     user_id: Option<Arc<str>>,
+    jobs: Option<crate::jobs::Jobs>,
 }
 
 impl Executor {
@@ -136,7 +137,20 @@ impl Executor {
             policy,
             approver: None,
             config,
+            jobs: None,
         }
+    }
+
+    /// The same executor, owning the session's job table: the agent loop tells the model about
+    /// its finished jobs (see [`crate::jobs`]). The tools that start and control jobs hold clones.
+    pub fn with_jobs(mut self, jobs: crate::jobs::Jobs) -> Self {
+        self.jobs = Some(jobs);
+        self
+    }
+
+    /// The session's job table, when it has one.
+    pub fn jobs(&self) -> Option<&crate::jobs::Jobs> {
+        self.jobs.as_ref()
     }
 
     /// The same executor, asking `approver` when the policy says "ask".

@@ -162,6 +162,28 @@ impl JobNotice {
     }
 }
 
+/// What a headless run does with jobs still running when the model has answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndPolicy {
+    /// Kill them (SIGTERM, SIGKILL after the grace period).
+    #[default]
+    Kill,
+    /// Wait until they finish on their own.
+    Wait,
+}
+
+/// How one job ended at the end of a run, for the final event.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct JobEnd {
+    /// The job.
+    pub id: u32,
+    /// Its command line.
+    pub command: String,
+    /// `exit 0`, `signal SIGTERM`, …
+    pub status: String,
+}
+
 /// Why a job operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum JobError {
@@ -374,6 +396,28 @@ impl Jobs {
         let infos = running.iter().map(|job| job.info()).collect();
         stop(&running, self.table.config.kill_grace).await;
         infos
+    }
+
+    /// Ends a run's jobs by `policy`: kills them, or waits for them (at most `wait`, then kills
+    /// what is left). Returns how each job that was running ended.
+    pub async fn end(&self, policy: EndPolicy, wait: Duration) -> Vec<JobEnd> {
+        let running = self.running();
+        if policy == EndPolicy::Wait {
+            self.wait_all(wait).await;
+        }
+        self.shutdown().await;
+        running
+            .into_iter()
+            .filter_map(|job| self.info(job.id).ok())
+            .map(|info| JobEnd {
+                id: info.id,
+                status: match info.state {
+                    JobState::Finished(exit) => exit.to_string(),
+                    JobState::Running => "still running".to_owned(),
+                },
+                command: info.command,
+            })
+            .collect()
     }
 
     /// The notices of jobs that finished since the last call and whose end the model has not seen;
