@@ -40,7 +40,9 @@ fn sandbox_missing(out: &str) -> bool {
     let missing = out.contains("\"error\":\"sandbox_unavailable\"");
     if missing {
         assert!(std::env::var_os("AGENT_REQUIRE_SANDBOX").is_none(), "{out}");
-        eprintln!("SKIPPED: the OS sandbox is unavailable on this machine: {out}");
+        // The real stderr: libtest captures `println!`, and a skip must be visible.
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "SKIPPED: the OS sandbox is unavailable here: {out}");
     }
     missing
 }
