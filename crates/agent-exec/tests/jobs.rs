@@ -232,7 +232,7 @@ async fn a_hundred_megabytes_of_output_stay_on_disk() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_job_answers_a_later_call_on_the_private_loopback() {
     let Some(s) = session(true) else { return };
-    let id = s.start("exec python3 -m http.server 8765 --bind 127.0.0.1");
+    let id = s.start("exec python3 -u -m http.server 8765 --bind 127.0.0.1");
     s.read_until(id, "Serving HTTP").await;
     std::fs::write(s.workspace().join("hello.txt"), "hello from the job\n").unwrap();
     let out = s.run("curl -sS --max-time 5 http://127.0.0.1:8765/hello.txt").await;
