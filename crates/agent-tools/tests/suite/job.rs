@@ -54,27 +54,19 @@ async fn check(fx: &Fixture, name: &str, args: Value) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_background_command_returns_its_id_and_is_read_until_its_end() {
     let fx = fixture();
-    let out = check(
-        &fx,
-        "bash",
-        json!({"command": "echo ready; read line; echo got $line; exit 3", "background": true}),
-    )
-    .await;
+    // It prints only after each line it reads, so every read below sees a known state.
+    let command = "read line; echo got $line; read line; exit 3";
+    let out = check(&fx, "bash", json!({"command": command, "background": true})).await;
     if sandbox_missing(&out) {
         return;
     }
     assert_snapshot!(out);
     let out = check(&fx, "job", json!({"action": "output", "job_id": 1, "wait_ms": 100})).await;
     assert_snapshot!(out);
-    let out = check(
-        &fx,
-        "job",
-        json!({"action": "write", "job_id": 1, "text": "hello\n", "wait_ms": 5000}),
-    )
-    .await;
-    assert_snapshot!(out);
-    let out = check(&fx, "job", json!({"action": "output", "job_id": 1, "wait_ms": 5000})).await;
-    assert_snapshot!(out);
+    let write = json!({"action": "write", "job_id": 1, "text": "hello\n", "wait_ms": 5000});
+    assert_snapshot!(check(&fx, "job", write).await);
+    let write = json!({"action": "write", "job_id": 1, "text": "bye\n", "wait_ms": 5000});
+    assert_snapshot!(check(&fx, "job", write).await);
     let out = check(&fx, "job", json!({"action": "list"})).await;
     assert_snapshot!(out);
 }
@@ -87,8 +79,7 @@ async fn yield_ms_returns_a_quick_command_whole_and_a_slow_one_as_a_job() {
         return;
     }
     assert_snapshot!(out);
-    let out =
-        check(&fx, "bash", json!({"command": "echo slow; sleep 1000", "yield_ms": 300})).await;
+    let out = check(&fx, "bash", json!({"command": "sleep 1000", "yield_ms": 300})).await;
     assert_snapshot!(out);
     let out = check(&fx, "job", json!({"action": "kill", "job_id": 2})).await;
     assert_snapshot!(out);
@@ -105,33 +96,22 @@ async fn reads_are_capped_and_filtered() {
     }
     // Finished within the yield: the tail of the output, and where the whole of it is.
     assert!(out.len() < 40_000, "{} bytes", out.len());
-    let out =
-        check(&fx, "bash", json!({"command": "seq 1 100000; sleep 1000", "background": true}))
-            .await;
+    let command = "seq 1 100000; sleep 1000";
+    let out = check(&fx, "bash", json!({"command": command, "background": true})).await;
     assert!(out.starts_with("job_id: 2 ·"), "{out}");
-    let out = check(
-        &fx,
-        "job",
-        json!({"action": "output", "job_id": 2, "wait_ms": 20000, "filter": "^9999[0-9]$"}),
-    )
-    .await;
-    assert_snapshot!(out);
-    let out =
-        check(&fx, "bash", json!({"command": "seq 1 100000; sleep 1000", "background": true}))
-            .await;
+    // With a filter, the read waits for a matching line.
+    let filter = json!({"action": "output", "job_id": 2, "wait_ms": 20000, "filter": "^77777$"});
+    assert_snapshot!(check(&fx, "job", filter).await);
+    // Job 3 prints once told to, and says when it is done; the read comes after that.
+    let command = "while [ ! -e go ]; do sleep 0.02; done; seq 1 100000; touch done; sleep 1000";
+    let out = check(&fx, "bash", json!({"command": command, "background": true})).await;
     assert!(out.starts_with("job_id: 3 ·"), "{out}");
-    let mut read = String::new();
-    for _ in 0..50 {
-        read = check(&fx, "job", json!({"action": "output", "job_id": 3, "wait_ms": 100})).await;
-        if read.contains("100000") {
-            break;
-        }
-    }
+    let wait = "touch go; while [ ! -e done ]; do sleep 0.02; done";
+    check(&fx, "bash", json!({"command": wait})).await;
+    let read = check(&fx, "job", json!({"action": "output", "job_id": 3})).await;
     assert!(read.len() < 10_300, "{} bytes", read.len());
-    assert!(
-        read.contains("earlier bytes not shown") && read.contains("[WS]/.jobs/3.log"),
-        "{read}"
-    );
+    assert!(read.contains("\n[… 578895 earlier bytes not shown …]\n"), "{read}");
+    assert!(read.ends_with("100000\n[whole output: [WS]/.jobs/3.log]"), "{read}");
     // The limit is 2 running jobs here: one more is refused, naming the running ones.
     let out = check(&fx, "bash", json!({"command": "sleep 1", "background": true})).await;
     assert_snapshot!(out);
