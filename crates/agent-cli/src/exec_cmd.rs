@@ -8,6 +8,7 @@ use clap::Args;
 
 use crate::{
     Options,
+    hooks::Trust,
     render::Renderer,
     setup::{self, Launch},
 };
@@ -37,6 +38,7 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
         replay: args.replay.clone(),
         default_mode: PermissionMode::DontAsk,
         approver: None,
+        trust: Trust::OnlyTrusted,
     };
     let mut session = match setup::open(options, launch)? {
         Ok(session) => session,
@@ -51,8 +53,14 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     };
 
     let mut renderer = Renderer::new(args.json);
-    let finish = setup::tokio_runtime()?
-        .block_on(session.prompt(prompt, &mut |event| renderer.show(event)))?;
+    let runtime = setup::tokio_runtime()?;
+    let source = if args.resume.is_some() { "resume" } else { "startup" };
+    if let Err(reason) = runtime.block_on(session.start(source)) {
+        eprintln!("agent: a SessionStart hook stopped the session: {reason}");
+        return Ok(ExitCode::from(1));
+    }
+    let finish = runtime.block_on(session.prompt(prompt, &mut |event| renderer.show(event)))?;
+    runtime.block_on(session.end("other"));
     if !args.json {
         let id = session.log.id();
         eprintln!("agent: session {id} (resume with --resume {id})");
@@ -69,6 +77,6 @@ pub(crate) fn exit_code(finish: &Finish) -> ExitCode {
             eprintln!("agent: stopped after {turns} turns without an answer (raise --max-turns)");
             ExitCode::from(1)
         }
-        Finish::ModelError(_) => ExitCode::from(1),
+        Finish::ModelError(_) | Finish::Stopped(_) => ExitCode::from(1),
     }
 }

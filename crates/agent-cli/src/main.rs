@@ -12,6 +12,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 mod approval;
 mod config;
 mod exec_cmd;
+mod hooks;
 mod render;
 mod repl;
 mod sandbox_cmd;

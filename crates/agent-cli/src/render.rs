@@ -2,7 +2,10 @@
 
 use std::io::Write;
 
-use agent_exec::{Remedy, agent::AgentEvent};
+use agent_exec::{
+    Remedy,
+    agent::{AgentEvent, FinishReason},
+};
 
 /// How events are shown.
 pub(crate) struct Renderer {
@@ -59,6 +62,13 @@ impl Renderer {
                 if let Some(remedy) = remedy {
                     eprintln!("  {}", remedy_advice(remedy));
                 }
+            }
+            AgentEvent::Finished { reason: FinishReason::Stopped, text } => {
+                if self.streamed {
+                    println!();
+                }
+                self.streamed = false;
+                eprintln!("agent: stopped by a hook: {}", text.as_deref().unwrap_or_default());
             }
             AgentEvent::Finished { text, .. } => {
                 match text {

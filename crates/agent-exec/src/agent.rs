@@ -13,7 +13,10 @@ use futures_util::StreamExt;
 use serde::Serialize;
 use tracing::Instrument;
 
-use crate::executor::{Executor, Outcome};
+use crate::{
+    executor::{Executor, Outcome},
+    hooks::HookEvent,
+};
 
 /// How a run behaves. Build with [`AgentConfig::new`] and change fields as needed.
 #[derive(Debug, Clone)]
@@ -138,6 +141,8 @@ pub enum FinishReason {
     Cancelled,
     /// The model failed.
     ModelError,
+    /// A hook stopped the run.
+    Stopped,
 }
 
 /// The result of [`run`].
@@ -151,6 +156,9 @@ pub enum Finish {
     Cancelled,
     /// The model failed; the transcript holds only complete turns.
     ModelError(ModelError),
+    /// A hook stopped the run (`"continue": false`, or a blocked prompt), with its reason; every
+    /// call made so far has an output.
+    Stopped(String),
 }
 
 /// Runs the loop until the model answers, the turn limit is reached, `cancel` fires, or the model
@@ -166,6 +174,7 @@ pub async fn run(
 ) -> Finish {
     let tools = executor.specs();
     let mut failures = RepeatedFailures::default();
+    let mut stop_hook_active = false;
     for turn in 1..=config.max_turns {
         let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
@@ -216,7 +225,19 @@ pub async fn run(
                 previous_response_id: id,
                 items_known: conversation.items.len(),
             });
-            return finish(on_event, Finish::Answered(response.text));
+            match stop_hooks(executor, &response.text, stop_hook_active, cancel).await {
+                StopHooks::Answer => return finish(on_event, Finish::Answered(response.text)),
+                StopHooks::Stop(reason) => return finish(on_event, Finish::Stopped(reason)),
+                StopHooks::KeepGoing(reason) => {
+                    // Claude Code's Stop hook contract: a block sends its reason to the model as
+                    // the next user message, and the run goes on.
+                    stop_hook_active = true;
+                    let message = Item::Message(agent_core::Message::user(reason));
+                    on_event(AgentEvent::ItemAdded { item: message.clone() });
+                    conversation.items.push(message);
+                    continue;
+                }
+            }
         }
         // The server holds everything up to and including this response; the outputs appended
         // below are what the next request must send.
@@ -232,7 +253,9 @@ pub async fn run(
             });
         }
         let outcomes = executor.execute_batch(&calls, cancel).instrument(turn_span).await;
+        let mut stop = None;
         for (call, mut outcome) in calls.iter().zip(outcomes) {
+            stop = stop.or(outcome.stop.take());
             if failures.record(call, &outcome) >= config.repeat_failure_limit {
                 outcome.text.push_str(&repeat_note(config.repeat_failure_limit));
             }
@@ -252,8 +275,42 @@ pub async fn run(
         if cancel.is_cancelled() {
             return finish(on_event, Finish::Cancelled);
         }
+        if let Some(reason) = stop {
+            return finish(on_event, Finish::Stopped(reason));
+        }
     }
     finish(on_event, Finish::MaxTurns(config.max_turns))
+}
+
+/// What the `Stop` hooks made of an answer.
+enum StopHooks {
+    /// No hook objected: the run ends with the answer.
+    Answer,
+    /// A hook stopped the run (`"continue": false`).
+    Stop(String),
+    /// A hook blocked the stop: its reason goes to the model and the run goes on.
+    KeepGoing(String),
+}
+
+async fn stop_hooks(
+    executor: &Executor,
+    answer: &str,
+    active: bool,
+    cancel: &CancellationToken,
+) -> StopHooks {
+    let hooks = executor.hooks();
+    if !hooks.wants(HookEvent::Stop, None) {
+        return StopHooks::Answer;
+    }
+    let mut fields = serde_json::Map::new();
+    fields.insert("stop_hook_active".into(), active.into());
+    fields.insert("last_assistant_message".into(), answer.into());
+    let result = hooks.run(HookEvent::Stop, None, fields, cancel).await;
+    match (result.stop, result.block) {
+        (Some(reason), _) => StopHooks::Stop(reason),
+        (None, Some(reason)) => StopHooks::KeepGoing(reason),
+        (None, None) => StopHooks::Answer,
+    }
 }
 
 /// One model response, collected from its stream.
@@ -339,6 +396,7 @@ fn finish(on_event: &mut (dyn FnMut(AgentEvent) + Send), finish: Finish) -> Fini
         Finish::MaxTurns(_) => (FinishReason::MaxTurns, None),
         Finish::Cancelled => (FinishReason::Cancelled, None),
         Finish::ModelError(_) => (FinishReason::ModelError, None),
+        Finish::Stopped(reason) => (FinishReason::Stopped, Some(reason.clone())),
     };
     on_event(AgentEvent::Finished { reason, text });
     finish

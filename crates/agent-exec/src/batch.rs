@@ -73,6 +73,7 @@ impl Executor {
             duration: std::time::Duration::ZERO,
             truncated: false,
             remedy: None,
+            stop: None,
         }
     }
 }

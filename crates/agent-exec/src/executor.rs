@@ -4,6 +4,8 @@
 //! a cancellation token → cap the output → [`Outcome`]. Every failure on the way is an outcome
 //! with a stable error code; nothing here panics, and a panicking tool is caught.
 
+mod tool_hooks;
+
 use std::{
     any::Any,
     panic::AssertUnwindSafe,
@@ -20,7 +22,9 @@ use agent_core::{
 use futures_util::FutureExt;
 use tracing::Instrument;
 
+use self::tool_hooks::Overrides;
 use crate::{
+    hooks::{Hooks, Permission},
     output::{self, DEFAULT_OUTPUT_CAP},
     permission::{
         Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Remedy, Verdict,
@@ -87,6 +91,8 @@ pub struct Outcome {
     /// For a call refused because it needed approval and nobody could be asked: what would
     /// allow it, for the front end to show its user in its own terms.
     pub remedy: Option<Remedy>,
+    /// A hook asked to stop the whole run after this call, with this reason.
+    pub stop: Option<String>,
 }
 
 impl Outcome {
@@ -116,6 +122,7 @@ pub struct Executor {
     registry: Registry,
     policy: PermissionPolicy,
     approver: Option<Arc<dyn Approver>>,
+    hooks: Hooks,
     config: ExecutorConfig,
     workspace: Arc<dyn Boundary>,
     session_id: Arc<str>,
@@ -135,6 +142,7 @@ impl Executor {
             registry,
             policy,
             approver: None,
+            hooks: Hooks::default(),
             config,
         }
     }
@@ -143,6 +151,18 @@ impl Executor {
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
         self
+    }
+
+    /// The same executor, running `hooks` around every call (see [`crate::hooks`]). Hooks with
+    /// no session details get this executor's session id and workspace.
+    pub fn with_hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks.session(&self.config.session_id, self.policy.workspace().root());
+        self
+    }
+
+    /// The hooks, for the loop and front ends to run the events that are not about one call.
+    pub fn hooks(&self) -> &Hooks {
+        &self.hooks
     }
 
     /// The registry.
@@ -193,7 +213,29 @@ impl Executor {
     }
 
     async fn execute_in_span(&self, call: &ToolCall, cancel: &CancellationToken) -> Outcome {
+        if self.hooks.is_empty() {
+            return self.dispatch(call, cancel, &Overrides::default()).await;
+        }
+        // The cold path: boxed so that sessions without hooks keep a small future.
+        Box::pin(self.execute_hooked(call, cancel)).await
+    }
+
+    /// Stages 3–6 for one call, with what the `PreToolUse` hooks changed.
+    async fn dispatch(
+        &self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        overrides: &Overrides,
+    ) -> Outcome {
         let start = Instant::now();
+        let replaced;
+        let call = match &overrides.arguments {
+            Some(arguments) => {
+                replaced = ToolCall { arguments: arguments.clone(), ..call.clone() };
+                &replaced
+            }
+            None => call,
+        };
         let Some(entry) = self.registry.entry(&call.name) else {
             return self.failure(call, &call.name, self.unknown_tool(&call.name), start);
         };
@@ -203,15 +245,36 @@ impl Executor {
             return self.failure(call, &spec.name, cancelled_before_start(), start);
         }
 
-        let prepared =
-            match std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare(&call.arguments))) {
-                Ok(Ok(prepared)) => prepared,
-                Ok(Err(err)) => return self.failure(call, &spec.name, args_error(err), start),
-                Err(panic) => return self.failure(call, &spec.name, panicked(&panic), start),
-            };
+        let prepared = match std::panic::catch_unwind(AssertUnwindSafe(|| {
+            tool.prepare(&call.arguments)
+        })) {
+            Ok(Ok(prepared)) => prepared,
+            Ok(Err(err)) => {
+                let mut err = args_error(err);
+                if overrides.arguments.is_some() {
+                    err.message = format!(
+                        "a PreToolUse hook replaced this call's input, and the replacement was refused: {}",
+                        err.message
+                    );
+                }
+                return self.failure(call, &spec.name, err, start);
+            }
+            Err(panic) => return self.failure(call, &spec.name, panicked(&panic), start),
+        };
 
         let decision = self.policy.decide(spec, prepared.access());
-        match decision.verdict {
+        let verdict = match (decision.verdict, &overrides.permission) {
+            // A hook's allow answers what the policy would have asked; it never overrides a deny.
+            (Verdict::Ask(_), Some((Permission::Allow, _))) => Verdict::Allow,
+            (Verdict::Allow, Some((Permission::Ask, reason))) => Verdict::Ask(Ask {
+                reason: reason
+                    .clone()
+                    .unwrap_or_else(|| "a PreToolUse hook asks for approval".to_owned()),
+                remedy: Remedy::default(),
+            }),
+            (verdict, _) => verdict,
+        };
+        match verdict {
             Verdict::Allow => {}
             Verdict::Deny(err) => return self.failure(call, &spec.name, err, start),
             Verdict::Ask(ask) => {
@@ -408,6 +471,7 @@ impl Executor {
             duration: start.elapsed(),
             truncated,
             remedy: None,
+            stop: None,
         }
     }
 
@@ -421,6 +485,7 @@ impl Executor {
             duration: start.elapsed(),
             truncated: false,
             remedy: None,
+            stop: None,
         }
     }
 

@@ -75,6 +75,13 @@ pub fn sandbox_env(
     env
 }
 
+/// The environment for a program the user configured to run outside the sandbox (a hook): `base`
+/// without secrets, and nothing added. Hooks are the user's own scripts, but a key in their
+/// environment could still end up in a log they write or a command they echo.
+pub fn host_env(base: impl IntoIterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    base.into_iter().filter(|(name, _)| !is_secret(name)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
