@@ -2,6 +2,7 @@
 
 mod exec;
 mod help;
+mod hooks;
 mod interrupt;
 mod repl;
 mod replay;
