@@ -1,6 +1,6 @@
 //! `agent exec PROMPT`: one prompt, non-interactively, with exit codes a script can rely on.
 
-use std::{io::Read, path::PathBuf, process::ExitCode};
+use std::{io::Read, panic::AssertUnwindSafe, path::PathBuf, process::ExitCode};
 
 use agent_exec::{PermissionMode, agent::Finish};
 use anyhow::Context;
@@ -8,6 +8,7 @@ use clap::Args;
 
 use crate::{
     Options,
+    events::{self, ExecEvent, FailReason},
     hooks::Trust,
     render::Renderer,
     setup::{self, Launch},
@@ -53,30 +54,55 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     };
 
     let mut renderer = Renderer::new(args.json);
+    if args.json {
+        events::print(&ExecEvent::RunStarted {
+            schema_version: events::SCHEMA_VERSION,
+            session_id: session.log.id().to_owned(),
+            model: session.agent.model().name().to_owned(),
+        });
+    }
     let runtime = setup::tokio_runtime()?;
     let source = if args.resume.is_some() { "resume" } else { "startup" };
     if let Err(reason) = runtime.block_on(session.start(source)) {
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");
+        renderer.failed(FailReason::Stopped, reason, 1);
         return Ok(ExitCode::from(1));
     }
-    let finish = runtime.block_on(session.prompt(prompt, &mut |event| renderer.show(event)))?;
+    // Whatever ends the run, a `--json` reader gets its last event: a panic is caught here (a
+    // panic inside a tool is already an observation) and reported before the process exits.
+    let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        runtime.block_on(session.prompt(prompt, &mut |event| renderer.show(event)))
+    }));
+    let finish = match run {
+        Ok(Ok(finish)) => finish,
+        Ok(Err(err)) => {
+            renderer.failed(FailReason::Error, format!("{err:#}"), 1);
+            return Err(err);
+        }
+        Err(panic) => {
+            renderer.failed(FailReason::Panic, "the agent crashed; this is a bug".to_owned(), 101);
+            std::panic::resume_unwind(panic);
+        }
+    };
     runtime.block_on(session.end("other"));
+    let code = exit_code(&finish);
+    renderer.finish(&finish, code);
     if !args.json {
         let id = session.log.id();
         eprintln!("agent: session {id} (resume with --resume {id})");
     }
-    Ok(exit_code(&finish))
+    Ok(ExitCode::from(code))
 }
 
 /// The exit code of a finished run.
-pub(crate) fn exit_code(finish: &Finish) -> ExitCode {
+pub(crate) fn exit_code(finish: &Finish) -> u8 {
     match finish {
-        Finish::Answered(_) => ExitCode::SUCCESS,
-        Finish::Cancelled => ExitCode::from(130),
+        Finish::Answered(_) => 0,
+        Finish::Cancelled => 130,
         Finish::MaxTurns(turns) => {
             eprintln!("agent: stopped after {turns} turns without an answer (raise --max-turns)");
-            ExitCode::from(1)
+            1
         }
-        Finish::ModelError(_) | Finish::Stopped(_) => ExitCode::from(1),
+        Finish::ModelError(_) | Finish::Stopped(_) => 1,
     }
 }

@@ -11,6 +11,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod approval;
 mod config;
+mod events;
 mod exec_cmd;
 mod hooks;
 mod render;

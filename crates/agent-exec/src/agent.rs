@@ -105,6 +105,9 @@ pub enum AgentEvent {
         duration_ms: u64,
         /// Whether the output was capped.
         truncated: bool,
+        /// Where the whole output of a capped call was saved (absent otherwise).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        output_path: Option<String>,
         /// For a call refused because it needed approval and nobody could be asked: the rules
         /// or mode that would allow it (absent otherwise).
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -266,6 +269,7 @@ pub async fn run(
                 error: outcome.error_code.map(str::to_owned),
                 duration_ms: duration_ms(outcome.duration),
                 truncated: outcome.truncated,
+                output_path: outcome.output_path.take().map(|path| path.display().to_string()),
                 remedy: outcome.remedy.take(),
             });
             let output = Item::ToolOutput(outcome.into_call_output());

@@ -88,6 +88,8 @@ pub struct Outcome {
     pub duration: Duration,
     /// Whether the output was cut by the output cap.
     pub truncated: bool,
+    /// Where the whole output of a truncated call was saved, when it was.
+    pub output_path: Option<PathBuf>,
     /// For a call refused because it needed approval and nobody could be asked: what would
     /// allow it, for the front end to show its user in its own terms.
     pub remedy: Option<Remedy>,
@@ -313,10 +315,16 @@ impl Executor {
         match result {
             Ok(output) => self.success(call, &spec.name, output, cap, start).await,
             Err(mut err) => {
+                let mut spilled = None;
                 if let Some(cut) = output::cut(&err.message, cap) {
-                    err.message = cut.render(&self.spill(call, &err.message).await);
+                    let saved = self.spill(call, &err.message).await;
+                    err.message = cut.render(&saved);
+                    spilled = Some(saved.ok());
                 }
-                self.failure(call, &spec.name, err, start)
+                let mut outcome = self.failure(call, &spec.name, err, start);
+                outcome.truncated = spilled.is_some();
+                outcome.output_path = spilled.flatten();
+                outcome
             }
         }
     }
@@ -458,9 +466,12 @@ impl Executor {
         cap: usize,
         start: Instant,
     ) -> Outcome {
-        let (text, truncated) = match output::cut(&output.text, cap) {
-            None => (output.text, false),
-            Some(cut) => (cut.render(&self.spill(call, &output.text).await), true),
+        let (text, truncated, output_path) = match output::cut(&output.text, cap) {
+            None => (output.text, false, None),
+            Some(cut) => {
+                let spilled = self.spill(call, &output.text).await;
+                (cut.render(&spilled), true, spilled.ok())
+            }
         };
         Outcome {
             call_id: call.call_id.clone(),
@@ -470,6 +481,7 @@ impl Executor {
             text,
             duration: start.elapsed(),
             truncated,
+            output_path,
             remedy: None,
             stop: None,
         }
@@ -484,6 +496,7 @@ impl Executor {
             text: err.observation(),
             duration: start.elapsed(),
             truncated: false,
+            output_path: None,
             remedy: None,
             stop: None,
         }

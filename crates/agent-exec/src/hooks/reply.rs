@@ -69,7 +69,9 @@ impl Reply {
             );
         }
         if output.cancelled {
-            return Self::failed(hook, "was cancelled".to_owned());
+            // The user cancelled the turn; the caller sees that on its own token, and a hook
+            // stopped for it is neither a problem to report nor a reason to block.
+            return Self::default();
         }
         let stderr = output.stderr.trim();
         match output.exit_code {
