@@ -146,6 +146,8 @@ pub(crate) enum FailReason {
     Cancelled,
     /// A hook stopped the run (exit 1).
     Stopped,
+    /// The answer did not match `--output-schema`, even when asked again (exit 1).
+    InvalidOutput,
     /// The harness itself failed, for example the session log (exit 1).
     Error,
     /// A bug: the harness panicked (exit 101).
@@ -261,6 +263,7 @@ impl JsonStream {
             Finish::ModelError(err) => (FailReason::ModelError, err.to_string()),
             Finish::Cancelled => (FailReason::Cancelled, "interrupted".to_owned()),
             Finish::Stopped(reason) => (FailReason::Stopped, reason.clone()),
+            Finish::InvalidOutput(problem) => (FailReason::InvalidOutput, problem.clone()),
         };
         self.failed(reason, message, exit_code)
     }

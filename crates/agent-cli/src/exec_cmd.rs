@@ -28,6 +28,13 @@ pub(crate) struct ExecArgs {
     /// the tools run again for real.
     #[arg(long, value_name = "FILE")]
     replay: Option<PathBuf>,
+    /// Ask for a final answer matching this JSON Schema (a file), check it, ask once more when
+    /// it does not fit, and print the JSON alone on stdout.
+    #[arg(long, value_name = "FILE")]
+    output_schema: Option<PathBuf>,
+    /// Also write the final answer to this file.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output_last_message: Option<PathBuf>,
 }
 
 /// Runs the prompt; 0 answered, 1 agent failure, 2 usage or configuration error, 130 interrupted.
@@ -41,10 +48,14 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
         approver: None,
         trust: Trust::OnlyTrusted,
     };
+    // Read before the session starts, so a bad schema is a usage error with nothing begun.
+    let output_schema = args.output_schema.as_deref().map(read_output_schema).transpose()?;
     let mut session = match setup::open(options, launch)? {
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
+    let structured = output_schema.is_some();
+    session.agent.config_mut().output_schema = output_schema;
     let prompt = if args.prompt == "-" {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text).context("reading the prompt from stdin")?;
@@ -54,6 +65,9 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     };
 
     let mut renderer = Renderer::new(args.json);
+    // With an output schema, stdout is the checked JSON alone: nothing is streamed, since a
+    // first answer that does not fit is asked for again.
+    renderer.stream_text = !structured;
     if args.json {
         events::print(&ExecEvent::RunStarted {
             schema_version: events::SCHEMA_VERSION,
@@ -85,6 +99,9 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
         }
     };
     runtime.block_on(session.end("other"));
+    if let (Some(path), Finish::Answered(answer)) = (&args.output_last_message, &finish) {
+        std::fs::write(path, answer).with_context(|| format!("writing {}", path.display()))?;
+    }
     let code = exit_code(&finish);
     renderer.finish(&finish, code);
     if !args.json {
@@ -103,6 +120,22 @@ pub(crate) fn exit_code(finish: &Finish) -> u8 {
             eprintln!("agent: stopped after {turns} turns without an answer (raise --max-turns)");
             1
         }
+        Finish::InvalidOutput(problem) => {
+            eprintln!("agent: the answer does not match the output schema: {problem}");
+            1
+        }
         Finish::ModelError(_) | Finish::Stopped(_) => 1,
     }
+}
+
+/// Reads `--output-schema FILE`: a JSON Schema with a strict form, or a usage error saying why
+/// not.
+fn read_output_schema(path: &std::path::Path) -> anyhow::Result<agent_core::OutputSchema> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the output schema {}", path.display()))?;
+    let schema: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("the output schema {} is not JSON", path.display()))?;
+    agent_core::OutputSchema::new("final_answer", schema).with_context(|| {
+        format!("the output schema {} cannot be sent in strict form", path.display())
+    })
 }

@@ -15,11 +15,13 @@ pub(crate) struct Renderer {
     json: Option<JsonStream>,
     /// Whether text was streamed since the last turn began, so a final answer is not printed twice.
     streamed: bool,
+    /// Whether text deltas go to stdout as they arrive (off when only the final answer may).
+    pub(crate) stream_text: bool,
 }
 
 impl Renderer {
     pub(crate) fn new(json: bool) -> Self {
-        Self { json: json.then(JsonStream::default), streamed: false }
+        Self { json: json.then(JsonStream::default), streamed: false, stream_text: true }
     }
 
     /// The `--json` stream's last event for a run that ended with `finish`.
@@ -45,6 +47,7 @@ impl Renderer {
         }
         match event {
             AgentEvent::TurnStarted { .. } => self.streamed = false,
+            AgentEvent::TextDelta { .. } if !self.stream_text => {}
             AgentEvent::TextDelta { text } => {
                 self.streamed = true;
                 let mut out = std::io::stdout().lock();
@@ -84,6 +87,12 @@ impl Renderer {
                 }
                 self.streamed = false;
                 eprintln!("agent: stopped by a hook: {}", text.as_deref().unwrap_or_default());
+            }
+            AgentEvent::Finished { reason: FinishReason::InvalidOutput, .. } => {
+                if self.streamed {
+                    println!();
+                }
+                self.streamed = false;
             }
             AgentEvent::Finished { text, .. } => {
                 match text {

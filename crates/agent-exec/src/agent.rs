@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agent_core::{
     CancellationToken, Continuation, Item, ModelClient, ModelError, ModelErrorKind, ModelEvent,
-    ModelRequest, ToolCall, ToolChoice, Usage,
+    ModelRequest, OutputSchema, ToolCall, ToolChoice, Usage,
 };
 use futures_util::StreamExt;
 use serde::Serialize;
@@ -32,6 +32,9 @@ pub struct AgentConfig {
     /// After how many identical failing calls in a row the harness tells the model to change
     /// approach.
     pub repeat_failure_limit: usize,
+    /// A schema the final answer must match: sent with every request, checked when the model
+    /// answers, and the model asked once more with the error when the answer does not fit.
+    pub output_schema: Option<OutputSchema>,
 }
 
 impl AgentConfig {
@@ -43,6 +46,7 @@ impl AgentConfig {
             tool_choice: ToolChoice::Auto,
             parallel_tool_calls: true,
             repeat_failure_limit: 3,
+            output_schema: None,
         }
     }
 }
@@ -146,6 +150,8 @@ pub enum FinishReason {
     ModelError,
     /// A hook stopped the run.
     Stopped,
+    /// The answer did not match the output schema, even when asked again.
+    InvalidOutput,
 }
 
 /// The result of [`run`].
@@ -162,6 +168,9 @@ pub enum Finish {
     /// A hook stopped the run (`"continue": false`, or a blocked prompt), with its reason; every
     /// call made so far has an output.
     Stopped(String),
+    /// The answer did not match [`AgentConfig::output_schema`] on the second try either; what was
+    /// wrong with it.
+    InvalidOutput(String),
 }
 
 /// Runs the loop until the model answers, the turn limit is reached, `cancel` fires, or the model
@@ -178,6 +187,7 @@ pub async fn run(
     let tools = executor.specs();
     let mut failures = RepeatedFailures::default();
     let mut stop_hook_active = false;
+    let mut output_retry = config.output_schema.is_some();
     for turn in 1..=config.max_turns {
         let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
@@ -191,6 +201,7 @@ pub async fn run(
             tool_choice: &config.tool_choice,
             parallel_tool_calls: config.parallel_tool_calls,
             continuation: continuation.as_ref(),
+            output_schema: config.output_schema.as_ref(),
         };
         let response = tokio::select! {
             biased;
@@ -228,8 +239,26 @@ pub async fn run(
                 previous_response_id: id,
                 items_known: conversation.items.len(),
             });
-            match stop_hooks(executor, &response.text, stop_hook_active, cancel).await {
-                StopHooks::Answer => return finish(on_event, Finish::Answered(response.text)),
+            let answer = match &config.output_schema {
+                None => response.text,
+                Some(schema) => match schema.check(&response.text) {
+                    // The JSON alone, compact, whatever the model wrapped around it.
+                    Ok(value) => value.to_string(),
+                    Err(problem) if output_retry => {
+                        output_retry = false;
+                        let message = Item::Message(agent_core::Message::user(format!(
+                            "Your answer does not match the required JSON Schema: {problem}. \
+                             Answer again with only the JSON object."
+                        )));
+                        on_event(AgentEvent::ItemAdded { item: message.clone() });
+                        conversation.items.push(message);
+                        continue;
+                    }
+                    Err(problem) => return finish(on_event, Finish::InvalidOutput(problem)),
+                },
+            };
+            match stop_hooks(executor, &answer, stop_hook_active, cancel).await {
+                StopHooks::Answer => return finish(on_event, Finish::Answered(answer)),
                 StopHooks::Stop(reason) => return finish(on_event, Finish::Stopped(reason)),
                 StopHooks::KeepGoing(reason) => {
                     // Claude Code's Stop hook contract: a block sends its reason to the model as
@@ -401,6 +430,7 @@ fn finish(on_event: &mut (dyn FnMut(AgentEvent) + Send), finish: Finish) -> Fini
         Finish::Cancelled => (FinishReason::Cancelled, None),
         Finish::ModelError(_) => (FinishReason::ModelError, None),
         Finish::Stopped(reason) => (FinishReason::Stopped, Some(reason.clone())),
+        Finish::InvalidOutput(problem) => (FinishReason::InvalidOutput, Some(problem.clone())),
     };
     on_event(AgentEvent::Finished { reason, text });
     finish

@@ -4,6 +4,7 @@ mod exec;
 mod help;
 mod hooks;
 mod interrupt;
+mod output;
 mod repl;
 mod replay;
 mod stream;
