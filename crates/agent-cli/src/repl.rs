@@ -126,7 +126,12 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             Line::Help => eprintln!("{HELP}"),
             Line::Tools => eprintln!("{}", tool_list(&session)),
             Line::Clear => {
+                tokio.block_on(session.end("clear"));
                 session.clear()?;
+                if let Err(reason) = tokio.block_on(session.start("clear")) {
+                    eprintln!("agent: a SessionStart hook stopped the session: {reason}");
+                    break;
+                }
                 eprintln!("agent: new conversation, session {}", session.log.id());
             }
             Line::Exit => break,

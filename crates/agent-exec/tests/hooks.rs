@@ -353,3 +353,50 @@ fn set_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// An agent over `recording` (played back as the model) with `hooks`.
+fn agent(dir: &Path, hooks: Vec<Hook>, recording: Vec<agent_core::Item>) -> agent_exec::Agent {
+    AgentBuilder::new(dir)
+        .tools(agent_tools::builtin(&Default::default()).unwrap())
+        .hooks(Hooks::new(hooks))
+        .build(agent_model::ReplayClient::new("recording", recording))
+        .unwrap()
+}
+
+fn message(role: &str, text: &str) -> agent_core::Item {
+    let message = match role {
+        "user" => agent_core::Message::user(text),
+        _ => agent_core::Message::assistant(text),
+    };
+    agent_core::Item::Message(message)
+}
+
+#[tokio::test]
+async fn a_stop_hook_that_blocks_sends_its_reason_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let stop = Hook::new(
+        HookEvent::Stop,
+        r#"grep -q '"stop_hook_active":true' && exit 0; echo 'run the tests first' >&2; exit 2"#,
+    );
+    let recording = vec![
+        message("user", "go"),
+        message("assistant", "done"),
+        message("user", "run the tests first"),
+        message("assistant", "tests pass, done"),
+    ];
+    let mut agent = agent(dir.path(), vec![stop], recording);
+    let finish = agent.prompt("go").await;
+    assert_eq!(finish, agent_exec::agent::Finish::Answered("tests pass, done".to_owned()));
+    let items = &agent.conversation().items;
+    assert_eq!(items[2], message("user", "run the tests first"), "{items:?}");
+}
+
+#[tokio::test]
+async fn a_prompt_hook_adds_context_to_the_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let context = Hook::new(HookEvent::UserPromptSubmit, "echo 'branch: main'");
+    let recording = vec![message("user", "go"), message("assistant", "ok")];
+    let mut agent = agent(dir.path(), vec![context], recording);
+    agent.prompt("go").await;
+    assert_eq!(agent.conversation().items[0], message("user", "go\n\nbranch: main"));
+}

@@ -110,6 +110,19 @@ mod tests {
     }
 
     #[test]
+    fn hooks_get_the_environment_without_secrets_and_nothing_added() {
+        let base = [
+            (OsString::from("OPENAI_API_KEY"), OsString::from("sk-test")),
+            (OsString::from("GITHUB_TOKEN"), OsString::from("ghp-test")),
+            (OsString::from("PATH"), OsString::from("/usr/bin")),
+            (OsString::from("PAGER"), OsString::from("less")),
+        ];
+        let env = host_env(base);
+        let names: Vec<&OsString> = env.iter().map(|(name, _)| name).collect();
+        assert_eq!(names, [&OsString::from("PATH"), &OsString::from("PAGER")]);
+    }
+
+    #[test]
     fn fixed_variables_override_the_base() {
         let base = [
             (OsString::from("PAGER"), OsString::from("less")),
