@@ -24,7 +24,7 @@ use tracing::Instrument;
 
 use self::tool_hooks::Overrides;
 use crate::{
-    hooks::{Hooks, Permission},
+    hooks::Hooks,
     output::{self, DEFAULT_OUTPUT_CAP},
     permission::{
         Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Remedy, Verdict,
@@ -230,14 +230,7 @@ impl Executor {
         overrides: &Overrides,
     ) -> Outcome {
         let start = Instant::now();
-        let replaced;
-        let call = match &overrides.arguments {
-            Some(arguments) => {
-                replaced = ToolCall { arguments: arguments.clone(), ..call.clone() };
-                &replaced
-            }
-            None => call,
-        };
+        let call = &*overrides.call(call);
         let Some(entry) = self.registry.entry(&call.name) else {
             return self.failure(call, &call.name, self.unknown_tool(&call.name), start);
         };
@@ -247,36 +240,18 @@ impl Executor {
             return self.failure(call, &spec.name, cancelled_before_start(), start);
         }
 
-        let prepared = match std::panic::catch_unwind(AssertUnwindSafe(|| {
-            tool.prepare(&call.arguments)
-        })) {
-            Ok(Ok(prepared)) => prepared,
-            Ok(Err(err)) => {
-                let mut err = args_error(err);
-                if overrides.arguments.is_some() {
-                    err.message = format!(
-                        "a PreToolUse hook replaced this call's input, and the replacement was refused: {}",
-                        err.message
-                    );
+        let prepared =
+            match std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare(&call.arguments))) {
+                Ok(Ok(prepared)) => prepared,
+                Ok(Err(err)) => {
+                    let err = overrides.explain(args_error(err));
+                    return self.failure(call, &spec.name, err, start);
                 }
-                return self.failure(call, &spec.name, err, start);
-            }
-            Err(panic) => return self.failure(call, &spec.name, panicked(&panic), start),
-        };
+                Err(panic) => return self.failure(call, &spec.name, panicked(&panic), start),
+            };
 
         let decision = self.policy.decide(spec, prepared.access());
-        let verdict = match (decision.verdict, &overrides.permission) {
-            // A hook's allow answers what the policy would have asked; it never overrides a deny.
-            (Verdict::Ask(_), Some((Permission::Allow, _))) => Verdict::Allow,
-            (Verdict::Allow, Some((Permission::Ask, reason))) => Verdict::Ask(Ask {
-                reason: reason
-                    .clone()
-                    .unwrap_or_else(|| "a PreToolUse hook asks for approval".to_owned()),
-                remedy: Remedy::default(),
-            }),
-            (verdict, _) => verdict,
-        };
-        match verdict {
+        match overrides.verdict(decision.verdict) {
             Verdict::Allow => {}
             Verdict::Deny(err) => return self.failure(call, &spec.name, err, start),
             Verdict::Ask(ask) => {

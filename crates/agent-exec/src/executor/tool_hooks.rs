@@ -4,13 +4,16 @@
 //! Every call that names a registered tool passes here, whoever made it (the model, a direct
 //! call, a tool added through the registry later), so a deny hook holds for all of them.
 
-use std::{path::Path, time::Instant};
+use std::{borrow::Cow, path::Path, time::Instant};
 
 use agent_core::{CancellationToken, ToolCall, ToolError, ToolErrorKind, ToolSpec};
 use serde_json::{Map, Value};
 
 use super::{Executor, Outcome};
-use crate::hooks::{HookEvent, HookResult, HookTool, Permission};
+use crate::{
+    hooks::{HookEvent, HookResult, HookTool, Permission},
+    permission::{Ask, Remedy, Verdict},
+};
 
 /// What the `PreToolUse` hooks changed about a call before it is dispatched.
 #[derive(Debug, Default)]
@@ -19,6 +22,44 @@ pub(super) struct Overrides {
     pub(super) arguments: Option<String>,
     /// An allow or ask decision, with its reason.
     pub(super) permission: Option<(Permission, Option<String>)>,
+}
+
+impl Overrides {
+    /// The call as dispatched: with the hooks' replacement arguments, if any.
+    pub(super) fn call<'a>(&self, call: &'a ToolCall) -> Cow<'a, ToolCall> {
+        match &self.arguments {
+            Some(arguments) => {
+                Cow::Owned(ToolCall { arguments: arguments.clone(), ..call.clone() })
+            }
+            None => Cow::Borrowed(call),
+        }
+    }
+
+    /// An argument error, saying that a hook wrote the arguments when one did.
+    pub(super) fn explain(&self, mut err: ToolError) -> ToolError {
+        if self.arguments.is_some() {
+            err.message = format!(
+                "a PreToolUse hook replaced this call's input, and the replacement was refused: {}",
+                err.message
+            );
+        }
+        err
+    }
+
+    /// The policy's verdict after the hooks' decision: a hook's allow answers what the policy
+    /// would have asked, and its ask puts an allowed call to the user; neither overrides a deny.
+    pub(super) fn verdict(&self, verdict: Verdict) -> Verdict {
+        match (verdict, &self.permission) {
+            (Verdict::Ask(_), Some((Permission::Allow, _))) => Verdict::Allow,
+            (Verdict::Allow, Some((Permission::Ask, reason))) => Verdict::Ask(Ask {
+                reason: reason
+                    .clone()
+                    .unwrap_or_else(|| "a PreToolUse hook asks for approval".to_owned()),
+                remedy: Remedy::default(),
+            }),
+            (verdict, _) => verdict,
+        }
+    }
 }
 
 /// Hook text appended to an observation is cut to this many characters.
