@@ -101,7 +101,8 @@ fn trusted(workspace: &Path, text: &str, hooks: &[Hook], trust: Trust) -> anyhow
         Ok(json) => serde_json::from_str(&json).unwrap_or_default(),
         Err(_) => BTreeMap::new(),
     };
-    let key = workspace.display().to_string();
+    let key = workspace.canonicalize().unwrap_or_else(|_| workspace.to_path_buf());
+    let key = key.display().to_string();
     if known.get(&key).is_some_and(|trusted| trusted == text) {
         return Ok(true);
     }

@@ -6,7 +6,7 @@ use std::path::Path;
 use agent_model::scripted::{ScriptedCall, Turn};
 use serde_json::json;
 
-use crate::suite::{agent, exec::exec, stderr, stdout};
+use crate::suite::{agent, data_dir, exec::exec, stderr, stdout};
 
 const DENY_ALL: &str = r#"
 [[hooks.PreToolUse]]
@@ -94,4 +94,31 @@ async fn a_user_prompt_hook_can_block_the_prompt() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(bodies.is_empty(), "the model was asked");
     assert!(stderr(&output).contains("no secrets in prompts"), "{}", stderr(&output));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_project_file_runs_and_a_changed_one_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".agent")).unwrap();
+    let project = "[[hooks.UserPromptSubmit]]\ncommand = \"touch project-hook-ran\"\n";
+    std::fs::write(dir.path().join(".agent/hooks.toml"), project).unwrap();
+    // What the REPL writes when the user says yes: the workspace and the exact text trusted.
+    let workspace = dir.path().canonicalize().unwrap().display().to_string();
+    let data = data_dir(dir.path());
+    std::fs::create_dir_all(&data).unwrap();
+    let trusted = json!({ workspace: project }).to_string();
+    std::fs::write(data.join("trusted-hooks.json"), trusted).unwrap();
+    let (output, _) =
+        exec(dir.path(), vec![Turn::text("hi")], &["--api", "chat", "exec", "x"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(dir.path().join("project-hook-ran").exists(), "the trusted hook did not run");
+
+    // One changed byte and the file is untrusted again.
+    std::fs::remove_file(dir.path().join("project-hook-ran")).unwrap();
+    std::fs::write(dir.path().join(".agent/hooks.toml"), project.replace("touch", "touch "))
+        .unwrap();
+    let (output, _) =
+        exec(dir.path(), vec![Turn::text("hi")], &["--api", "chat", "exec", "x"]).await;
+    assert!(stderr(&output).contains("not trusted yet"), "{}", stderr(&output));
+    assert!(!dir.path().join("project-hook-ran").exists(), "a changed project hook ran");
 }
