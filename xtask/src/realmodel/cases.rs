@@ -35,9 +35,11 @@ pub(crate) struct Case {
 
 pub(crate) const UPPERCASE: &str = "Convert the text 'hello world' to upper case.";
 const READ: &str = "Read the file notes.txt and tell me what it says.";
-/// The tasks with their arguments spelled out as JSON, for llama-server (see its cases).
-const UPPERCASE_JSON: &str = r#"Use the uppercase tool on "hello world": {"text": "hello world"}"#;
-const READ_JSON: &str = r#"Read the file notes.txt: {"path": "notes.txt"}"#;
+/// The tasks with the call spelled out in the template's format, for llama-server (see its cases).
+const UPPERCASE_JSON: &str = "Use the uppercase tool on \"hello world\":\n```json\n\
+    {\"name\": \"uppercase\", \"arguments\": {\"text\": \"hello world\"}}\n```";
+const READ_JSON: &str = "Read the file notes.txt:\n```json\n\
+    {\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}\n```";
 pub(crate) const NOTES: &str = "The meeting moved to Thursday at 10:00.\n";
 
 pub(crate) fn cases() -> Vec<Case> {
@@ -133,8 +135,10 @@ pub(crate) fn cases() -> Vec<Case> {
         // llama-server runs with the tier's own ChatML template with tools
         // (`scripts/realmodel/tools-chatml.jinja`): a call is a fenced JSON block, and under
         // `required` (first turn only) the server's grammar forces a valid call from the first
-        // "```json" the model writes. Prompts that show the arguments as JSON make that fence come
-        // early; without them the 135M model writes prose until its token limit.
+        // "```json" the model writes. The prompts show the call in that format, so the fence comes
+        // early; with the arguments as bare JSON the 135M model wrote a "```javascript" block, and
+        // with prose it writes prose until its token limit. The server still parses the model's
+        // own output into the call, and everything after it is the harness's.
         case(
             "uppercase, whole",
             LlamaServer,
