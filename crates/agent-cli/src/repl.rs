@@ -14,7 +14,8 @@ use rustyline::{DefaultEditor, error::ReadlineError};
 use crate::{
     Options,
     approval::TerminalApprover,
-    render::Renderer,
+    hooks::Trust,
+    render::{Renderer, short},
     session::SessionLog,
     setup::{self, Launch, Session},
     spinner::Spinner,
@@ -82,12 +83,18 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         replay: args.replay.clone(),
         default_mode: PermissionMode::Default,
         approver: Some(approver.clone()),
+        trust: Trust::Ask,
     };
     let mut session = match setup::open(options, launch)? {
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
     let tokio = setup::tokio_runtime()?;
+    let source = if args.resume.is_some() { "resume" } else { "startup" };
+    if let Err(reason) = tokio.block_on(session.start(source)) {
+        eprintln!("agent: a SessionStart hook stopped the session: {reason}");
+        return Ok(ExitCode::from(1));
+    }
     let mut editor = DefaultEditor::new()?;
     let history = SessionLog::root()?.parent().map(|dir| dir.join("history.txt"));
     if let Some(path) = &history {
@@ -134,9 +141,13 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             }
             Line::Clear => {
                 // A new session: the old one's jobs end with it.
-                tokio
-                    .block_on(session.end_jobs(EndPolicy::Kill, &mut |event| renderer.show(event)));
+                report_jobs(&tokio.block_on(session.end_jobs(EndPolicy::Kill)));
+                tokio.block_on(session.end("clear"));
                 session.clear()?;
+                if let Err(reason) = tokio.block_on(session.start("clear")) {
+                    eprintln!("agent: a SessionStart hook stopped the session: {reason}");
+                    break;
+                }
                 eprintln!("agent: new conversation, session {}", session.log.id());
             }
             Line::Exit => break,
@@ -166,13 +177,14 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             }
         }
     }
-    // The session ends here: its jobs are killed (SIGTERM, SIGKILL after 2 s).
-    tokio.block_on(session.end_jobs(EndPolicy::Kill, &mut |event| renderer.show(event)));
     if let Some(path) = &history
         && let Err(err) = editor.save_history(path)
     {
         eprintln!("agent: warning: history not saved to {}: {err}", path.display());
     }
+    // The session ends here: its jobs are killed (SIGTERM, SIGKILL after 2 s).
+    report_jobs(&tokio.block_on(session.end_jobs(EndPolicy::Kill)));
+    tokio.block_on(session.end("exit"));
     let id = session.log.id();
     eprintln!("agent: session {id} (resume with --resume {id})");
     Ok(ExitCode::SUCCESS)
@@ -184,6 +196,13 @@ fn prompt_text(jobs: usize) -> String {
         0 => "› ".to_owned(),
         1 => "[1 job] › ".to_owned(),
         n => format!("[{n} jobs] › "),
+    }
+}
+
+/// Says which jobs the end of a session killed.
+fn report_jobs(ended: &[agent_exec::jobs::JobEnd]) {
+    for job in ended {
+        eprintln!("agent: killed job {} `{}`: {}", job.id, short(&job.command, 80), job.status);
     }
 }
 

@@ -5,9 +5,9 @@ use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
 use agent_core::{CancellationToken, ModelClient};
 use agent_exec::{
-    Agent, Approver, ExecutorConfig, PermissionMode, Transcript,
+    Agent, Approver, ExecutorConfig, HookEvent, PermissionMode, Transcript,
     agent::{AgentEvent, Conversation, Finish},
-    jobs::EndPolicy,
+    jobs::{EndPolicy, JobEnd},
 };
 use agent_model::{ApiKey, ChatClient, ClientConfig, ReplayClient, ResponsesClient};
 use agent_tools::FileTracker;
@@ -16,6 +16,7 @@ use anyhow::{Context, bail};
 use crate::{
     Options,
     config::{self, Api, ModelSettings},
+    hooks::{self, Trust},
     session::SessionLog,
     settings::Settings,
 };
@@ -30,6 +31,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) default_mode: PermissionMode,
     /// Who answers approval prompts; `None` denies every call that would ask.
     pub(crate) approver: Option<Arc<dyn Approver>>,
+    /// Whether the user may be asked to trust the project's hooks.
+    pub(crate) trust: Trust,
 }
 
 /// A ready session: the library's agent (model, tools, policy, conversation) and its log.
@@ -75,6 +78,8 @@ pub(crate) fn open(
     if let Some(approver) = launch.approver {
         builder = builder.approver(approver);
     }
+    let hooks = hooks::load(&settings.file.hooks, &settings.workspace()?, launch.trust)?;
+    builder = builder.hooks(hooks.transcript_path(log.transcript().path()));
     if let Some(max_turns) = settings.options.max_turns {
         builder = builder.max_turns(max_turns);
     }
@@ -123,27 +128,34 @@ impl Session {
         Ok(finish)
     }
 
-    /// Ends the session's running jobs by `policy` and, when there were any, reports how each
-    /// ended through `show` (and the log): the run's last event.
-    pub(crate) async fn end_jobs(
-        &mut self,
-        policy: EndPolicy,
-        show: &mut (dyn FnMut(&AgentEvent) + Send),
-    ) {
-        let Some(jobs) = self.agent.executor().jobs().cloned() else { return };
+    /// Runs the `SessionStart` hooks (`source`: `startup`, `resume` or `clear`); what they print
+    /// for the model is added to the instructions, and a hook that blocks ends the session.
+    pub(crate) async fn start(&mut self, source: &str) -> Result<(), String> {
+        let hooks = self.agent.executor().hooks().clone();
+        if !hooks.wants(HookEvent::SessionStart, None) {
+            return Ok(());
+        }
+        let mut fields = serde_json::Map::new();
+        fields.insert("source".into(), source.into());
+        let result =
+            hooks.run(HookEvent::SessionStart, None, fields, &CancellationToken::new()).await;
+        if let Some(reason) = result.stop.or(result.block) {
+            return Err(reason);
+        }
+        let instructions = &mut self.agent.config_mut().instructions;
+        for context in result.context {
+            instructions.push_str("\n\n");
+            instructions.push_str(&context);
+        }
+        Ok(())
+    }
+
+    /// Ends the session's running jobs by `policy` (kill them, or wait for them and then kill
+    /// what is left); returns how each job that was running ended.
+    pub(crate) async fn end_jobs(&self, policy: EndPolicy) -> Vec<JobEnd> {
+        let Some(jobs) = self.agent.executor().jobs() else { return Vec::new() };
         // A day: `--jobs wait` is for jobs that end; one that never does is killed in the end.
-        let ended = jobs.end(policy, std::time::Duration::from_secs(24 * 3600)).await;
-        if ended.is_empty() {
-            return;
-        }
-        let event = AgentEvent::JobsEnded { policy, jobs: ended };
-        show(&event);
-        if let Err(err) = self.log.transcript_mut().record(&event)
-            && !self.log_failed
-        {
-            eprintln!("agent: warning: session log: {err}");
-            self.log_failed = true;
-        }
+        jobs.end(policy, std::time::Duration::from_secs(24 * 3600)).await
     }
 
     /// The session's jobs still running.
@@ -155,6 +167,16 @@ impl Session {
     pub(crate) fn job_lines(&self) -> Vec<String> {
         let jobs = self.agent.executor().jobs().map(agent_exec::jobs::Jobs::list);
         jobs.unwrap_or_default().iter().map(agent_exec::jobs::JobInfo::line).collect()
+    }
+
+    /// Runs the `SessionEnd` hooks (`reason`: `exit`, `clear`, `other`).
+    pub(crate) async fn end(&self, reason: &str) {
+        let hooks = self.agent.executor().hooks();
+        if hooks.wants(HookEvent::SessionEnd, None) {
+            let mut fields = serde_json::Map::new();
+            fields.insert("reason".into(), reason.into());
+            hooks.run(HookEvent::SessionEnd, None, fields, &CancellationToken::new()).await;
+        }
     }
 
     /// Starts a new conversation in a new session log (the REPL's `/clear`).
