@@ -55,7 +55,8 @@ async fn main() {
         let text = std::fs::read_to_string(&info.output_path).unwrap();
         let exited: u128 = text.lines().nth(1).unwrap().trim().parse().unwrap();
         let to_notice = (ready.saturating_sub(exited)) as f64 / 1e6;
-        assert_eq!(jobs.take_notices().len(), 2);
+        // The first job's notice is pending too unless its read already saw it end.
+        assert!(jobs.take_notices().iter().any(|notice| notice.id == id));
         // The first rounds warm up the page cache and the allocator.
         if round >= 3 {
             first_output.push(to_output);
