@@ -147,9 +147,12 @@ case "${1:-}" in
       llama-server)
         # SmolLM2's own template has no tools, so llama-server would offer the model none; the
         # tier's ChatML template with tools replaces it (see the file for how calls look).
+        # --temp 0: greedy decoding. With sampling, the same request opened a code block (and so
+        # called the tool) on one run and wrote prose to the token limit on the next, because a
+        # warm prompt cache shifts the numbers enough to change the samples.
         exec "$LIB_DIR/llama-server" -m "$MODEL" --alias smollm2-135m \
           --host 127.0.0.1 --port "$port" --jinja --chat-template-file "$HERE/tools-chatml.jinja" \
-          -c "${REALMODEL_N_CTX:-8192}" -t 2 -tb 2 --seed 42 --no-webui -n 512
+          -c "${REALMODEL_N_CTX:-8192}" -t 2 -tb 2 --temp 0 --no-webui -n 512
         ;;
       litellm)
         upstream="${4:?litellm needs the llama-cpp-python port}"
