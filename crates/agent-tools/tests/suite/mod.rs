@@ -6,6 +6,7 @@ mod execute_code;
 mod glob;
 mod grep;
 mod list_dir;
+mod permission;
 mod read_file;
 mod secrets;
 mod specs;
