@@ -29,10 +29,12 @@ const STEPS: &[(&str, Step)] = &[
     ),
     ("doc", Step::Cargo(&["doc", "--workspace", "--no-deps"], &[("RUSTDOCFLAGS", "-D warnings")])),
     // The offline demos drive the real binary through the real sandbox over loopback HTTP, so the
-    // CLI-to-sandbox path ("denied by the sandbox") is checked too; a few seconds on top of the
-    // debug build the tests share.
+    // CLI-to-sandbox path ("denied by the sandbox") is checked too: about two seconds, after a
+    // debug build of the two binaries with the demo's features (about a minute of CPU).
     ("demo", Step::Task(run_demo)),
-    // Further steps (such as a real-model check) go here, before the tests.
+    // The real-server tier: the agent binary against real third-party servers and a real model.
+    // Its setup is cached per machine outside the work tree (`$AGENT_REALMODEL_CACHE`).
+    ("realmodel", Step::Task(run_realmodel)),
     // A sandbox test that cannot run fails here rather than skipping: the checks CI relies on are
     // the ones that ran (`crates/agent-exec/tests/skip/mod.rs`).
     ("test", Step::Cargo(&["test", "--workspace"], &[("AGENT_REQUIRE_SANDBOX", "1")])),
@@ -92,6 +94,11 @@ fn run_tidy(root: &Path) -> anyhow::Result<()> {
         bail!("tidy found {} problem(s)", problems.len());
     }
     Ok(())
+}
+
+/// The real-server tier (`cargo xtask realmodel`), all of it.
+fn run_realmodel(root: &Path) -> anyhow::Result<()> {
+    crate::realmodel::run(root, &[])
 }
 
 /// Licenses, bans and sources against `deny.toml`. Advisories are left out: they need the RustSec

@@ -66,6 +66,14 @@ impl Settings {
         self.file.limits.overridden_by(self.profile.limits)
     }
 
+    /// The workspace root: `--workspace`, else the current directory.
+    pub(crate) fn workspace(&self) -> anyhow::Result<PathBuf> {
+        match &self.options.workspace {
+            Some(path) => Ok(path.clone()),
+            None => std::env::current_dir().context("reading the current directory"),
+        }
+    }
+
     /// A builder with the workspace, the built-in tools (sharing `tracker`), every permission
     /// rule (config file, profile, flags) and the limits; `default_mode` applies when neither a
     /// flag nor the profile names a mode.
@@ -76,10 +84,7 @@ impl Settings {
         executor: ExecutorConfig,
     ) -> anyhow::Result<AgentBuilder> {
         let options = &self.options;
-        let root = match &options.workspace {
-            Some(path) => path.clone(),
-            None => std::env::current_dir().context("reading the current directory")?,
-        };
+        let root = self.workspace()?;
         let mode = match &options.permission_mode {
             Some(text) => PermissionMode::from_str(text)?,
             None => default_mode,
