@@ -141,6 +141,11 @@ pub(crate) fn command(workspace: &Path, args: &[&str]) -> Command {
         .env("HOME", workspace)
         .env("AGENT_DATA_DIR", data_dir(workspace))
         .env("XDG_CONFIG_HOME", workspace.join(".no-config"));
+    // The test-only "no Landlock" override reaches the binary too, so a suite run with it shows
+    // what a machine without the sandbox would (docs/sandbox.md, "Testing without the sandbox").
+    if let Some(value) = std::env::var_os("AGENT_TEST_DISABLE_LANDLOCK") {
+        command.env("AGENT_TEST_DISABLE_LANDLOCK", value);
+    }
     command
 }
 
