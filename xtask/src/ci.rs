@@ -28,10 +28,16 @@ const STEPS: &[(&str, Step)] = &[
         Step::Cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[]),
     ),
     ("doc", Step::Cargo(&["doc", "--workspace", "--no-deps"], &[("RUSTDOCFLAGS", "-D warnings")])),
+    // The offline demos drive the real binary through the real sandbox over loopback HTTP, so the
+    // CLI-to-sandbox path ("denied by the sandbox") is checked too: about two seconds, after a
+    // debug build of the two binaries with the demo's features (about a minute of CPU).
+    ("demo", Step::Task(run_demo)),
     // The real-server tier: the agent binary against real third-party servers and a real model.
     // Its setup is cached per machine outside the work tree (`$AGENT_REALMODEL_CACHE`).
     ("realmodel", Step::Task(run_realmodel)),
-    ("test", Step::Cargo(&["test", "--workspace"], &[])),
+    // A sandbox test that cannot run fails here rather than skipping: the checks CI relies on are
+    // the ones that ran (`crates/agent-exec/tests/skip/mod.rs`).
+    ("test", Step::Cargo(&["test", "--workspace"], &[("AGENT_REQUIRE_SANDBOX", "1")])),
 ];
 
 /// How `.ci/run` installs cargo-deny (keep the version in step); the hint when the tool is missing.
@@ -71,6 +77,11 @@ fn cargo(root: &Path, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()>
         bail!("cargo {} exited with {status}", args.join(" "));
     }
     Ok(())
+}
+
+/// Every offline demo against both APIs, as a step.
+fn run_demo(root: &Path) -> anyhow::Result<()> {
+    crate::demo::run(root, None)
 }
 
 /// The tidy check as a step: prints each problem and fails when there is any.

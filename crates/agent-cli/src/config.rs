@@ -356,7 +356,8 @@ mod tests {
 
     #[test]
     fn an_unknown_key_in_the_config_file_is_an_error() {
-        assert!(toml::from_str::<ConfigFile>("[profiles.x]\nmodle = \"y\"\n").is_err());
+        let err = toml::from_str::<ConfigFile>("[profiles.x]\nmodle = \"y\"\n").unwrap_err();
+        assert!(err.to_string().contains("unknown field `modle`"), "{err}");
     }
 
     #[test]

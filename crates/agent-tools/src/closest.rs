@@ -75,13 +75,15 @@ impl Candidate {
             }
         }
         let (from, to) = (self.first + 1, self.first + self.len);
+        // Five lines of context either side, but never past the file's ends.
+        let last = content.split_inclusive('\n').count();
         let count = differences.len();
         let mut out = format!(
             "Closest text (lines {from}–{to}, {count} differing line{}): {}. Copy the lines below exactly, or re-read lines {}–{} with read_file.",
             if count == 1 { "" } else { "s" },
             differences.first().map_or("only line endings differ", String::as_str),
             from.saturating_sub(5).max(1),
-            to + 5
+            (to + 5).min(last)
         );
         out.push_str("\nFile (whitespace visible: → tab, · space):\n");
         for (j, line) in file.iter().enumerate() {

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
-    blocking, paths,
+    blocking, paths, render,
     walk::{self, Skipped},
 };
 
@@ -117,7 +117,12 @@ fn glob(ws: &dyn Boundary, input: &GlobInput, ctx: &ToolContext) -> Result<ToolO
     let total = found.len();
     let limit = input.limit.map_or(DEFAULT_LIMIT, |l| l as usize).clamp(1, MAX_LIMIT);
     let shown_count = total.min(limit);
-    let mut out = format!("{total} files match {:?} under {shown} (newest first", input.pattern);
+    let verb = if total == 1 { "matches" } else { "match" };
+    let mut out = format!(
+        "{} {verb} {:?} under {shown} (newest first",
+        render::plural(total, "file", "files"),
+        input.pattern
+    );
     if shown_count < total {
         let _ = write!(out, "; showing {shown_count}, raise limit or narrow the pattern for more");
     }

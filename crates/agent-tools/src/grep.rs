@@ -318,8 +318,15 @@ fn grep(
     let start = offset.min(total);
     let end = (start + head_limit).min(total);
     let mut out = match mode {
-        OutputMode::FilesWithMatches => format!("{} files match", files.len()),
-        _ => format!("{total_lines} matching lines in {} files", files.len()),
+        OutputMode::FilesWithMatches => {
+            let verb = if files.len() == 1 { "matches" } else { "match" };
+            format!("{} {verb}", render::plural(files.len(), "file", "files"))
+        }
+        _ => format!(
+            "{} in {}",
+            render::plural(total_lines, "matching line", "matching lines"),
+            render::plural(files.len(), "file", "files")
+        ),
     };
     if start >= end {
         let _ = write!(out, "; offset={offset} is past the {total} entries");

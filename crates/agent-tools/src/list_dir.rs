@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use crate::{
     blocking::{self, io_error},
-    paths,
+    paths, render,
 };
 
 const DEFAULT_DEPTH: usize = 2;
@@ -160,7 +160,7 @@ fn list(ws: &dyn Boundary, input: &ListDirInput) -> Result<ToolOutput, ToolError
         hidden_parts.push(format!("{} hidden", walk.hidden));
     }
     if walk.ignored_files > 0 {
-        hidden_parts.push(format!("{} ignored files", walk.ignored_files));
+        hidden_parts.push(render::plural(walk.ignored_files, "ignored file", "ignored files"));
     }
     if !hidden_parts.is_empty() || walk.ignored_dirs > 0 {
         let mut note = String::new();
@@ -171,7 +171,9 @@ fn list(ws: &dyn Boundary, input: &ListDirInput) -> Result<ToolOutput, ToolError
             if !note.is_empty() {
                 note.push_str("; ");
             }
-            let _ = write!(note, "{} ignored directories shown collapsed", walk.ignored_dirs);
+            let dirs =
+                render::plural(walk.ignored_dirs, "ignored directory", "ignored directories");
+            let _ = write!(note, "{dirs} shown collapsed");
         }
         let mut flags = Vec::new();
         if walk.hidden > 0 {

@@ -121,7 +121,10 @@ fn read(
     if offset > total {
         return Err(ToolError::new(
             ToolErrorKind::InvalidArguments,
-            format!("offset {offset} is past the end of {shown}, which has {total} lines"),
+            format!(
+                "offset {offset} is past the end of {shown}, which has {}",
+                render::plural(total, "line", "lines")
+            ),
         ));
     }
     let limit = input.limit.map_or(DEFAULT_LIMIT, |l| l as usize).clamp(1, MAX_LIMIT);

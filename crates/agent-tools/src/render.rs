@@ -2,6 +2,12 @@
 
 use std::fmt::Write as _;
 
+/// A count with its noun, singular for exactly one: `1 file`, `2 files`, `0 files`. Every count
+/// the model reads goes through here, so none says "1 files".
+pub(crate) fn plural(count: usize, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 /// Lines longer than this many characters are cut with a `…[+N chars]` marker.
 pub(crate) const MAX_LINE_CHARS: usize = 2000;
 

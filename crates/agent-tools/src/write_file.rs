@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::{
     blocking::{self, io_error},
-    paths,
+    paths, render,
     text::{self, Encoding, Eol},
     tracker::FileTracker,
 };
@@ -124,9 +124,9 @@ fn write(
     tracker.record(&path, &bytes);
     let (added, removed) = line_changes(&old_text, new_text);
     Ok(ToolOutput::text(format!(
-        "Overwrote {shown}: {} → {} lines (+{added} −{removed})",
+        "Overwrote {shown}: {} → {} (+{added} −{removed})",
         text::line_count(&old_text),
-        text::line_count(new_text)
+        render::plural(text::line_count(new_text), "line", "lines")
     )))
 }
 

@@ -214,7 +214,9 @@ async fn debug_logs_show_a_span_per_turn_and_per_call_without_escape_codes() {
     let workspace = dir.path().to_path_buf();
     let output = tokio::task::spawn_blocking(move || {
         let args = ["--base-url", &url, "--model", "m", "--api", "chat", "exec", "shout"];
-        crate::suite::command(&workspace, &args).env("AGENT_LOG", "debug").output().unwrap()
+        let mut command = crate::suite::command(&workspace, &args);
+        command.env("AGENT_LOG", "debug").stdin(std::process::Stdio::null());
+        crate::suite::Running::spawn(&mut command).finish("agent exec with debug logs")
     })
     .await
     .unwrap();

@@ -10,7 +10,7 @@ use std::{
 use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
 use serde_json::{Value, json};
 
-use crate::suite::{command, exec::exec, session_id, stderr, transcript};
+use crate::suite::{DEADLINE, Running, command, exec::exec, session_id, stderr, transcript};
 
 /// The pids of processes whose command line contains `marker`.
 fn processes_with(marker: &str) -> Vec<u32> {
@@ -24,15 +24,20 @@ fn processes_with(marker: &str) -> Vec<u32> {
         .collect()
 }
 
-fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+/// Waits until no process with `marker` is left (SIGKILL takes effect asynchronously); fails after
+/// [`DEADLINE`] with the survivors.
+fn all_gone(marker: &str) {
     let start = Instant::now();
-    while start.elapsed() < limit {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    while !processes_with(marker).is_empty() {
+        assert!(start.elapsed() < DEADLINE, "survived: {:?}", processes_with(marker));
+        std::thread::sleep(Duration::from_millis(20));
     }
-    done()
+}
+
+/// Sends SIGINT to the process, as Ctrl-C in its terminal would.
+fn interrupt(running: &Running) {
+    let pid = running.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -51,21 +56,14 @@ async fn ctrl_c_kills_the_command_records_cancelled_and_resume_is_valid() {
     let args = ["--base-url", &url, "--model", "m", "--api", "chat"];
     let mut args: Vec<&str> = args.to_vec();
     args.extend(["--permission-mode", "bypass", "exec", "sleep a while"]);
-    let child =
-        command(dir.path(), &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let started = wait_until(Duration::from_secs(10), || !processes_with(&marker).is_empty());
-    assert!(started, "the sleep never started");
-    std::thread::sleep(Duration::from_millis(300));
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
+    let mut running = Running::spawn(command(dir.path(), &args).stdin(Stdio::null()));
+    running.wait_until("a process running the sleep", |_| !processes_with(&marker).is_empty());
+    interrupt(&running);
+    let output = tokio::task::spawn_blocking(move || running.finish("agent exec after Ctrl-C"))
+        .await
         .unwrap();
-    assert!(status.success());
-    let output =
-        tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
-    let gone = wait_until(Duration::from_secs(2), || processes_with(&marker).is_empty());
-    assert!(gone, "sleep survived: {:?}", processes_with(&marker));
+    all_gone(&marker);
 
     let id = session_id(&output);
     let lines = transcript(dir.path(), &id);
@@ -112,23 +110,16 @@ fn ctrl_c_in_the_repl_cancels_the_turn_not_the_session() {
     let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
     std::fs::write(&recording, text).unwrap();
     let args = ["--permission-mode", "bypass", "chat", "--replay", recording.to_str().unwrap()];
-    let mut child = command(dir.path(), &args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let mut running = Running::spawn(command(dir.path(), &args).stdin(Stdio::piped()));
+    let mut stdin = running.stdin();
     stdin.write_all(b"wait\n").unwrap();
-    let started = wait_until(Duration::from_secs(10), || !processes_with(&marker).is_empty());
-    assert!(started, "the sleep never started");
-    std::thread::sleep(Duration::from_millis(300));
-    let pid = child.id().to_string();
-    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
-    assert!(wait_until(Duration::from_secs(5), || processes_with(&marker).is_empty()));
+    running.wait_until("a process running the sleep", |_| !processes_with(&marker).is_empty());
+    interrupt(&running);
+    running.wait_for_stderr("turn cancelled", 1);
+    all_gone(&marker);
     stdin.write_all(b"are you there?\n/exit\n").unwrap();
     drop(stdin);
-    let output = child.wait_with_output().unwrap();
+    let output = running.finish("agent chat after /exit");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stderr(&output).contains("turn cancelled"), "{}", stderr(&output));
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "Still here.");
@@ -149,22 +140,16 @@ fn ctrl_c_at_an_approval_prompt_cancels_the_turn_and_keeps_the_next_line() {
     std::fs::write(&recording, text).unwrap();
     // Default mode asks before `touch`; the prompt is left unanswered and interrupted.
     let args = ["chat", "--replay", recording.to_str().unwrap()];
-    let mut child = command(dir.path(), &args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let mut running = Running::spawn(command(dir.path(), &args).stdin(Stdio::piped()));
+    let mut stdin = running.stdin();
     stdin.write_all(b"wait\n").unwrap();
-    std::thread::sleep(Duration::from_millis(700));
-    let pid = child.id().to_string();
-    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
-    std::thread::sleep(Duration::from_millis(300));
+    running.wait_for_stderr("allow? [y]es", 1);
+    interrupt(&running);
+    running.wait_for_stderr("turn cancelled", 1);
     // The line typed after Ctrl-C is the next prompt, not an answer to the abandoned question.
     stdin.write_all(b"y\n/exit\n").unwrap();
     drop(stdin);
-    let output = child.wait_with_output().unwrap();
+    let output = running.finish("agent chat after /exit");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let err = stderr(&output);
     assert!(err.contains("bash: error: cancelled") && err.contains("turn cancelled"), "{err}");

@@ -4,6 +4,7 @@ mod exec;
 mod help;
 mod hooks;
 mod interrupt;
+mod options;
 mod output;
 mod repl;
 mod replay;
@@ -11,14 +12,122 @@ mod stream;
 mod tools;
 
 use std::{
+    io::Read,
     path::Path,
-    process::{Command, Output},
+    process::{Child, ChildStdin, Command, Output, Stdio},
+    sync::{Arc, Mutex, PoisonError},
+    thread::JoinHandle,
+    time::{Duration, Instant},
 };
+
+/// How long a test waits for the binary to exit, or for something it prints, before it kills the
+/// process and fails: a deadlock fails the test instead of hanging CI.
+pub(crate) const DEADLINE: Duration = Duration::from_secs(60);
 
 /// Runs the `agent` binary with `args` in `workspace`, with a clean environment (no key, no
 /// config file, sessions under the workspace's parent) so the host never leaks into a test.
 pub(crate) fn agent(workspace: &Path, args: &[&str]) -> Output {
-    command(workspace, args).output().expect("the agent binary runs")
+    let mut command = command(workspace, args);
+    command.stdin(Stdio::null());
+    Running::spawn(&mut command).finish(&format!("agent {}", args.join(" ")))
+}
+
+/// A running `agent` whose stdout and stderr are collected on threads, so a test can wait for what
+/// it prints (an event) and for its exit, each with [`DEADLINE`].
+pub(crate) struct Running {
+    child: Child,
+    stdout: Arc<Mutex<Vec<u8>>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    readers: Vec<JoinHandle<()>>,
+}
+
+impl Running {
+    /// Starts `command` with its stdout and stderr piped (stdin as the command sets it).
+    pub(crate) fn spawn(command: &mut Command) -> Self {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the agent binary starts");
+        let stdout = Arc::new(Mutex::new(Vec::new()));
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let readers = vec![
+            collect(child.stdout.take().unwrap(), Arc::clone(&stdout)),
+            collect(child.stderr.take().unwrap(), Arc::clone(&stderr)),
+        ];
+        Self { child, stdout, stderr, readers }
+    }
+
+    /// The pipe to the process's stdin (once).
+    pub(crate) fn stdin(&mut self) -> ChildStdin {
+        self.child.stdin.take().expect("stdin was piped and not yet taken")
+    }
+
+    pub(crate) fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What the process has written to stderr so far.
+    pub(crate) fn stderr_so_far(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap_or_else(PoisonError::into_inner))
+            .into_owned()
+    }
+
+    /// Waits until stderr has shown `text` `times` times; kills the process and fails after
+    /// [`DEADLINE`], saying what it waited for.
+    pub(crate) fn wait_for_stderr(&mut self, text: &str, times: usize) {
+        let what = format!("{times} × {text:?} on stderr");
+        self.wait_until(&what, |running| running.stderr_so_far().matches(text).count() >= times);
+    }
+
+    /// Polls `done` until it holds; kills the process and fails after [`DEADLINE`].
+    pub(crate) fn wait_until(&mut self, what: &str, mut done: impl FnMut(&Self) -> bool) {
+        let start = Instant::now();
+        while !done(self) {
+            if start.elapsed() > DEADLINE {
+                self.fail(&format!("no {what} after {DEADLINE:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits for the exit; kills the process and fails after [`DEADLINE`], naming `what`.
+    pub(crate) fn finish(mut self, what: &str) -> Output {
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("the child can be waited for") {
+                break status;
+            }
+            if start.elapsed() > DEADLINE {
+                self.fail(&format!("{what} did not exit within {DEADLINE:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        for reader in self.readers.drain(..) {
+            reader.join().expect("a pipe reader does not panic");
+        }
+        let take = |buffer: &Mutex<Vec<u8>>| {
+            std::mem::take(&mut *buffer.lock().unwrap_or_else(PoisonError::into_inner))
+        };
+        Output { status, stdout: take(&self.stdout), stderr: take(&self.stderr) }
+    }
+
+    /// Kills the process (so nothing is left behind) and fails with `message` and its stderr.
+    fn fail(&mut self, message: &str) -> ! {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        panic!("{message}; stderr so far:\n{}", self.stderr_so_far());
+    }
+}
+
+/// Copies `pipe` into `buffer` on a thread until end of file.
+fn collect(mut pipe: impl Read + Send + 'static, buffer: Arc<Mutex<Vec<u8>>>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut chunk = [0u8; 4096];
+        while let Ok(read @ 1..) = pipe.read(&mut chunk) {
+            buffer.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(&chunk[..read]);
+        }
+    })
 }
 
 /// The `agent` command [`agent`] runs, for tests that feed stdin or signal the process.
@@ -32,6 +141,11 @@ pub(crate) fn command(workspace: &Path, args: &[&str]) -> Command {
         .env("HOME", workspace)
         .env("AGENT_DATA_DIR", data_dir(workspace))
         .env("XDG_CONFIG_HOME", workspace.join(".no-config"));
+    // The test-only "no Landlock" override reaches the binary too, so a suite run with it shows
+    // what a machine without the sandbox would (docs/sandbox.md, "Testing without the sandbox").
+    if let Some(value) = std::env::var_os("AGENT_TEST_DISABLE_LANDLOCK") {
+        command.env("AGENT_TEST_DISABLE_LANDLOCK", value);
+    }
     command
 }
 

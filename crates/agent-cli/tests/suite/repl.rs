@@ -9,7 +9,7 @@ use std::{
 use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
 use serde_json::{Value, json};
 
-use crate::suite::{command, stderr, stdout};
+use crate::suite::{Running, command, stderr, stdout};
 
 /// Runs `agent chat` against a scripted server, typing `lines`; returns the output and bodies.
 async fn chat(workspace: &Path, turns: Vec<Turn>, lines: &[&str]) -> (Output, Vec<Value>) {
@@ -19,14 +19,9 @@ async fn chat(workspace: &Path, turns: Vec<Turn>, lines: &[&str]) -> (Output, Ve
     let dir = workspace.to_path_buf();
     let output = tokio::task::spawn_blocking(move || {
         let args = ["--base-url", &url, "--model", "m", "--api", "chat", "chat"];
-        let mut child = command(&dir, &args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-        child.wait_with_output().unwrap()
+        let mut running = Running::spawn(command(&dir, &args).stdin(Stdio::piped()));
+        running.stdin().write_all(input.as_bytes()).unwrap();
+        running.finish("agent chat")
     })
     .await
     .unwrap();

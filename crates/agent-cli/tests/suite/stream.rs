@@ -1,13 +1,13 @@
 //! The `exec --json` contract: every stream fits `docs/exec-events.schema.json`, starts with
 //! `run.started` and ends with exactly one `run.completed` or `run.failed`, whatever ended the run.
 
-use std::{path::Path, process::Stdio, time::Duration};
+use std::{path::Path, process::Stdio};
 
 use agent_model::scripted::{Fault, Script, ScriptedCall, ScriptedServer, Turn};
 use serde_json::{Value, json};
 
 use crate::suite::{
-    command,
+    Running, command,
     exec::{exec, uppercase_then_answer},
     json_events, stderr,
 };
@@ -139,23 +139,17 @@ async fn sigint_during_a_tool_ends_the_stream_with_run_failed() {
     let args = ["--base-url", &url, "--model", "m", "--api", "chat", "--config", &config];
     let mut args = args.to_vec();
     args.extend(["exec", "--json", "go"]);
-    let child =
-        command(dir.path(), &args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut running = Running::spawn(command(dir.path(), &args).stdin(Stdio::null()));
     let started = dir.path().join("started");
-    for _ in 0..200 {
-        if started.exists() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(started.exists(), "the call never started");
+    running.wait_until("the hook to start (its `started` file)", |_| started.exists());
     let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args(["-INT", &running.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    let output =
-        tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
+    let output = tokio::task::spawn_blocking(move || running.finish("agent exec after Ctrl-C"))
+        .await
+        .unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
     let events = json_events(&output);
     let done = events.iter().find(|e| e["type"] == "tool.completed").unwrap();

@@ -147,9 +147,44 @@ impl ArgsValidator {
                         serde_path_to_error::Segment::Unknown => {}
                     }
                 }
-                ArgsError::Invalid { path, message: err.into_inner().to_string() }
+                ArgsError::Invalid { path, message: json_wording(&err.into_inner().to_string()) }
             }
         }
+    }
+}
+
+/// serde names Rust types (`invalid type: floating point `3.0`, expected u8`); the model reads JSON
+/// and the schema's words, so a numeric type becomes "an integer" or "a number", as in every other
+/// message (`expected an integer, got 3.0`). Other messages pass unchanged.
+fn json_wording(message: &str) -> String {
+    let Some((head, expected)) = message.rsplit_once(", expected ") else {
+        return message.to_owned();
+    };
+    // The range matters when the type was right but the value did not fit (`invalid value`).
+    let (noun, range) = match expected {
+        "u8" => ("an integer", Some((0, i128::from(u8::MAX)))),
+        "u16" => ("an integer", Some((0, i128::from(u16::MAX)))),
+        "u32" => ("an integer", Some((0, i128::from(u32::MAX)))),
+        "u64" | "usize" => ("an integer", Some((0, i128::from(u64::MAX)))),
+        "i8" => ("an integer", Some((i128::from(i8::MIN), i128::from(i8::MAX)))),
+        "i16" => ("an integer", Some((i128::from(i16::MIN), i128::from(i16::MAX)))),
+        "i32" => ("an integer", Some((i128::from(i32::MIN), i128::from(i32::MAX)))),
+        "i64" | "isize" => ("an integer", Some((i128::from(i64::MIN), i128::from(i64::MAX)))),
+        "u128" | "i128" => ("an integer", None),
+        "f32" | "f64" => ("a number", None),
+        _ => return message.to_owned(),
+    };
+    // `floating point `3.0`` → `3.0`: the JSON text, as the schema messages show it.
+    let shown = |got: &str| got.split('`').nth(1).unwrap_or(got).to_owned();
+    if let Some(got) = head.strip_prefix("invalid type: ") {
+        return format!("expected {noun}, got {}", shown(got));
+    }
+    match (head.strip_prefix("invalid value: "), range) {
+        (Some(got), Some((min, max))) => {
+            format!("expected {noun} from {min} to {max}, got {}", shown(got))
+        }
+        (Some(got), None) => format!("expected {noun}, got {}", shown(got)),
+        (None, _) => format!("{head}, expected {noun}"),
     }
 }
 

@@ -232,6 +232,77 @@ async fn the_third_identical_failure_gets_a_harness_note() {
 }
 
 #[tokio::test]
+async fn a_different_failure_resets_the_repeat_count() {
+    let texts = ["same", "same", "other", "same", "same", "same"];
+    let turns = texts.iter().enumerate().map(|(i, t)| vec![call(&format!("c{i}"), t), done("r")]);
+    let model = ScriptedModel::new(false, turns.collect());
+    let run = check_run(&model, "fail", texts.len()).await;
+    let notes: Vec<bool> =
+        outputs(&run.conversation).iter().map(|(_, _, text)| text.contains("[harness]")).collect();
+    // `other` breaks the run of identical failures: the count starts again after it.
+    assert_eq!(notes, vec![false, false, false, false, false, true]);
+}
+
+/// A model whose one turn streams `events` and then stalls, as a slow provider does mid-answer.
+struct StallingModel(Mutex<Option<Turn>>);
+
+impl ModelClient for StallingModel {
+    fn name(&self) -> &str {
+        "stalling"
+    }
+
+    fn supports_continuation(&self) -> bool {
+        false
+    }
+
+    fn stream<'a>(
+        &'a self,
+        _request: ModelRequest<'a>,
+    ) -> BoxFuture<'a, Result<ModelStream<'a>, ModelError>> {
+        let turn = self.0.lock().unwrap().take().unwrap_or_default();
+        Box::pin(async move {
+            let stream = futures_util::stream::iter(turn).chain(futures_util::stream::pending());
+            let stream: ModelStream<'a> = Box::pin(stream);
+            Ok(stream)
+        })
+    }
+}
+
+#[tokio::test]
+async fn cancelling_while_the_model_streams_drops_the_partial_turn() {
+    let partial = vec![
+        Ok(ModelEvent::TextDelta("Let me look".to_owned())),
+        call("c1", "a"),
+        Ok(ModelEvent::TextDelta(" at that".to_owned())),
+    ];
+    let model = StallingModel(Mutex::new(Some(partial)));
+    let dir = tempfile::tempdir().unwrap();
+    let executor = executor("echo", dir.path());
+    let config = AgentConfig::new("be brief");
+    let mut conversation = Conversation::default();
+    conversation.items.push(Item::Message(Message::user("go")));
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let mut events = Vec::new();
+    // Ctrl-C arrives once the answer has started to stream; the stream itself never ends.
+    let mut on_event = |event: AgentEvent| {
+        if matches!(event, AgentEvent::TextDelta { .. }) {
+            trigger.cancel();
+        }
+        events.push(event);
+    };
+    let finish = run(&model, &executor, &config, &mut conversation, &cancel, &mut on_event).await;
+    assert_eq!(finish, Finish::Cancelled);
+    // Only the user's message is left: no half message, no call without its output.
+    assert_eq!(conversation.items, vec![Item::Message(Message::user("go"))]);
+    assert!(!events.iter().any(|e| matches!(e, AgentEvent::ToolCallStarted { .. })), "{events:?}");
+    assert_eq!(
+        events.last(),
+        Some(&AgentEvent::Finished { reason: FinishReason::Cancelled, text: None })
+    );
+}
+
+#[tokio::test]
 async fn cancelling_during_a_tool_call_still_answers_it() {
     let model = ScriptedModel::new(false, vec![vec![call("c1", "a"), done("r1")]]);
     let dir = tempfile::tempdir().unwrap();

@@ -39,7 +39,7 @@ pub struct PolicySupport {
 /// Probes the kernel. Cheap after the first call (about a millisecond for the first).
 pub fn probe() -> Capabilities {
     Capabilities {
-        landlock_abi: landlock_abi(),
+        landlock_abi: landlock_abi().filter(|_| !landlock_disabled_for_tests()),
         seccomp: seccomp_available(),
         user_namespaces: user_namespaces(true),
         mount_namespaces: mount_namespaces(),
@@ -144,6 +144,17 @@ impl fmt::Display for Capabilities {
         }
         Ok(())
     }
+}
+
+/// The variable that makes a test build see no Landlock, so a test run can prove that losing the
+/// sandbox turns CI red (see `docs/sandbox.md`, "Testing without the sandbox").
+const DISABLE_LANDLOCK_FOR_TESTS: &str = "AGENT_TEST_DISABLE_LANDLOCK";
+
+/// Whether [`DISABLE_LANDLOCK_FOR_TESTS`] is set in a debug build. It can only take a feature
+/// away, and a restricted policy without Landlock fails closed, so at worst it stops commands from
+/// running; release builds never read it.
+fn landlock_disabled_for_tests() -> bool {
+    cfg!(debug_assertions) && std::env::var_os(DISABLE_LANDLOCK_FOR_TESTS).is_some()
 }
 
 /// The kernel's Landlock ABI version. The `landlock` crate keeps its own query private (it wants

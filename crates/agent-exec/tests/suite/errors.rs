@@ -53,13 +53,19 @@ async fn a_ten_megabyte_argument_string_is_refused_without_echoing_it() {
     let garbage = "x".repeat(10 * 1024 * 1024);
     let started = Instant::now();
     let outcome = fx.run("uppercase", &garbage).await;
-    assert_error(&outcome, "invalid_json", "");
+    assert_error(
+        &outcome,
+        "invalid_json",
+        "not a valid JSON object: expected value at line 1 column 1;",
+    );
     assert!(
         outcome.text.len() < 1000,
         "the observation echoes the input: {} bytes",
         outcome.text.len()
     );
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // Linear work takes well under a second even in a debug build on a loaded machine; the bound
+    // only catches work that grows with the square of the input, which would take minutes.
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
 
     // A valid 10 MB argument runs, and its output is capped.
     let arguments = format!(r#"{{"text":"{}"}}"#, "y".repeat(10 * 1024 * 1024));
@@ -141,7 +147,8 @@ async fn fifty_megabytes_of_output_are_capped_and_saved() {
     let saved = fx.session.path().join("outputs/call_1.txt");
     assert!(outcome.text.contains(&saved.display().to_string()));
     assert_eq!(std::fs::metadata(&saved).unwrap().len(), 50_000_000);
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    // As above: a bound for quadratic work, not a benchmark (that is `cargo xtask bench`).
+    assert!(started.elapsed() < Duration::from_secs(60), "{:?}", started.elapsed());
 }
 
 #[tokio::test]

@@ -461,3 +461,38 @@ fn commands_allowed_as_read_only_name_the_programs_they_may_execute() {
     check_programs(Dflt, &[], "git status && cargo build", None);
     check_programs(Edits, &[], "ls && touch src/x.rs", None);
 }
+
+/// Shell text with no quote, backslash or comment, so what follows it is live syntax.
+const PLAIN: &str = "[a-z ]{0,8}";
+/// Anything after the construct, including quotes and unbalanced brackets.
+const AFTER: &str = r#"[a-z $()`'"|&;<>{}\\\n=*-]{0,24}"#;
+
+fn opaque_command() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let substitution = proptest::sample::select(vec!["$(", "`", "<("]);
+    prop_oneof![
+        // Substitutions are live anywhere in a word.
+        (PLAIN, substitution, AFTER).prop_map(|(a, b, c)| format!("{a}{b}{c}")),
+        // `eval` in command position: first, or after a separator.
+        ("([a-z]{1,6} (; |&& |\\| ))?", AFTER).prop_map(|(a, c)| format!("{a}eval {c}")),
+    ]
+}
+
+/// Whatever surrounds it, a construct whose effect is known only at run time (command or process
+/// substitution, `eval`) is never run without asking, even under `Allow Bash(*)`.
+#[test]
+fn opaque_constructs_never_auto_approve_under_allow_all() {
+    // One fixture for every generated case: a temporary workspace per case would dominate.
+    let fx = fixture(Setup { mode: Dflt, rules: &[(Allow, "Bash(*)")], ..Setup::default() });
+    let tool = fx.exec.registry().get("bash").unwrap();
+    let mut runner = proptest::test_runner::TestRunner::default();
+    let result = runner.run(&opaque_command(), |command| {
+        let prepared = tool.prepare(&bash(&command)).unwrap();
+        let verdict = fx.exec.policy().evaluate(tool.spec(), prepared.access());
+        proptest::prop_assert!(!matches!(verdict, Verdict::Allow), "auto-approved: {command:?}");
+        Ok(())
+    });
+    if let Err(err) = result {
+        panic!("{err}");
+    }
+}

@@ -76,7 +76,16 @@ pub(crate) struct SleepInput {
 pub(crate) struct Overlap {
     now: AtomicUsize,
     pub(crate) max: AtomicUsize,
-    pub(crate) order: Mutex<Vec<String>>,
+    /// `start <call id>` and `end <call id>` in the order they happened; one log can be shared by
+    /// several sleepers, so an order across reads and writes can be asserted.
+    pub(crate) order: Arc<Mutex<Vec<String>>>,
+}
+
+impl Overlap {
+    /// An overlap counter of its own that writes into the shared `order` log.
+    pub(crate) fn logging_to(order: &Arc<Mutex<Vec<String>>>) -> Self {
+        Self { order: Arc::clone(order), ..Self::default() }
+    }
 }
 
 /// Sleeps (honouring cancellation); read-only or writing depending on `writes`.

@@ -3,7 +3,7 @@
 use insta::assert_snapshot;
 use serde_json::json;
 
-use super::Fixture;
+use super::{Fixture, sandbox_missing};
 
 /// Replaces the run time in the header (`· 0.0 s ·`) so snapshots are stable.
 fn stable(text: &str) -> String {
@@ -21,15 +21,6 @@ fn stable(text: &str) -> String {
         out.push('\n');
     }
     out.trim_end().to_owned()
-}
-
-/// Whether the sandbox works here; says so when it does not, so the skip is visible.
-fn sandbox_missing(out: &str) -> bool {
-    let missing = out.contains("\"error\":\"sandbox_unavailable\"");
-    if missing {
-        println!("SKIPPED: the OS sandbox is unavailable on this machine: {out}");
-    }
-    missing
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 use insta::assert_snapshot;
 use serde_json::{Value, json};
 
-use super::Fixture;
+use super::{Fixture, sandbox_missing};
 
 /// The JSON result without its duration, which varies.
 fn without_duration(out: &str) -> Value {
@@ -36,8 +36,11 @@ async fn python_prints() {
     let out = fx
         .call("execute_code", json!({"language": "python", "code": "print(sum(range(10)))"}))
         .await;
-    if out.contains("sandbox_unavailable") || out.contains("runtime_missing") {
-        println!("SKIPPED: python cannot run sandboxed here: {out}");
+    if sandbox_missing(&out) {
+        return;
+    }
+    if out.contains("\"error\":\"runtime_missing\"") {
+        crate::skip::skipped(&format!("python3 is not installed: {out}"));
         return;
     }
     assert_eq!(without_duration(&out), json!({"value": null, "stdout": "45\n", "stderr": ""}));

@@ -29,7 +29,7 @@ async fn name_patterns_match_at_any_depth_newest_first() {
     src/lib.rs
     "#);
     assert_snapshot!(fx.call("glob", json!({"pattern": "src/*.rs"})).await, @r#"
-    1 files match "src/*.rs" under . (newest first):
+    1 file matches "src/*.rs" under . (newest first):
     src/lib.rs
     "#);
     let all = fx.call("glob", json!({"pattern": "**/*.rs", "include_ignored": true})).await;

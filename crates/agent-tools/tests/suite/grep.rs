@@ -48,7 +48,7 @@ async fn content_with_context_and_count() {
     src/b.py:2:    pass  # TODO two
     ");
     assert_snapshot!(fx.call("grep", json!({"pattern": "fn \\w+", "output_mode": "count"})).await, @r"
-    2 matching lines in 1 files (newest first; showing files 1–1 of 1):
+    2 matching lines in 1 file (newest first; showing files 1–1 of 1):
     src/a.rs:2
     ");
 }
@@ -58,11 +58,11 @@ async fn filters_and_paging() {
     let fx = Fixture::new();
     project(&fx);
     assert_snapshot!(fx.call("grep", json!({"pattern": "TODO", "type": "py"})).await, @r"
-    1 files match (newest first; showing files 1–1 of 1):
+    1 file matches (newest first; showing files 1–1 of 1):
     src/b.py
     ");
     assert_snapshot!(fx.call("grep", json!({"pattern": "TODO", "glob": "*.rs"})).await, @r"
-    1 files match (newest first; showing files 1–1 of 1):
+    1 file matches (newest first; showing files 1–1 of 1):
     src/a.rs
     ");
     assert_snapshot!(fx.call("grep", json!({"pattern": "TODO", "head_limit": 1})).await, @r"
@@ -101,7 +101,7 @@ async fn invalid_regex_suggests_fixed_strings() {
     assert!(out.contains(r#""error":"invalid_arguments""#), "{out}");
     assert!(out.contains("set fixed_strings=true"), "{out}");
     assert_snapshot!(fx.call("grep", json!({"pattern": "fn alpha(", "fixed_strings": true})).await, @r"
-    1 files match (newest first; showing files 1–1 of 1):
+    1 file matches (newest first; showing files 1–1 of 1):
     src/a.rs
     ");
     assert_snapshot!(fx.call("grep", json!({"pattern": "x", "type": "nolang"})).await, @r#"{"ok":false,"error":"invalid_arguments","message":"unknown file type \"nolang\"; use for example rust, py, js, ts, go, java, c, cpp, md, json, toml, yaml, or use glob instead"}"#);
@@ -112,7 +112,7 @@ async fn multiline_matches_span_lines() {
     let fx = Fixture::new();
     project(&fx);
     assert_snapshot!(fx.call("grep", json!({"pattern": "alpha.*\\n.*TODO", "multiline": true, "output_mode": "content"})).await, @r"
-    2 matching lines in 1 files (newest first; showing lines 1–2 of 2):
+    2 matching lines in 1 file (newest first; showing lines 1–2 of 2):
     src/a.rs:1:fn alpha() {}
     src/a.rs:2:// TODO: one
     ");
@@ -123,7 +123,7 @@ async fn a_single_file_path_is_searched_even_if_ignored() {
     let fx = Fixture::new();
     project(&fx);
     assert_snapshot!(fx.call("grep", json!({"pattern": "TODO", "path": "app.log", "output_mode": "content"})).await, @r"
-    1 matching lines in 1 files (newest first; showing lines 1–1 of 1):
+    1 matching line in 1 file (newest first; showing lines 1–1 of 1):
     app.log:1:TODO in a log
     ");
 }

@@ -32,7 +32,7 @@ async fn tree_with_markers_and_counted_omissions() {
     Cargo.toml
     etc-link@ → /etc (outside workspace)
     main-link@ → src/main.rs
-    Not shown: 2 hidden, 1 ignored files; 1 ignored directories shown collapsed. Set include_hidden=true / include_ignored=true to list them.
+    Not shown: 2 hidden, 1 ignored file; 1 ignored directory shown collapsed. Set include_hidden=true / include_ignored=true to list them.
     ");
 }
 

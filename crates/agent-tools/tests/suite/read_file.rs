@@ -80,7 +80,7 @@ async fn refusals() {
     assert_snapshot!(fx.call("read_file", json!({"path": "lib/app.rs"})).await, @r#"{"ok":false,"error":"not_found","message":"no such file or directory: lib/app.rs. Similar: src/app.rs"}"#);
     assert_snapshot!(fx.call("read_file", json!({"path": "src"})).await, @r#"{"ok":false,"error":"invalid_arguments","message":"src is a directory; use list_dir to see its entries"}"#);
     assert_snapshot!(fx.call("read_file", json!({"path": "empty.txt"})).await, @"empty.txt · (file exists and is empty)");
-    assert_snapshot!(fx.call("read_file", json!({"path": "src/app.rs", "offset": 9})).await, @r#"{"ok":false,"error":"invalid_arguments","message":"offset 9 is past the end of src/app.rs, which has 1 lines"}"#);
+    assert_snapshot!(fx.call("read_file", json!({"path": "src/app.rs", "offset": 9})).await, @r#"{"ok":false,"error":"invalid_arguments","message":"offset 9 is past the end of src/app.rs, which has 1 line"}"#);
 }
 
 #[tokio::test]

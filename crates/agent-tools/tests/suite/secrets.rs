@@ -2,7 +2,7 @@
 //! under every permission mode reveal no byte of `.env`, unless a `Read(./.env)` allow rule says so.
 //! The check is the effect: the secret bytes are absent from what the model would read.
 
-use std::{io::Write as _, sync::Arc};
+use std::sync::Arc;
 
 use agent_exec::{
     PermissionMode, PolicyBuilder, RuleAction, Workspace,
@@ -12,7 +12,7 @@ use agent_exec::{
 use agent_tools::{BashConfig, BuiltinConfig};
 use serde_json::json;
 
-use super::Fixture;
+use super::{Fixture, sandbox_missing};
 
 const TOKEN: &str = "API_TOKEN=tok-5e0b77";
 
@@ -41,19 +41,6 @@ fn fixture(mode: PermissionMode, allow: &[&str]) -> Fixture {
     fx.put("config/prod.key", "key-body-31c9d0\n");
     fx.put("src/app.rs", "// reads TOKEN from the environment\n");
     fx
-}
-
-fn sandbox_missing(out: &str) -> bool {
-    let missing = out.contains("\"error\":\"sandbox_unavailable\"");
-    if missing {
-        assert!(
-            std::env::var_os("AGENT_REQUIRE_SANDBOX").is_none(),
-            "AGENT_REQUIRE_SANDBOX is set but the sandbox is unavailable: {out}"
-        );
-        // The real stderr: libtest captures `println!`, and a skip must show in a passing run.
-        let _ = writeln!(std::io::stderr(), "SKIPPED: the OS sandbox is unavailable here: {out}");
-    }
-    missing
 }
 
 #[tokio::test]

@@ -29,7 +29,7 @@ async fn overwriting_requires_a_fresh_read() {
     fx.call("read_file", json!({"path": "x.txt"})).await;
     assert_snapshot!(fx.call("write_file", json!({"path": "x.txt", "content": "one\n2\nthree\nfour\n"})).await, @"Overwrote x.txt: 3 → 4 lines (+2 −1)");
     // Its own write counts as seen: a second write needs no new read.
-    assert_snapshot!(fx.call("write_file", json!({"path": "x.txt", "content": "done\n"})).await, @"Overwrote x.txt: 4 → 1 lines (+1 −4)");
+    assert_snapshot!(fx.call("write_file", json!({"path": "x.txt", "content": "done\n"})).await, @"Overwrote x.txt: 4 → 1 line (+1 −4)");
 }
 
 #[tokio::test]
@@ -98,7 +98,7 @@ async fn symlinks_are_written_through_only_inside_the_workspace() {
     std::os::unix::fs::symlink("real.txt", fx.root().join("in-link")).unwrap();
     fx.call("read_file", json!({"path": "in-link"})).await;
     let out = fx.call("write_file", json!({"path": "in-link", "content": "b\n"})).await;
-    assert_snapshot!(out, @"Overwrote real.txt: 1 → 1 lines (+1 −1)");
+    assert_snapshot!(out, @"Overwrote real.txt: 1 → 1 line (+1 −1)");
     assert!(std::fs::symlink_metadata(fx.root().join("in-link")).unwrap().file_type().is_symlink());
     assert_eq!(fx.get_text("real.txt"), "b\n");
 }
