@@ -71,7 +71,8 @@ pub(crate) struct Bins {
     examples: PathBuf,
 }
 
-const EXAMPLES: &[&str] = &["dispatch", "batch", "spawn_cost", "sse_throughput", "tool_bench"];
+const EXAMPLES: &[&str] =
+    &["dispatch", "batch", "spawn_cost", "sse_throughput", "token_count", "compaction", "tool_bench"];
 
 /// Builds everything, runs every benchmark and prints the table or the JSON array.
 pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
@@ -91,7 +92,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let mut notes = Vec::new();
     let quick: &[&str] = if options.quick { &["--quick"] } else { &[] };
 
-    for example in ["dispatch", "batch", "spawn_cost", "sse_throughput"] {
+    for example in ["dispatch", "batch", "spawn_cost", "sse_throughput", "token_count", "compaction"] {
         progress(&format!("running example {example}…"));
         run_example(&bins, example, quick, &[], &mut figures, &mut notes)?;
     }
@@ -257,14 +258,17 @@ fn target(figure: &Figure, all: &[Figure]) -> Option<(String, bool)> {
         "sandbox.overhead.read_only" | "sandbox.overhead.workspace_write" => at_most(2.0, "≤ 2 ms"),
         "sandbox.overhead.exec_allowlist" => at_most(0.3, "≤ 0.3 ms"),
         _ if name.starts_with("session.rss.") => at_most(64.0, "≤ 64 MB"),
-        "session.request_bytes.responses_prev.turn200" => {
-            // Flat in the number of turns: the 200th request is no bigger than the second (both
-            // carry one tool output), within 10%.
-            let second = all
-                .iter()
-                .find(|f| f.name == "session.request_bytes.responses_prev.turn2")
-                .map(|f| f.median)?;
-            Some(("flat (≤ 1.1× turn2)".to_owned(), figure.median <= second * 1.1))
+        // Every request of the 200-turn sessions, by the agent's own count, inside the window.
+        _ if name.starts_with("session.max_request_tokens.") => {
+            at_most(process::WINDOW as f64, "≤ 32768 (the window)")
+        }
+        _ if name.starts_with("session.compactions.") => {
+            Some(("≥ 3".to_owned(), figure.min >= 3.0))
+        }
+        _ if name.starts_with("session.request_bytes.") && name.ends_with(".turn200") => {
+            // With a 32k window every request body stays near the window's size in characters
+            // (four characters a token, plus the JSON framing), however many turns came before.
+            at_most(process::WINDOW as f64 * 4.4, "≤ 4.4 × 32768 bytes")
         }
         _ => None,
     }

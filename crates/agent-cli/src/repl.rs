@@ -33,6 +33,8 @@ const HELP: &str = "\
 Type a request and press Enter. Ctrl-C cancels the running turn; Ctrl-D or /exit quits.
   /help   this help
   /tools  the tools the model may call
+  /context  what the next request carries, the window, and the AGENTS.md files read
+  /compact  compact the conversation now (summary and ledger of the older turns)
   /clear  start a new conversation (a new session)
   /exit   quit";
 
@@ -43,6 +45,8 @@ enum Line {
     Prompt(String),
     Help,
     Tools,
+    Context,
+    Compact,
     Clear,
     Exit,
     /// Nothing to do (a blank line).
@@ -63,6 +67,8 @@ fn parse_line(line: &str) -> Line {
     match command {
         "help" | "?" => Line::Help,
         "tools" => Line::Tools,
+        "context" | "status" => Line::Context,
+        "compact" => Line::Compact,
         "clear" | "new" => Line::Clear,
         "exit" | "quit" | "q" => Line::Exit,
         other => Line::Unknown(other.to_owned()),
@@ -118,6 +124,19 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             Line::Empty => {}
             Line::Help => eprintln!("{HELP}"),
             Line::Tools => eprintln!("{}", tool_list(&session)),
+            Line::Context => eprintln!("{}", context_report(&session)),
+            Line::Compact => {
+                let cancel = agent_core::CancellationToken::new();
+                let log = &mut session.log;
+                let compacted = tokio.block_on(session.agent.compact(&cancel, |event| {
+                    eprintln!("{}", render_compaction(&event));
+                    // The compacted state goes to the transcript, so `--resume` starts from it.
+                    let _ = log.transcript_mut().record(&event);
+                }));
+                if compacted.is_none() {
+                    eprintln!("agent: this session manages no context window");
+                }
+            }
             Line::Clear => {
                 session.clear()?;
                 eprintln!("agent: new conversation, session {}", session.log.id());
@@ -159,6 +178,51 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
+fn render_compaction(event: &AgentEvent) -> String {
+    match event {
+        AgentEvent::Compaction { info, .. } => crate::render::compaction_line(info),
+        _ => String::new(),
+    }
+}
+
+/// What the next request carries, the window and where it came from, and the project
+/// instructions read.
+fn context_report(session: &Session) -> String {
+    let mut text = String::new();
+    if let Some(usage) = session.agent.context_usage() {
+        let percent = |tokens: u64| tokens * 100 / usage.window.max(1);
+        text.push_str(&format!(
+            "  instructions  {:>8} tokens
+  tools         {:>8} tokens
+  transcript    {:>8} tokens
+  total         {:>8} tokens ({}% of the window)
+  free          {:>8} tokens
+  window        {:>8} tokens ({}); compaction at {} tokens
+  counted with  {}
+",
+            usage.instructions,
+            usage.tools,
+            usage.transcript,
+            usage.total(),
+            percent(usage.total() as u64),
+            usage.free(),
+            usage.window,
+            usage.window_source,
+            usage.threshold,
+            usage.counter,
+        ));
+    }
+    if session.project_docs.is_empty() {
+        text.push_str("  project instructions: none (no AGENTS.md found, or --no-project-doc)");
+    } else {
+        text.push_str("  project instructions:");
+        for path in &session.project_docs {
+            text.push_str(&format!("\n    {}", path.display()));
+        }
+    }
+    text
+}
+
 /// Each tool's name and the first line of its description.
 fn tool_list(session: &Session) -> String {
     let specs = session.agent.executor().specs();
@@ -188,6 +252,9 @@ mod tests {
         check("   \t", Line::Empty);
         check("/help", Line::Help);
         check(" /tools ", Line::Tools);
+        check("/context", Line::Context);
+        check("/status", Line::Context);
+        check("/compact", Line::Compact);
         check("/clear", Line::Clear);
         check("/exit", Line::Exit);
         check("/quit", Line::Exit);

@@ -6,6 +6,7 @@ use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
 
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
+    project_doc::ProjectDocs,
     sandbox::{SandboxConfig, SandboxPolicy},
     secret::{SecretFiles, Secrets},
 };
@@ -61,6 +62,25 @@ impl Settings {
         Ok(Self { file, profile_name, profile, model, options })
     }
 
+    /// The workspace: `--workspace`, else the current directory.
+    pub(crate) fn workspace(&self) -> anyhow::Result<PathBuf> {
+        match &self.options.workspace {
+            Some(path) => Ok(path.clone()),
+            None => std::env::current_dir().context("reading the current directory"),
+        }
+    }
+
+    /// The project instructions (`AGENTS.md` from the repository root down to the workspace,
+    /// after the user's own beside the config file), or none with `--no-project-doc`.
+    pub(crate) fn project_docs(&self) -> anyhow::Result<ProjectDocs> {
+        if self.options.no_project_doc {
+            return Ok(ProjectDocs::default());
+        }
+        let config = self.options.config.clone().or_else(ConfigFile::default_path);
+        let user_dir = config.as_deref().and_then(std::path::Path::parent);
+        Ok(ProjectDocs::discover(&self.workspace()?, user_dir))
+    }
+
     /// The tool limits: the file's `[limits]`, overridden by the profile's.
     fn limits(&self) -> Limits {
         self.file.limits.overridden_by(self.profile.limits)
@@ -76,10 +96,7 @@ impl Settings {
         executor: ExecutorConfig,
     ) -> anyhow::Result<AgentBuilder> {
         let options = &self.options;
-        let root = match &options.workspace {
-            Some(path) => path.clone(),
-            None => std::env::current_dir().context("reading the current directory")?,
-        };
+        let root = self.workspace()?;
         let mode = match &options.permission_mode {
             Some(text) => PermissionMode::from_str(text)?,
             None => default_mode,

@@ -55,6 +55,7 @@ mod error;
 mod item;
 mod model;
 pub mod schema;
+mod tokens;
 mod tool;
 mod typed;
 
@@ -66,6 +67,7 @@ pub use crate::{
         Continuation, ModelClient, ModelError, ModelErrorKind, ModelEvent, ModelRequest,
         ModelStream, StopReason, ToolChoice, Usage,
     },
+    tokens::{CharEstimate, TokenCounter},
     tool::{Access, BoxFuture, Effects, PreparedCall, Tool, ToolOutput, ToolSpec},
     typed::{Typed, TypedTool},
 };

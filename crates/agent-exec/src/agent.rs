@@ -7,13 +7,16 @@ use std::time::Duration;
 
 use agent_core::{
     CancellationToken, Continuation, Item, ModelClient, ModelError, ModelErrorKind, ModelEvent,
-    ModelRequest, ToolCall, ToolChoice, Usage,
+    ModelRequest, ToolCall, ToolChoice, ToolSpec, Usage,
 };
 use futures_util::StreamExt;
 use serde::Serialize;
 use tracing::Instrument;
 
-use crate::executor::{Executor, Outcome};
+use crate::{
+    context::{self, CompactionInfo, CompactionReason, ContextConfig, ItemCounts, Ledger},
+    executor::{Executor, Outcome},
+};
 
 /// How a run behaves. Build with [`AgentConfig::new`] and change fields as needed.
 #[derive(Debug, Clone)]
@@ -29,6 +32,9 @@ pub struct AgentConfig {
     /// After how many identical failing calls in a row the harness tells the model to change
     /// approach.
     pub repeat_failure_limit: usize,
+    /// How requests are kept inside the model's context window; `None` (the default) sends the
+    /// whole transcript however long it grows.
+    pub context: Option<ContextConfig>,
 }
 
 impl AgentConfig {
@@ -40,6 +46,7 @@ impl AgentConfig {
             tool_choice: ToolChoice::Auto,
             parallel_tool_calls: true,
             repeat_failure_limit: 3,
+            context: None,
         }
     }
 }
@@ -51,6 +58,8 @@ pub struct Conversation {
     pub items: Vec<Item>,
     /// The stored response to continue, when the model supports it.
     pub continuation: Option<Continuation>,
+    /// What compactions dropped so far.
+    pub ledger: Ledger,
 }
 
 /// What happened during a run, for any front end (terminal, JSON lines, a GUI).
@@ -106,6 +115,31 @@ pub enum AgentEvent {
         /// or mode that would allow it (absent otherwise).
         #[serde(skip_serializing_if = "Option::is_none")]
         remedy: Option<crate::Remedy>,
+    },
+    /// A model request is about to be sent: what it carries by the loop's own count (the
+    /// server's count follows in [`AgentEvent::Usage`] when it reports one). Only sent when the
+    /// loop manages the context window.
+    Request {
+        /// The turn number within this run.
+        turn: usize,
+        /// The request's input tokens as the loop counted them (the whole conversation, also
+        /// when only the new items go on the wire with `previous_response_id`).
+        estimated_input_tokens: usize,
+        /// The model's context window.
+        window: u64,
+    },
+    /// Older turns were compacted. The transcript file records the compacted items with it, so
+    /// a resumed session continues from the compacted state.
+    Compaction {
+        /// What was done.
+        #[serde(flatten)]
+        info: CompactionInfo,
+        /// The conversation after the compaction (written to transcripts, not to event streams).
+        #[serde(skip)]
+        items: Vec<Item>,
+        /// The ledger after the compaction (likewise).
+        #[serde(skip)]
+        ledger: Ledger,
     },
     /// Token usage of one model response.
     Usage {
@@ -166,25 +200,45 @@ pub async fn run(
 ) -> Finish {
     let tools = executor.specs();
     let mut failures = RepeatedFailures::default();
+    let mut window = config.context.as_ref().map(|ctx| Window::new(ctx, config, &tools));
     for turn in 1..=config.max_turns {
         let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
-        let turn_start = conversation.items.len();
-        let continuation =
-            if model.supports_continuation() { conversation.continuation.clone() } else { None };
-        let request = ModelRequest {
-            instructions: &config.instructions,
-            items: &conversation.items,
-            tools: &tools,
-            tool_choice: &config.tool_choice,
-            parallel_tool_calls: config.parallel_tool_calls,
-            continuation: continuation.as_ref(),
-        };
-        let response = tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err(cancelled_error()),
-            response = read_response(model, request, on_event)
-                .instrument(tracing::debug_span!(parent: &turn_span, "model_request")) => response,
+        let mut overflowed = false;
+        let (turn_start, response) = loop {
+            if let Some(window) = &mut window {
+                window.before_request(model, executor, conversation, turn, cancel, on_event).await;
+            }
+            let turn_start = conversation.items.len();
+            let continuation =
+                if model.supports_continuation() { conversation.continuation.clone() } else { None };
+            let request = ModelRequest {
+                instructions: &config.instructions,
+                items: &conversation.items,
+                tools: &tools,
+                tool_choice: &config.tool_choice,
+                parallel_tool_calls: config.parallel_tool_calls,
+                continuation: continuation.as_ref(),
+            };
+            let response = tokio::select! {
+                biased;
+                () = cancel.cancelled() => Err(cancelled_error()),
+                response = read_response(model, request, on_event)
+                    .instrument(tracing::debug_span!(parent: &turn_span, "model_request")) => response,
+            };
+            // A server that says the request was over its window gets one compaction and one
+            // retry: our count was wrong for this model, the server's word is final.
+            if let (Err(err), Some(window)) = (&response, &mut window)
+                && err.kind == ModelErrorKind::ContextTooLong
+                && !overflowed
+            {
+                turn_span.in_scope(|| tracing::warn!(error = %err, "context overflow; compacting"));
+                overflowed = true;
+                let reason = CompactionReason::Overflow;
+                window.compact(model, executor, conversation, reason, cancel, on_event).await;
+                continue;
+            }
+            break (turn_start, response);
         };
         let response = match response {
             Ok(response) => response,
@@ -204,6 +258,9 @@ pub async fn run(
             on_event(AgentEvent::ItemAdded { item: item.clone() });
         }
         conversation.items.extend(response.items);
+        if let (Some(window), Some(usage)) = (&mut window, &response.usage) {
+            window.counts.observe(conversation.items.len(), usage, window.fixed);
+        }
         let calls: Vec<ToolCall> = conversation.items[turn_start..]
             .iter()
             .filter_map(|item| match item {
@@ -261,6 +318,7 @@ struct Response {
     items: Vec<Item>,
     text: String,
     response_id: Option<String>,
+    usage: Option<Usage>,
 }
 
 async fn read_response(
@@ -269,7 +327,8 @@ async fn read_response(
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Result<Response, ModelError> {
     let mut stream = model.stream(request).await?;
-    let mut response = Response { items: Vec::new(), text: String::new(), response_id: None };
+    let mut response =
+        Response { items: Vec::new(), text: String::new(), response_id: None, usage: None };
     while let Some(event) = stream.next().await {
         match event? {
             ModelEvent::TextDelta(text) => on_event(AgentEvent::TextDelta { text }),
@@ -283,7 +342,10 @@ async fn read_response(
             }
             ModelEvent::ToolCall(call) => response.items.push(Item::ToolCall(call)),
             ModelEvent::Reasoning(reasoning) => response.items.push(Item::Reasoning(reasoning)),
-            ModelEvent::Usage(usage) => on_event(AgentEvent::Usage { usage }),
+            ModelEvent::Usage(usage) => {
+                response.usage = Some(usage);
+                on_event(AgentEvent::Usage { usage });
+            }
             ModelEvent::Completed { response_id, .. } => {
                 response.response_id = response_id;
                 return Ok(response);
@@ -294,6 +356,72 @@ async fn read_response(
         ModelErrorKind::BadResponse,
         "the model's stream ended without a completion event",
     ))
+}
+
+/// The loop's view of the context window during one run: the fixed part of every request and
+/// the transcript's counts.
+struct Window<'a> {
+    ctx: &'a ContextConfig,
+    fixed: usize,
+    counts: ItemCounts,
+}
+
+impl<'a> Window<'a> {
+    fn new(ctx: &'a ContextConfig, config: &AgentConfig, tools: &[ToolSpec]) -> Self {
+        let (instructions, tools) =
+            context::count::fixed(&*ctx.counter, &config.instructions, tools);
+        Self { ctx, fixed: instructions + tools, counts: ItemCounts::default() }
+    }
+
+    /// Compacts when the next request would pass the threshold, then reports its size.
+    async fn before_request(
+        &mut self,
+        model: &dyn ModelClient,
+        executor: &Executor,
+        conversation: &mut Conversation,
+        turn: usize,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(AgentEvent) + Send),
+    ) {
+        let mut tokens = self.tokens(conversation);
+        if tokens > self.ctx.threshold_tokens() {
+            let reason = CompactionReason::Threshold;
+            self.compact(model, executor, conversation, reason, cancel, on_event).await;
+            tokens = self.tokens(conversation);
+        }
+        on_event(AgentEvent::Request {
+            turn,
+            estimated_input_tokens: tokens,
+            window: self.ctx.window,
+        });
+    }
+
+    fn tokens(&mut self, conversation: &Conversation) -> usize {
+        self.fixed + self.counts.transcript(&*self.ctx.counter, &conversation.items)
+    }
+
+    async fn compact(
+        &mut self,
+        model: &dyn ModelClient,
+        executor: &Executor,
+        conversation: &mut Conversation,
+        reason: CompactionReason,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(AgentEvent) + Send),
+    ) {
+        let info =
+            context::compact(model, self.ctx, executor, conversation, self.fixed, reason, cancel)
+                .await;
+        // The server's chain holds the old transcript: the next request starts a new one from
+        // the compacted input.
+        conversation.continuation = None;
+        self.counts.reset();
+        on_event(AgentEvent::Compaction {
+            info,
+            items: conversation.items.clone(),
+            ledger: conversation.ledger.clone(),
+        });
+    }
 }
 
 /// Counts identical failing calls in a row: same tool, same arguments, same error code.

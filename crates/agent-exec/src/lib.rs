@@ -46,9 +46,11 @@ mod batch;
 mod builder;
 #[cfg(feature = "code")]
 pub mod code;
+pub mod context;
 mod error;
 mod executor;
 mod output;
+pub mod project_doc;
 pub mod permission;
 pub mod process;
 mod registry;
