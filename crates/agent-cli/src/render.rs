@@ -90,7 +90,10 @@ pub(crate) fn compaction_line(info: &agent_exec::context::CompactionInfo) -> Str
     };
     format!(
         "agent: context compacted ({}): {what}; about {} → {} tokens",
-        serde_json::to_value(info.reason).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
+        serde_json::to_value(info.reason)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
         info.tokens_before,
         info.tokens_after
     )

@@ -195,7 +195,11 @@ fn context_config(settings: &Settings) -> ContextConfig {
 /// known context window: every request pays for them, and little room is left for the work.
 fn warn_if_crowded(model: &str, configured: Option<u64>, specs: &[agent_core::ToolSpec]) {
     let Some(window) = configured.or_else(|| agent_model::context_window(model)) else { return };
-    let fixed = agent_model::fixed_tokens(agent_exec::DEFAULT_INSTRUCTIONS, specs) as u64;
+    // Four characters a token: a start-up warning must not build a vocabulary's tables (tens of
+    // milliseconds) before the first request.
+    let chars = agent_exec::DEFAULT_INSTRUCTIONS.len()
+        + agent_model::chat_tools_json(specs).to_string().len();
+    let fixed = chars.div_ceil(4) as u64;
     if fixed * 2 > window {
         eprintln!(
             "agent: warning: the instructions and {} tool schemas take about {fixed} tokens, more \

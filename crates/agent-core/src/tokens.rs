@@ -8,7 +8,9 @@
 /// Counts the tokens of a text for one model's vocabulary.
 pub trait TokenCounter: Send + Sync + std::fmt::Debug {
     /// How many tokens `text` takes. An estimate must err on the high side: the loop trusts it
-    /// to keep requests under the window.
+    /// to keep requests under the window. It must never exceed `text.len()` (true of every
+    /// byte-level BPE: a token covers at least one byte), so the loop can skip counting a
+    /// request whose bytes are already under the threshold.
     fn count(&self, text: &str) -> usize;
 
     /// A short name for `/context` and the docs, such as `o200k_base` or `estimate`.

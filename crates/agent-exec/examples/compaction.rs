@@ -40,7 +40,8 @@ impl ModelClient for Summarizer {
 }
 
 fn conversation() -> Conversation {
-    let mut items = vec![Item::Message(Message::user("Fix the failing tests in crates/agent-exec."))];
+    let mut items =
+        vec![Item::Message(Message::user("Fix the failing tests in crates/agent-exec."))];
     let line = "test context::tests::something ... ok (the quick brown fox jumps over it)\n";
     for turn in 0..30 {
         let call_id = format!("call_{turn}");

@@ -14,7 +14,7 @@ use serde::Serialize;
 use tracing::Instrument;
 
 use crate::{
-    context::{self, CompactionInfo, CompactionReason, ContextConfig, ItemCounts, Ledger},
+    context::{self, CompactionInfo, CompactionReason, ContextConfig, Ledger, RequestCount},
     executor::{Executor, Outcome},
 };
 
@@ -210,8 +210,11 @@ pub async fn run(
                 window.before_request(model, executor, conversation, turn, cancel, on_event).await;
             }
             let turn_start = conversation.items.len();
-            let continuation =
-                if model.supports_continuation() { conversation.continuation.clone() } else { None };
+            let continuation = if model.supports_continuation() {
+                conversation.continuation.clone()
+            } else {
+                None
+            };
             let request = ModelRequest {
                 instructions: &config.instructions,
                 items: &conversation.items,
@@ -259,7 +262,7 @@ pub async fn run(
         }
         conversation.items.extend(response.items);
         if let (Some(window), Some(usage)) = (&mut window, &response.usage) {
-            window.counts.observe(conversation.items.len(), usage, window.fixed);
+            window.counts.observe(conversation.items.len(), usage);
         }
         let calls: Vec<ToolCall> = conversation.items[turn_start..]
             .iter()
@@ -358,19 +361,15 @@ async fn read_response(
     ))
 }
 
-/// The loop's view of the context window during one run: the fixed part of every request and
-/// the transcript's counts.
+/// The loop's view of the context window during one run: what each request carries.
 struct Window<'a> {
     ctx: &'a ContextConfig,
-    fixed: usize,
-    counts: ItemCounts,
+    counts: RequestCount<'a>,
 }
 
 impl<'a> Window<'a> {
-    fn new(ctx: &'a ContextConfig, config: &AgentConfig, tools: &[ToolSpec]) -> Self {
-        let (instructions, tools) =
-            context::count::fixed(&*ctx.counter, &config.instructions, tools);
-        Self { ctx, fixed: instructions + tools, counts: ItemCounts::default() }
+    fn new(ctx: &'a ContextConfig, config: &'a AgentConfig, tools: &'a [ToolSpec]) -> Self {
+        Self { ctx, counts: RequestCount::new(&*ctx.counter, &config.instructions, tools) }
     }
 
     /// Compacts when the next request would pass the threshold, then reports its size.
@@ -397,7 +396,7 @@ impl<'a> Window<'a> {
     }
 
     fn tokens(&mut self, conversation: &Conversation) -> usize {
-        self.fixed + self.counts.transcript(&*self.ctx.counter, &conversation.items)
+        self.counts.tokens(&conversation.items, self.ctx.threshold_tokens())
     }
 
     async fn compact(
@@ -409,9 +408,9 @@ impl<'a> Window<'a> {
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(AgentEvent) + Send),
     ) {
+        let fixed = self.counts.fixed();
         let info =
-            context::compact(model, self.ctx, executor, conversation, self.fixed, reason, cancel)
-                .await;
+            context::compact(model, self.ctx, executor, conversation, fixed, reason, cancel).await;
         // The server's chain holds the old transcript: the next request starts a new one from
         // the compacted input.
         conversation.continuation = None;

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use agent_core::TokenCounter;
 use serde::{Deserialize, Serialize};
 
-pub(crate) use self::{compactor::compact, count::ItemCounts};
+pub(crate) use self::{compactor::compact, count::RequestCount};
 pub use self::{
     compactor::{SUMMARY_MARKER, SUMMARY_PROMPT},
     ledger::{CommandRecord, DroppedOutput, Ledger},

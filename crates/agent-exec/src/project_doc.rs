@@ -101,9 +101,14 @@ mod tests {
         let docs = ProjectDocs::discover(&top.join("repo/crates/one/src"), Some(&top.join("user")));
         assert_eq!(
             docs.files,
-            vec![top.join("user/AGENTS.md"), top.join("repo/AGENTS.md"), top.join("repo/crates/AGENTS.md")]
+            vec![
+                top.join("user/AGENTS.md"),
+                top.join("repo/AGENTS.md"),
+                top.join("repo/crates/AGENTS.md")
+            ]
         );
-        let order = ["USER rules", "ROOT rules", "CRATES rules"].map(|t| docs.text.find(t).unwrap());
+        let order =
+            ["USER rules", "ROOT rules", "CRATES rules"].map(|t| docs.text.find(t).unwrap());
         assert!(order.is_sorted(), "{}", docs.text);
         assert!(!docs.text.contains("OUTSIDE"));
         assert!(docs.text.contains(&format!("## {}", top.join("repo/crates/AGENTS.md").display())));

@@ -213,7 +213,10 @@ mod tests {
         // A replay still sees every item ever appended.
         assert_eq!(Transcript::read_items(&path).unwrap().len(), 4);
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains(r#"{"compaction":{"reason":"threshold","tokens_before":100"#), "{text}");
+        assert!(
+            text.contains(r#"{"compaction":{"reason":"threshold","tokens_before":100"#),
+            "{text}"
+        );
     }
 
     #[test]

@@ -68,8 +68,7 @@ impl ScriptedServer {
     pub async fn start(script: Script) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let state =
-            Arc::new(Mutex::new(State {
+        let state = Arc::new(Mutex::new(State {
             turns: script.turns.into(),
             standing: script.standing,
             requests: Vec::new(),

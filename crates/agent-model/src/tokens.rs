@@ -30,7 +30,8 @@ impl Encoding {
     /// for a model that is not OpenAI's.
     pub fn for_model(model: &str) -> Option<Self> {
         let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
-        const O200K: &[&str] = &["gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss"];
+        const O200K: &[&str] =
+            &["gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss"];
         const CL100K: &[&str] = &["gpt-4", "gpt-3.5", "text-embedding-3", "text-embedding-ada"];
         if O200K.iter().any(|prefix| name.starts_with(prefix)) {
             Some(Self::O200kBase)

@@ -51,7 +51,11 @@ fn run_in(
             }
         }
         figures.push(Figure::of(&format!("session.rss.{api}"), "MB", rss));
-        figures.push(Figure::of(&format!("session.max_request_tokens.{api}"), "tokens", max_tokens));
+        figures.push(Figure::of(
+            &format!("session.max_request_tokens.{api}"),
+            "tokens",
+            max_tokens,
+        ));
         figures.push(Figure::of(&format!("session.compactions.{api}"), "count", compactions));
         for (values, turn) in bytes.into_iter().zip([1, 2, 200]) {
             let name = format!("session.request_bytes.{api}.turn{turn}");
@@ -183,7 +187,12 @@ impl Server {
     }
 
     /// Starts a server with standing answers as well (see the scripted server's `standing`).
-    fn start_with(bins: &Bins, dir: &Path, turns: &Value, standing: &Value) -> anyhow::Result<Self> {
+    fn start_with(
+        bins: &Bins,
+        dir: &Path,
+        turns: &Value,
+        standing: &Value,
+    ) -> anyhow::Result<Self> {
         let script = dir.join("script.json");
         std::fs::write(&script, json!({"turns": turns, "standing": standing}).to_string())?;
         let mut child = Command::new(&bins.server)
@@ -354,7 +363,8 @@ fn long_session(bins: &Bins, api: &str, dir: &Path) -> anyhow::Result<Session> {
     }
     // A compaction restarts the stored chain, so only most requests continue one.
     if api == "responses_prev"
-        && bodies.iter().skip(1).filter(|b| b["previous_response_id"].is_null()).count() > compactions
+        && bodies.iter().skip(1).filter(|b| b["previous_response_id"].is_null()).count()
+            > compactions
     {
         bail!("responses_prev: requests that started a new chain without a compaction");
     }

@@ -247,16 +247,20 @@ async fn debug_logs_show_a_span_per_turn_and_per_call_without_escape_codes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agents_md_files_go_with_the_instructions_unless_switched_off() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("AGENTS.md"), "PROJECT: run the tests with make check.").unwrap();
+    std::fs::write(dir.path().join("AGENTS.md"), "PROJECT: run the tests with make check.")
+        .unwrap();
     let user = dir.path().join(".no-config/agent");
     std::fs::create_dir_all(&user).unwrap();
     std::fs::write(user.join("AGENTS.md"), "USER: answer briefly.").unwrap();
-    let system = |bodies: &[Value]| bodies[0]["messages"][0]["content"].as_str().unwrap().to_owned();
+    let system =
+        |bodies: &[Value]| bodies[0]["messages"][0]["content"].as_str().unwrap().to_owned();
 
-    let (output, bodies) = exec(dir.path(), vec![Turn::text("ok")], &["--api", "chat", "exec", "go"]).await;
+    let (output, bodies) =
+        exec(dir.path(), vec![Turn::text("ok")], &["--api", "chat", "exec", "go"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = system(&bodies);
-    let (user_at, project_at) = (text.find("USER: answer").unwrap(), text.find("PROJECT: run").unwrap());
+    let (user_at, project_at) =
+        (text.find("USER: answer").unwrap(), text.find("PROJECT: run").unwrap());
     assert!(user_at < project_at, "the user's own file comes first: {text}");
     assert!(text.contains("AGENTS.md"), "each file is introduced by its path: {text}");
 

@@ -46,9 +46,8 @@ pub(crate) async fn compact(
     cancel: &CancellationToken,
 ) -> CompactionInfo {
     let counter = &*ctx.counter;
-    let tokens = |items: &[Item]| {
-        fixed + items.iter().map(|item| count::item(counter, item)).sum::<usize>()
-    };
+    let tokens =
+        |items: &[Item]| fixed + items.iter().map(|item| count::item(counter, item)).sum::<usize>();
     let items = &mut conversation.items;
     let mut info = CompactionInfo {
         reason,
@@ -117,9 +116,8 @@ pub(crate) async fn compact(
         kept += size;
         tail_start -= 1;
     }
-    let dropped_groups: Vec<usize> = (head_end..tail_start)
-        .filter(|&index| !groups[index].contains(&last_user))
-        .collect();
+    let dropped_groups: Vec<usize> =
+        (head_end..tail_start).filter(|&index| !groups[index].contains(&last_user)).collect();
     if dropped_groups.is_empty() {
         info.tokens_after = shrunk_tokens;
         info.items_after = items.len();
@@ -131,7 +129,11 @@ pub(crate) async fn compact(
     for item in &dropped {
         if let Item::ToolOutput(output) = item {
             let saved = save_full(session_dir, &output.call_id, &output.output);
-            conversation.ledger.dropped(&output.call_id, &tool_name(&dropped, &output.call_id), saved);
+            conversation.ledger.dropped(
+                &output.call_id,
+                &tool_name(&dropped, &output.call_id),
+                saved,
+            );
         }
     }
     conversation.ledger.compactions += 1;
@@ -225,8 +227,11 @@ fn shrink(output: &str, head_chars: usize, saved: Option<&str>) -> String {
         Some(path) => format!("full text: {path}"),
         None => "the full text was not saved (no session directory)".to_owned(),
     };
-    format!("{head}\n{SHRUNK}: showing {head_chars} of {total} characters; {where_}]")
-        .replacen(SHRUNK, &format!("[{SHRUNK}"), 1)
+    format!("{head}\n{SHRUNK}: showing {head_chars} of {total} characters; {where_}]").replacen(
+        SHRUNK,
+        &format!("[{SHRUNK}"),
+        1,
+    )
 }
 
 /// Asks the model for a summary of `dropped`, rendered as text within half the window.
@@ -282,9 +287,15 @@ fn render(items: &[Item]) -> String {
     let mut text = String::from("The transcript to summarise:\n");
     for item in items {
         let line = match item {
-            Item::Message(message) => format!("{}: {}", message.role.as_str(), cut(&message.content)),
-            Item::ToolCall(call) => format!("call {} {}({})", call.call_id, call.name, cut(&call.arguments)),
-            Item::ToolOutput(output) => format!("output of {}: {}", output.call_id, cut(&output.output)),
+            Item::Message(message) => {
+                format!("{}: {}", message.role.as_str(), cut(&message.content))
+            }
+            Item::ToolCall(call) => {
+                format!("call {} {}({})", call.call_id, call.name, cut(&call.arguments))
+            }
+            Item::ToolOutput(output) => {
+                format!("output of {}: {}", output.call_id, cut(&output.output))
+            }
             Item::Reasoning(reasoning) => match &reasoning.text {
                 Some(text) => format!("reasoning: {}", cut(text)),
                 None => continue,
@@ -312,7 +323,12 @@ mod tests {
     }
 
     fn output(id: &str) -> Item {
-        Item::ToolOutput(CallOutput { call_id: id.to_owned(), output: "x".to_owned(), ok: true, error: None })
+        Item::ToolOutput(CallOutput {
+            call_id: id.to_owned(),
+            output: "x".to_owned(),
+            ok: true,
+            error: None,
+        })
     }
 
     #[test]
@@ -337,7 +353,10 @@ mod tests {
         let text = shrink(&"é".repeat(50), 10, Some("/s/outputs/c.txt"));
         assert_eq!(
             text,
-            format!("{}\n[{SHRUNK}: showing 10 of 50 characters; full text: /s/outputs/c.txt]", "é".repeat(10))
+            format!(
+                "{}\n[{SHRUNK}: showing 10 of 50 characters; full text: /s/outputs/c.txt]",
+                "é".repeat(10)
+            )
         );
     }
 }

@@ -129,10 +129,7 @@ impl Ledger {
             };
             text.push_str(&format!("  - `{}` → {status}\n", command.line));
         }
-        text.push_str(&format!(
-            "- Tool outputs dropped from view: {}",
-            self.dropped_outputs.len()
-        ));
+        text.push_str(&format!("- Tool outputs dropped from view: {}", self.dropped_outputs.len()));
         let skipped = self.dropped_outputs.len().saturating_sub(LISTED);
         if skipped > 0 {
             text.push_str(&format!(" (the first {skipped} not listed)"));
@@ -159,8 +156,7 @@ impl Ledger {
 fn exit_code(output: &str) -> Option<i64> {
     output.lines().take(3).find_map(|line| {
         let rest = line.trim_start().strip_prefix("exit ")?;
-        let digits: String =
-            rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
         digits.parse().ok()
     })
 }

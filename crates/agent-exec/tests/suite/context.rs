@@ -49,7 +49,10 @@ impl TypedTool for PrintMb {
     }
     async fn run(&self, input: PrintInput, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let line = format!("{} the quick brown fox jumps over the lazy dog\n", input.command);
-        Ok(ToolOutput::text(format!("exit 0 · 0.1 s · workdir .\n{}", line.repeat((1 << 20) / line.len()))))
+        Ok(ToolOutput::text(format!(
+            "exit 0 · 0.1 s · workdir .\n{}",
+            line.repeat((1 << 20) / line.len())
+        )))
     }
 }
 
@@ -70,7 +73,11 @@ fn model(api: Api, server: &ScriptedServer) -> Box<dyn ModelClient> {
 }
 
 /// Runs `GOAL` against `turns` with a 32k window; the events and the server.
-async fn session(api: Api, turns: Vec<Turn>, session_dir: &std::path::Path) -> (Finish, Vec<AgentEvent>, ScriptedServer) {
+async fn session(
+    api: Api,
+    turns: Vec<Turn>,
+    session_dir: &std::path::Path,
+) -> (Finish, Vec<AgentEvent>, ScriptedServer) {
     let script = Script::new(turns)
         .with_standing(SUMMARY_MARKER, Turn::text("SUMMARY: the user wants megabytes printed."));
     let server = ScriptedServer::start(script).await.unwrap();
@@ -139,7 +146,8 @@ async fn check_long_session(api: Api) {
     // What went on the wire: no body is over the window even at four characters a token, the
     // summary requests were answered, and the final turn's context holds the goal and the
     // ledger.
-    let requests: Vec<Value> = server.requests().iter().map(|r| serde_json::from_str(&r.body).unwrap()).collect();
+    let requests: Vec<Value> =
+        server.requests().iter().map(|r| serde_json::from_str(&r.body).unwrap()).collect();
     let (summaries, turns): (Vec<&Value>, Vec<&Value>) =
         requests.iter().partition(|body| body.to_string().contains(SUMMARY_MARKER));
     assert_eq!(summaries.len(), infos.iter().filter(|info| info.summarized).count());
@@ -152,7 +160,8 @@ async fn check_long_session(api: Api) {
     // chain's first request (sent whole after the last compaction) and what followed it.
     let root = match api {
         Api::ResponsesPrev => {
-            let root = turns.iter().rposition(|body| body["previous_response_id"].is_null()).unwrap();
+            let root =
+                turns.iter().rposition(|body| body["previous_response_id"].is_null()).unwrap();
             assert!(root > 0, "the chain restarted after a compaction");
             assert!(turns[root + 1..].iter().all(|body| body["previous_response_id"].is_string()));
             turns[root]
@@ -166,7 +175,10 @@ async fn check_long_session(api: Api) {
     assert!(text.contains(GOAL), "the goal survived");
     assert!(text.contains("Ledger of the compacted turns"), "{text:.3000}");
     assert!(text.contains("SUMMARY: the user wants megabytes printed."));
-    assert!(text.contains("`print --part 0` → exit 0") || text.contains("not listed"), "{text:.3000}");
+    assert!(
+        text.contains("`print --part 0` → exit 0") || text.contains("not listed"),
+        "{text:.3000}"
+    );
     let saved = dir.path().join("outputs/call_0.txt");
     assert!(std::fs::metadata(&saved).unwrap().len() >= 1 << 20, "the full output is on disk");
 }
@@ -193,7 +205,12 @@ fn overflow() -> Turn {
         "param": "messages",
         "code": "context_length_exceeded"
     }});
-    Turn::fault(Fault::Status { status: 400, body: body.to_string(), content_type: None, headers: Default::default() })
+    Turn::fault(Fault::Status {
+        status: 400,
+        body: body.to_string(),
+        content_type: None,
+        headers: Default::default(),
+    })
 }
 
 async fn check_overflow(api: Api) {
@@ -235,6 +252,9 @@ async fn a_second_overflow_in_a_row_is_the_models_error() {
     let mut turns = print_turns(4);
     turns.extend([overflow(), overflow(), Turn::text("never")]);
     let (finish, events, _server) = session(Api::Chat, turns, dir.path()).await;
-    assert!(matches!(finish, Finish::ModelError(ref err) if err.kind == agent_core::ModelErrorKind::ContextTooLong), "{finish:?}");
+    assert!(
+        matches!(finish, Finish::ModelError(ref err) if err.kind == agent_core::ModelErrorKind::ContextTooLong),
+        "{finish:?}"
+    );
     assert_eq!(compactions(&events).len(), 1);
 }

@@ -31,8 +31,9 @@ async fn bodies(responses: bool) -> Vec<Value> {
     let docs = ProjectDocs::discover(&workspace, Some(&top.join("user")));
     assert_eq!(docs.files.len(), 3);
 
-    let server =
-        ScriptedServer::start(Script::new([Turn::text("first"), Turn::text("second")])).await.unwrap();
+    let server = ScriptedServer::start(Script::new([Turn::text("first"), Turn::text("second")]))
+        .await
+        .unwrap();
     let config = ClientConfig::new(server.url(), "scripted");
     let model: Box<dyn ModelClient> = if responses {
         Box::new(ResponsesClient::new(&config).unwrap())
@@ -74,7 +75,8 @@ async fn responses_send_project_instructions_as_instructions() {
 fn without_files_the_instructions_are_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let docs = ProjectDocs::discover(dir.path(), None);
-    let builder = AgentBuilder::new(dir.path()).instructions("Only this.").project_instructions(&docs.text);
+    let builder =
+        AgentBuilder::new(dir.path()).instructions("Only this.").project_instructions(&docs.text);
     let agent = builder.build(agent_model::ReplayClient::new("none", Vec::new())).unwrap();
     assert_eq!(agent.config().instructions, "Only this.");
 }
