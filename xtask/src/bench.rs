@@ -249,7 +249,7 @@ fn load_average() -> String {
 }
 
 /// The target for a figure, as text, and whether the figure meets it.
-fn target(figure: &Figure, all: &[Figure]) -> Option<(String, bool)> {
+fn target(figure: &Figure) -> Option<(String, bool)> {
     let at_most = |limit: f64, text: &str| Some((text.to_owned(), figure.median <= limit));
     let name = figure.name.as_str();
     match name {
@@ -292,7 +292,7 @@ fn print_table(figures: &[Figure], notes: &[String]) {
     );
     let _ = writeln!(out, "{}", "─".repeat(118));
     for figure in figures {
-        let (target, mark) = match target(figure, figures) {
+        let (target, mark) = match target(figure) {
             Some((text, true)) => (text, "✔"),
             Some((text, false)) => (text, "✘"),
             None => (String::new(), ""),

@@ -8,7 +8,7 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
-use std::{sync::Arc, time::Instant};
+use std::time::Instant;
 
 use agent_core::{
     BoxFuture, CallOutput, CancellationToken, Item, Message, ModelClient, ModelError, ModelEvent,
