@@ -30,7 +30,7 @@ const SUMMARY_HEADER: &str = "[harness] Earlier turns of this conversation were 
 save context. The full outputs are saved at the paths the ledger lists; read them again if you \
 need them.";
 /// The note a shrunk output ends with; also how an already shrunk output is recognised.
-const SHRUNK: &str = "[harness] output shrunk by compaction";
+const SHRUNK: &str = "output shrunk by compaction";
 /// The most characters of one item the summary request shows.
 const RENDER_ITEM_CHARS: usize = 600;
 
@@ -227,11 +227,7 @@ fn shrink(output: &str, head_chars: usize, saved: Option<&str>) -> String {
         Some(path) => format!("full text: {path}"),
         None => "the full text was not saved (no session directory)".to_owned(),
     };
-    format!("{head}\n{SHRUNK}: showing {head_chars} of {total} characters; {where_}]").replacen(
-        SHRUNK,
-        &format!("[{SHRUNK}"),
-        1,
-    )
+    format!("{head}\n[harness: {SHRUNK}; showing {head_chars} of {total} characters; {where_}]")
 }
 
 /// Asks the model for a summary of `dropped`, rendered as text within half the window.
@@ -354,7 +350,7 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "{}\n[{SHRUNK}: showing 10 of 50 characters; full text: /s/outputs/c.txt]",
+                "{}\n[harness: {SHRUNK}; showing 10 of 50 characters; full text: /s/outputs/c.txt]",
                 "é".repeat(10)
             )
         );
