@@ -93,7 +93,9 @@ pub(crate) async fn compact(
     }
 
     // Then the summary: which turns stay, which go.
-    let is_user = |item: &Item| matches!(item, Item::Message(m) if m.role == Role::User);
+    // A summary of an earlier compaction is the harness's message, not the user's: it is
+    // summarised again with the turns it replaced rather than kept.
+    let is_user = |item: &Item| matches!(item, Item::Message(m) if m.role == Role::User && !m.content.starts_with(SUMMARY_HEADER));
     let first_user = items.iter().position(is_user).unwrap_or(0);
     let last_user = items.iter().rposition(is_user).unwrap_or(0);
     let head_end = groups.iter().position(|group| group.contains(&first_user)).map_or(0, |g| g + 1);

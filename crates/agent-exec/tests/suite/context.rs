@@ -174,6 +174,11 @@ async fn check_long_session(api: Api) {
     let text = root.to_string();
     assert!(text.contains(GOAL), "the goal survived");
     assert!(text.contains("Ledger of the compacted turns"), "{text:.3000}");
+    assert_eq!(
+        text.matches("Ledger of the compacted turns").count(),
+        1,
+        "one summary replaces the last"
+    );
     assert!(text.contains("SUMMARY: the user wants megabytes printed."));
     assert!(
         text.contains("`print --part 0` → exit 0") || text.contains("not listed"),
