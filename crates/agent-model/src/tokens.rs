@@ -2,17 +2,16 @@
 //! keep every request inside the window and a front end can show what tools cost.
 //!
 //! OpenAI's models are counted exactly with their own BPE encodings (`o200k_base` for GPT-4o,
-//! GPT-4.1, GPT-5 and the o-series, `cl100k_base` for GPT-4 and GPT-3.5) through tiktoken-rs;
-//! every other model gets `o200k_base` too, as an estimate: current open models (Llama 3, Qwen,
-//! DeepSeek) use BPE vocabularies of 128k–150k tokens trained on similar data, and a count with a
-//! real vocabulary follows code and non-English text far better than characters divided by four.
-//! The estimate is documented with its measured error in `docs/models.md`; a server's reported
-//! usage takes precedence where the loop has it. An encoding's tables are built on first use
-//! (tens of milliseconds), never at start-up.
+//! GPT-4.1, GPT-5 and the o-series, `cl100k_base` for GPT-4 and GPT-3.5) through tiktoken-rs.
+//! Every other model is counted with [`CharEstimate`] (four characters a token): its vocabulary
+//! is not ours to know, and an OpenAI table costs about 40 MB of memory once built, too much to
+//! pay for an estimate. The estimate's measured error is in `docs/models.md`; the loop also takes
+//! a server's reported usage when it is higher. An encoding's tables are built on first use,
+//! never at start-up.
 
 use std::sync::Arc;
 
-use agent_core::{TokenCounter, ToolSpec};
+use agent_core::{CharEstimate, TokenCounter, ToolSpec};
 
 use crate::chat_tools_json;
 
@@ -58,22 +57,16 @@ impl Encoding {
     }
 }
 
-/// A counter over one OpenAI encoding: exact for OpenAI's models, an estimate for the others.
+/// A counter over one OpenAI encoding: exact for the models that use it.
 #[derive(Debug, Clone, Copy)]
 pub struct BpeCounter {
     encoding: Encoding,
-    exact: bool,
 }
 
 impl BpeCounter {
     /// Counts with `encoding`.
     pub fn new(encoding: Encoding) -> Self {
-        Self { encoding, exact: true }
-    }
-
-    /// Whether the count is the model's own (false: another model's vocabulary as an estimate).
-    pub fn is_exact(&self) -> bool {
-        self.exact
+        Self { encoding }
     }
 }
 
@@ -85,17 +78,17 @@ impl TokenCounter for BpeCounter {
     }
 
     fn name(&self) -> &str {
-        if self.exact { self.encoding.name() } else { "estimate (o200k_base)" }
+        self.encoding.name()
     }
 }
 
-/// The counter for `model`: its own encoding for OpenAI's models, `o200k_base` as an estimate
-/// for any other.
+/// The counter for `model`: its own encoding for OpenAI's models, four characters a token for
+/// any other.
 pub fn counter_for(model: &str) -> Arc<dyn TokenCounter> {
-    Arc::new(match Encoding::for_model(model) {
-        Some(encoding) => BpeCounter::new(encoding),
-        None => BpeCounter { encoding: Encoding::O200kBase, exact: false },
-    })
+    match Encoding::for_model(model) {
+        Some(encoding) => Arc::new(BpeCounter::new(encoding)),
+        None => Arc::new(CharEstimate),
+    }
 }
 
 /// The tokens `text` takes with `o200k_base`: exact for current OpenAI models, a close estimate
@@ -171,7 +164,7 @@ mod tests {
         assert_eq!(Encoding::for_model("gpt-4-0613"), Some(Encoding::Cl100kBase));
         assert_eq!(Encoding::for_model("qwen3-8b"), None);
         assert_eq!(counter_for("gpt-4").name(), "cl100k_base");
-        assert_eq!(counter_for("qwen3-8b").name(), "estimate (o200k_base)");
+        assert_eq!(counter_for("qwen3-8b").name(), "estimate");
         // The two vocabularies differ on the same text.
         let text = "fn main() { println!(\"héllo, wörld\"); }";
         assert_ne!(counter_for("gpt-4").count(text), counter_for("gpt-4o").count(text));
