@@ -75,6 +75,8 @@ const EXAMPLES: &[&str] = &[
     "dispatch",
     "batch",
     "spawn_cost",
+    "hook_cost",
+    "job_cost",
     "sse_throughput",
     "token_count",
     "compaction",
@@ -99,9 +101,17 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let mut notes = Vec::new();
     let quick: &[&str] = if options.quick { &["--quick"] } else { &[] };
 
-    for example in
-        ["dispatch", "batch", "spawn_cost", "sse_throughput", "token_count", "compaction"]
-    {
+    let in_process = [
+        "dispatch",
+        "batch",
+        "spawn_cost",
+        "hook_cost",
+        "job_cost",
+        "sse_throughput",
+        "token_count",
+        "compaction",
+    ];
+    for example in in_process {
         progress(&format!("running example {example}…"));
         run_example(&bins, example, quick, &[], &mut figures, &mut notes)?;
     }

@@ -26,7 +26,7 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use self::{
-    cases::{Case, End, NOTES, UPPERCASE, cases},
+    cases::{Case, End, NOTES, UPPERCASE, UPPERCASE_JSON, cases},
     servers::{Kind, LITELLM_KEY, Server},
 };
 use crate::bench::Figure;
@@ -190,9 +190,21 @@ fn run_agent(
 
 /// Checks a run; on success returns a note for the report line (what the model said).
 fn check(case: &Case, outcome: &Outcome) -> anyhow::Result<String> {
-    let finished = outcome.events.iter().rev().find(|(_, event)| event["type"] == "finished");
-    let reason = finished.and_then(|(_, event)| event["reason"].as_str()).unwrap_or("");
-    let text = finished.and_then(|(_, event)| event["text"].as_str()).unwrap_or("");
+    let finished = outcome
+        .events
+        .iter()
+        .rev()
+        .find(|(_, event)| event["type"] == "run.completed" || event["type"] == "run.failed");
+    let reason = finished
+        .map(|(_, event)| {
+            if event["type"] == "run.completed" {
+                "answered"
+            } else {
+                event["reason"].as_str().unwrap_or("")
+            }
+        })
+        .unwrap_or("");
+    let text = finished.and_then(|(_, event)| event["answer"].as_str()).unwrap_or("");
     let error = outcome
         .events
         .iter()
@@ -279,7 +291,7 @@ fn shorten(text: &str) -> String {
 }
 
 /// The real-model figures for `cargo xtask bench`: against llama-cpp-python (chatml) and
-/// llama-server, one whole run each with every default tool, turn 1 forced to `uppercase`:
+/// llama-server, one whole run each with every default tool, turn 1 forced to a tool call:
 /// `realmodel.<server>.first_request_tokens` (the server's `usage.prompt_tokens` of turn 1),
 /// `realmodel.<server>.turn1_ms` and `.turn2_ms` (turn start to the turn's usage event; a turn 2
 /// well under turn 1 shows the server's prompt cache being hit).
@@ -290,19 +302,23 @@ pub(crate) fn bench_figures(root: &Path, agent: &Path) -> anyhow::Result<Vec<Fig
     let mut figures = Vec::new();
     for (kind, label) in [(Kind::Chatml, "llama_cpp_python"), (Kind::LlamaServer, "llama_server")] {
         let server = servers::start(root, kind, &[], &scratch.join("logs"))?;
+        // llama-server reads only the string forms of `tool_choice` (see its cases).
+        let (choice, prompt) = match kind {
+            Kind::LlamaServer => ("required", UPPERCASE_JSON),
+            _ => ("uppercase", UPPERCASE),
+        };
         let args: Vec<String> =
-            ["--api", "chat", "--no-stream", "--tool-choice", "uppercase", "--max-turns", "2"]
+            ["--api", "chat", "--no-stream", "--tool-choice", choice, "--max-turns", "2"]
                 .iter()
                 .map(|arg| (*arg).to_owned())
                 .collect();
-        let outcome =
-            run_agent(agent, &server, kind.model(), &args, UPPERCASE, &scratch.join(label))?;
+        let outcome = run_agent(agent, &server, kind.model(), &args, prompt, &scratch.join(label))?;
         let turns = turn_times(&outcome.events);
         let tokens = outcome
             .events
             .iter()
             .find(|(_, event)| event["type"] == "usage")
-            .and_then(|(_, event)| event["usage"]["input_tokens"].as_f64())
+            .and_then(|(_, event)| event["turn_usage"]["input_tokens"].as_f64())
             .with_context(|| format!("{label}: no usage reported; stderr: {}", outcome.stderr))?;
         figures.push(Figure::of(
             &format!("realmodel.{label}.first_request_tokens"),
@@ -321,13 +337,13 @@ pub(crate) fn bench_figures(root: &Path, agent: &Path) -> anyhow::Result<Vec<Fig
     Ok(figures)
 }
 
-/// Milliseconds from each `turn_started` to the first `usage` event after it.
+/// Milliseconds from each `turn.started` to the first `usage` event after it.
 fn turn_times(events: &[(Duration, Value)]) -> Vec<f64> {
     let mut times = Vec::new();
     let mut started = None;
     for (at, event) in events {
         match event["type"].as_str() {
-            Some("turn_started") => started = Some(*at),
+            Some("turn.started") => started = Some(*at),
             Some("usage") => {
                 if let Some(start) = started.take() {
                     times.push(at.saturating_sub(start).as_secs_f64() * 1000.0);

@@ -6,6 +6,7 @@ use std::{path::PathBuf, process::ExitCode, sync::Arc};
 use agent_exec::{
     PermissionMode,
     agent::{AgentEvent, Finish, FinishReason},
+    jobs::EndPolicy,
 };
 use clap::Args;
 use rustyline::{DefaultEditor, error::ReadlineError};
@@ -13,7 +14,8 @@ use rustyline::{DefaultEditor, error::ReadlineError};
 use crate::{
     Options,
     approval::TerminalApprover,
-    render::Renderer,
+    hooks::Trust,
+    render::{Renderer, short},
     session::SessionLog,
     setup::{self, Launch, Session},
     spinner::Spinner,
@@ -30,9 +32,11 @@ pub(crate) struct ChatArgs {
 }
 
 const HELP: &str = "\
-Type a request and press Enter. Ctrl-C cancels the running turn; Ctrl-D or /exit quits.
+Type a request and press Enter. Ctrl-C cancels the running turn (background jobs keep running);
+Ctrl-D or /exit quits and kills the jobs.
   /help   this help
   /tools  the tools the model may call
+  /jobs   the background jobs, running and finished
   /context  what the next request carries, the window, and the AGENTS.md files read
   /compact  compact the conversation now (summary and ledger of the older turns)
   /clear  start a new conversation (a new session)
@@ -45,6 +49,7 @@ enum Line {
     Prompt(String),
     Help,
     Tools,
+    Jobs,
     Context,
     Compact,
     Clear,
@@ -67,6 +72,7 @@ fn parse_line(line: &str) -> Line {
     match command {
         "help" | "?" => Line::Help,
         "tools" => Line::Tools,
+        "jobs" => Line::Jobs,
         "context" | "status" => Line::Context,
         "compact" => Line::Compact,
         "clear" | "new" => Line::Clear,
@@ -83,12 +89,18 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         replay: args.replay.clone(),
         default_mode: PermissionMode::Default,
         approver: Some(approver.clone()),
+        trust: Trust::Ask,
     };
     let mut session = match setup::open(options, launch)? {
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
     let tokio = setup::tokio_runtime()?;
+    let source = if args.resume.is_some() { "resume" } else { "startup" };
+    if let Err(reason) = tokio.block_on(session.start(source)) {
+        eprintln!("agent: a SessionStart hook stopped the session: {reason}");
+        return Ok(ExitCode::from(1));
+    }
     let mut editor = DefaultEditor::new()?;
     let history = SessionLog::root()?.parent().map(|dir| dir.join("history.txt"));
     if let Some(path) = &history {
@@ -111,7 +123,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         let read = match approver.take_line() {
             Some(Some(line)) => Ok(line),
             Some(None) => Err(ReadlineError::Eof),
-            None => editor.readline("› "),
+            None => editor.readline(&prompt_text(session.running_jobs().len())),
         };
         let line = match read {
             Ok(line) => line,
@@ -137,8 +149,24 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                     eprintln!("agent: this session manages no context window");
                 }
             }
+            Line::Jobs => {
+                let lines = session.job_lines();
+                if lines.is_empty() {
+                    eprintln!("  (no jobs)");
+                }
+                for line in lines {
+                    eprintln!("  {line}");
+                }
+            }
             Line::Clear => {
+                // A new session: the old one's jobs end with it.
+                report_jobs(&tokio.block_on(session.end_jobs(EndPolicy::Kill)));
+                tokio.block_on(session.end("clear"));
                 session.clear()?;
+                if let Err(reason) = tokio.block_on(session.start("clear")) {
+                    eprintln!("agent: a SessionStart hook stopped the session: {reason}");
+                    break;
+                }
                 eprintln!("agent: new conversation, session {}", session.log.id());
             }
             Line::Exit => break,
@@ -173,6 +201,9 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     {
         eprintln!("agent: warning: history not saved to {}: {err}", path.display());
     }
+    // The session ends here: its jobs are killed (SIGTERM, SIGKILL after 2 s).
+    report_jobs(&tokio.block_on(session.end_jobs(EndPolicy::Kill)));
+    tokio.block_on(session.end("exit"));
     let id = session.log.id();
     eprintln!("agent: session {id} (resume with --resume {id})");
     Ok(ExitCode::SUCCESS)
@@ -192,14 +223,10 @@ fn context_report(session: &Session) -> String {
     if let Some(usage) = session.agent.context_usage() {
         let percent = |tokens: u64| tokens * 100 / usage.window.max(1);
         text.push_str(&format!(
-            "  instructions  {:>8} tokens
-  tools         {:>8} tokens
-  transcript    {:>8} tokens
-  total         {:>8} tokens ({}% of the window)
-  free          {:>8} tokens
-  window        {:>8} tokens ({}); compaction at {} tokens
-  counted with  {}
-",
+            "  instructions  {:>8} tokens\n  tools         {:>8} tokens\n  \
+             transcript    {:>8} tokens\n  total         {:>8} tokens ({}% of the window)\n  \
+             free          {:>8} tokens\n  window        {:>8} tokens ({}); compaction at {} \
+             tokens\n  counted with  {}\n",
             usage.instructions,
             usage.tools,
             usage.transcript,
@@ -221,6 +248,22 @@ fn context_report(session: &Session) -> String {
         }
     }
     text
+}
+
+/// The prompt, with the number of running background jobs beside it.
+fn prompt_text(jobs: usize) -> String {
+    match jobs {
+        0 => "› ".to_owned(),
+        1 => "[1 job] › ".to_owned(),
+        n => format!("[{n} jobs] › "),
+    }
+}
+
+/// Says which jobs the end of a session killed.
+fn report_jobs(ended: &[agent_exec::jobs::JobEnd]) {
+    for job in ended {
+        eprintln!("agent: killed job {} `{}`: {}", job.id, short(&job.command, 80), job.status);
+    }
 }
 
 /// Each tool's name and the first line of its description.
@@ -247,6 +290,13 @@ mod tests {
     }
 
     #[test]
+    fn the_prompt_counts_running_jobs() {
+        assert_eq!(prompt_text(0), "› ");
+        assert_eq!(prompt_text(1), "[1 job] › ");
+        assert_eq!(prompt_text(3), "[3 jobs] › ");
+    }
+
+    #[test]
     fn lines() {
         check("", Line::Empty);
         check("   \t", Line::Empty);
@@ -257,6 +307,7 @@ mod tests {
         check("/compact", Line::Compact);
         check("/clear", Line::Clear);
         check("/exit", Line::Exit);
+        check("/jobs", Line::Jobs);
         check("/quit", Line::Exit);
         check("/frobnicate", Line::Unknown("frobnicate".to_owned()));
         check("list the files", Line::Prompt("list the files".to_owned()));

@@ -6,8 +6,9 @@ use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
 
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
+    jobs::{Jobs, JobsConfig},
     project_doc::ProjectDocs,
-    sandbox::{SandboxConfig, SandboxPolicy},
+    sandbox::{NetNamespace, SandboxConfig, SandboxPolicy},
     secret::{SecretFiles, Secrets},
 };
 use agent_tools::{BashConfig, BuiltinConfig, FileTracker, ProviderKind, WebSearchConfig};
@@ -62,14 +63,6 @@ impl Settings {
         Ok(Self { file, profile_name, profile, model, options })
     }
 
-    /// The workspace: `--workspace`, else the current directory.
-    pub(crate) fn workspace(&self) -> anyhow::Result<PathBuf> {
-        match &self.options.workspace {
-            Some(path) => Ok(path.clone()),
-            None => std::env::current_dir().context("reading the current directory"),
-        }
-    }
-
     /// The project instructions (`AGENTS.md` from the repository root down to the workspace,
     /// after the user's own beside the config file), or none with `--no-project-doc`.
     pub(crate) fn project_docs(&self) -> anyhow::Result<ProjectDocs> {
@@ -84,6 +77,14 @@ impl Settings {
     /// The tool limits: the file's `[limits]`, overridden by the profile's.
     fn limits(&self) -> Limits {
         self.file.limits.overridden_by(self.profile.limits)
+    }
+
+    /// The workspace root: `--workspace`, else the current directory.
+    pub(crate) fn workspace(&self) -> anyhow::Result<PathBuf> {
+        match &self.options.workspace {
+            Some(path) => Ok(path.clone()),
+            None => std::env::current_dir().context("reading the current directory"),
+        }
     }
 
     /// A builder with the workspace, the built-in tools (sharing `tracker`), every permission
@@ -117,11 +118,23 @@ impl Settings {
             .chain(&options.allow)
             .map(String::as_str);
         let secrets = Secrets::with_allow_rules(SecretFiles::default(), &root, allow_rules)?;
+        // With the network off, commands share one private network namespace holding only
+        // `lo`: a server one call starts answers the next, and nothing else is reachable. Where
+        // the kernel refuses, they get no IP socket at all (`agent sandbox check` says which).
+        let loopback = (!options.network && policy.is_restricted())
+            .then(NetNamespace::create)
+            .and_then(Result::ok);
+        let jobs = Jobs::new(JobsConfig {
+            dir: executor.session_dir.as_ref().map(|dir| dir.join("jobs")),
+            ..JobsConfig::default()
+        });
         let mut bash = BashConfig {
             sandbox: SandboxConfig::new(PathBuf::new())
                 .with_policy(policy)
                 .with_network(options.network)
-                .with_secrets(secrets),
+                .with_secrets(secrets)
+                .with_loopback(loopback),
+            jobs: jobs.clone(),
             ..BashConfig::default()
         };
         if let Some(secs) = limits.bash_timeout_secs {
@@ -146,8 +159,11 @@ impl Settings {
         if let Some(cap) = limits.output_cap {
             executor.output_cap = cap;
         }
-        let mut builder =
-            AgentBuilder::new(&root).tools(tools).permission_mode(mode).executor_config(executor);
+        let mut builder = AgentBuilder::new(&root)
+            .tools(tools)
+            .permission_mode(mode)
+            .executor_config(executor)
+            .jobs(jobs);
         if let Some(names) = &options.tools {
             builder = builder.only_tools(names.iter().cloned());
         }

@@ -5,9 +5,10 @@ use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
 use agent_core::{CancellationToken, ModelClient};
 use agent_exec::{
-    Agent, Approver, ExecutorConfig, PermissionMode, Transcript,
+    Agent, Approver, ExecutorConfig, HookEvent, PermissionMode, Transcript,
     agent::{AgentEvent, Conversation, Finish},
     context::ContextConfig,
+    jobs::{EndPolicy, JobEnd},
 };
 use agent_model::{ApiKey, ChatClient, ClientConfig, ReplayClient, ResponsesClient};
 use agent_tools::FileTracker;
@@ -16,6 +17,7 @@ use anyhow::{Context, bail};
 use crate::{
     Options,
     config::{self, Api, ModelSettings},
+    hooks::{self, Trust},
     session::SessionLog,
     settings::Settings,
 };
@@ -30,6 +32,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) default_mode: PermissionMode,
     /// Who answers approval prompts; `None` denies every call that would ask.
     pub(crate) approver: Option<Arc<dyn Approver>>,
+    /// Whether the user may be asked to trust the project's hooks.
+    pub(crate) trust: Trust,
 }
 
 /// A ready session: the library's agent (model, tools, policy, conversation) and its log.
@@ -86,6 +90,8 @@ pub(crate) fn open(
     if let Some(approver) = launch.approver {
         builder = builder.approver(approver);
     }
+    let hooks = hooks::load(&settings.file.hooks, &settings.workspace()?, launch.trust)?;
+    builder = builder.hooks(hooks.transcript_path(log.transcript().path()));
     if let Some(max_turns) = settings.options.max_turns {
         builder = builder.max_turns(max_turns);
     }
@@ -133,6 +139,57 @@ impl Session {
         let finish = self.agent.prompt_with(prompt, &cancel, on_event).await;
         listener.abort();
         Ok(finish)
+    }
+
+    /// Runs the `SessionStart` hooks (`source`: `startup`, `resume` or `clear`); what they print
+    /// for the model is added to the instructions, and a hook that blocks ends the session.
+    pub(crate) async fn start(&mut self, source: &str) -> Result<(), String> {
+        let hooks = self.agent.executor().hooks().clone();
+        if !hooks.wants(HookEvent::SessionStart, None) {
+            return Ok(());
+        }
+        let mut fields = serde_json::Map::new();
+        fields.insert("source".into(), source.into());
+        let result =
+            hooks.run(HookEvent::SessionStart, None, fields, &CancellationToken::new()).await;
+        if let Some(reason) = result.stop.or(result.block) {
+            return Err(reason);
+        }
+        let instructions = &mut self.agent.config_mut().instructions;
+        for context in result.context {
+            instructions.push_str("\n\n");
+            instructions.push_str(&context);
+        }
+        Ok(())
+    }
+
+    /// Ends the session's running jobs by `policy` (kill them, or wait for them and then kill
+    /// what is left); returns how each job that was running ended.
+    pub(crate) async fn end_jobs(&self, policy: EndPolicy) -> Vec<JobEnd> {
+        let Some(jobs) = self.agent.executor().jobs() else { return Vec::new() };
+        // A day: `--jobs wait` is for jobs that end; one that never does is killed in the end.
+        jobs.end(policy, std::time::Duration::from_secs(24 * 3600)).await
+    }
+
+    /// The session's jobs still running.
+    pub(crate) fn running_jobs(&self) -> Vec<agent_exec::jobs::JobInfo> {
+        self.agent.executor().jobs().map(agent_exec::jobs::Jobs::running).unwrap_or_default()
+    }
+
+    /// Every job of the session, one line each.
+    pub(crate) fn job_lines(&self) -> Vec<String> {
+        let jobs = self.agent.executor().jobs().map(agent_exec::jobs::Jobs::list);
+        jobs.unwrap_or_default().iter().map(agent_exec::jobs::JobInfo::line).collect()
+    }
+
+    /// Runs the `SessionEnd` hooks (`reason`: `exit`, `clear`, `other`).
+    pub(crate) async fn end(&self, reason: &str) {
+        let hooks = self.agent.executor().hooks();
+        if hooks.wants(HookEvent::SessionEnd, None) {
+            let mut fields = serde_json::Map::new();
+            fields.insert("reason".into(), reason.into());
+            hooks.run(HookEvent::SessionEnd, None, fields, &CancellationToken::new()).await;
+        }
     }
 
     /// Starts a new conversation in a new session log (the REPL's `/clear`).

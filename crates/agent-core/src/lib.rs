@@ -54,6 +54,7 @@ mod context;
 mod error;
 mod item;
 mod model;
+mod output;
 pub mod schema;
 mod tokens;
 mod tool;
@@ -67,6 +68,7 @@ pub use crate::{
         Continuation, ModelClient, ModelError, ModelErrorKind, ModelEvent, ModelRequest,
         ModelStream, StopReason, ToolChoice, Usage,
     },
+    output::OutputSchema,
     tokens::{CharEstimate, TokenCounter},
     tool::{Access, BoxFuture, Effects, PreparedCall, Tool, ToolOutput, ToolSpec},
     typed::{Typed, TypedTool},

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agent_core::{
     CancellationToken, Continuation, Item, ModelClient, ModelError, ModelErrorKind, ModelEvent,
-    ModelRequest, ToolCall, ToolChoice, ToolSpec, Usage,
+    ModelRequest, OutputSchema, ToolCall, ToolChoice, ToolSpec, Usage,
 };
 use futures_util::StreamExt;
 use serde::Serialize;
@@ -16,6 +16,7 @@ use tracing::Instrument;
 use crate::{
     context::{self, CompactionInfo, CompactionReason, ContextConfig, Ledger, RequestCount},
     executor::{Executor, Outcome},
+    hooks::HookEvent,
 };
 
 /// How a run behaves. Build with [`AgentConfig::new`] and change fields as needed.
@@ -32,6 +33,9 @@ pub struct AgentConfig {
     /// After how many identical failing calls in a row the harness tells the model to change
     /// approach.
     pub repeat_failure_limit: usize,
+    /// A schema the final answer must match: sent with every request, checked when the model
+    /// answers, and the model asked once more with the error when the answer does not fit.
+    pub output_schema: Option<OutputSchema>,
     /// How requests are kept inside the model's context window; `None` (the default) sends the
     /// whole transcript however long it grows.
     pub context: Option<ContextConfig>,
@@ -46,6 +50,7 @@ impl AgentConfig {
             tool_choice: ToolChoice::Auto,
             parallel_tool_calls: true,
             repeat_failure_limit: 3,
+            output_schema: None,
             context: None,
         }
     }
@@ -111,6 +116,9 @@ pub enum AgentEvent {
         duration_ms: u64,
         /// Whether the output was capped.
         truncated: bool,
+        /// Where the whole output of a capped call was saved (absent otherwise).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        output_path: Option<String>,
         /// For a call refused because it needed approval and nobody could be asked: the rules
         /// or mode that would allow it (absent otherwise).
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -172,6 +180,10 @@ pub enum FinishReason {
     Cancelled,
     /// The model failed.
     ModelError,
+    /// A hook stopped the run.
+    Stopped,
+    /// The answer did not match the output schema, even when asked again.
+    InvalidOutput,
 }
 
 /// The result of [`run`].
@@ -185,6 +197,12 @@ pub enum Finish {
     Cancelled,
     /// The model failed; the transcript holds only complete turns.
     ModelError(ModelError),
+    /// A hook stopped the run (`"continue": false`, or a blocked prompt), with its reason; every
+    /// call made so far has an output.
+    Stopped(String),
+    /// The answer did not match [`AgentConfig::output_schema`] on the second try either; what was
+    /// wrong with it.
+    InvalidOutput(String),
 }
 
 /// Runs the loop until the model answers, the turn limit is reached, `cancel` fires, or the model
@@ -200,10 +218,21 @@ pub async fn run(
 ) -> Finish {
     let tools = executor.specs();
     let mut failures = RepeatedFailures::default();
+    let mut stop_hook_active = false;
+    let mut output_retry = config.output_schema.is_some();
     let mut window = config.context.as_ref().map(|ctx| Window::new(ctx, config, &tools));
     for turn in 1..=config.max_turns {
         let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
+        // Jobs that finished since the last request: here, after every output of the previous
+        // turn, and before `turn_start`, so a failed request cannot drop them.
+        if let Some(jobs) = executor.jobs() {
+            for notice in jobs.take_notices() {
+                let item = Item::Message(agent_core::Message::user(notice.text()));
+                on_event(AgentEvent::ItemAdded { item: item.clone() });
+                conversation.items.push(item);
+            }
+        }
         let mut overflowed = false;
         let (turn_start, response) = loop {
             if let Some(window) = &mut window {
@@ -222,6 +251,7 @@ pub async fn run(
                 tool_choice: &config.tool_choice,
                 parallel_tool_calls: config.parallel_tool_calls,
                 continuation: continuation.as_ref(),
+                output_schema: config.output_schema.as_ref(),
             };
             let response = tokio::select! {
                 biased;
@@ -276,7 +306,37 @@ pub async fn run(
                 previous_response_id: id,
                 items_known: conversation.items.len(),
             });
-            return finish(on_event, Finish::Answered(response.text));
+            let answer = match &config.output_schema {
+                None => response.text,
+                Some(schema) => match schema.check(&response.text) {
+                    // The JSON alone, compact, whatever the model wrapped around it.
+                    Ok(value) => value.to_string(),
+                    Err(problem) if output_retry => {
+                        output_retry = false;
+                        let message = Item::Message(agent_core::Message::user(format!(
+                            "Your answer does not match the required JSON Schema: {problem}. \
+                             Answer again with only the JSON object."
+                        )));
+                        on_event(AgentEvent::ItemAdded { item: message.clone() });
+                        conversation.items.push(message);
+                        continue;
+                    }
+                    Err(problem) => return finish(on_event, Finish::InvalidOutput(problem)),
+                },
+            };
+            match stop_hooks(executor, &answer, stop_hook_active, cancel).await {
+                StopHooks::Answer => return finish(on_event, Finish::Answered(answer)),
+                StopHooks::Stop(reason) => return finish(on_event, Finish::Stopped(reason)),
+                StopHooks::KeepGoing(reason) => {
+                    // Claude Code's Stop hook contract: a block sends its reason to the model as
+                    // the next user message, and the run goes on.
+                    stop_hook_active = true;
+                    let message = Item::Message(agent_core::Message::user(reason));
+                    on_event(AgentEvent::ItemAdded { item: message.clone() });
+                    conversation.items.push(message);
+                    continue;
+                }
+            }
         }
         // The server holds everything up to and including this response; the outputs appended
         // below are what the next request must send.
@@ -292,7 +352,9 @@ pub async fn run(
             });
         }
         let outcomes = executor.execute_batch(&calls, cancel).instrument(turn_span).await;
+        let mut stop = None;
         for (call, mut outcome) in calls.iter().zip(outcomes) {
+            stop = stop.or(outcome.stop.take());
             if failures.record(call, &outcome) >= config.repeat_failure_limit {
                 outcome.text.push_str(&repeat_note(config.repeat_failure_limit));
             }
@@ -303,6 +365,7 @@ pub async fn run(
                 error: outcome.error_code.map(str::to_owned),
                 duration_ms: duration_ms(outcome.duration),
                 truncated: outcome.truncated,
+                output_path: outcome.output_path.take().map(|path| path.display().to_string()),
                 remedy: outcome.remedy.take(),
             });
             let output = Item::ToolOutput(outcome.into_call_output());
@@ -312,8 +375,42 @@ pub async fn run(
         if cancel.is_cancelled() {
             return finish(on_event, Finish::Cancelled);
         }
+        if let Some(reason) = stop {
+            return finish(on_event, Finish::Stopped(reason));
+        }
     }
     finish(on_event, Finish::MaxTurns(config.max_turns))
+}
+
+/// What the `Stop` hooks made of an answer.
+enum StopHooks {
+    /// No hook objected: the run ends with the answer.
+    Answer,
+    /// A hook stopped the run (`"continue": false`).
+    Stop(String),
+    /// A hook blocked the stop: its reason goes to the model and the run goes on.
+    KeepGoing(String),
+}
+
+async fn stop_hooks(
+    executor: &Executor,
+    answer: &str,
+    active: bool,
+    cancel: &CancellationToken,
+) -> StopHooks {
+    let hooks = executor.hooks();
+    if !hooks.wants(HookEvent::Stop, None) {
+        return StopHooks::Answer;
+    }
+    let mut fields = serde_json::Map::new();
+    fields.insert("stop_hook_active".into(), active.into());
+    fields.insert("last_assistant_message".into(), answer.into());
+    let result = hooks.run(HookEvent::Stop, None, fields, cancel).await;
+    match (result.stop, result.block) {
+        (Some(reason), _) => StopHooks::Stop(reason),
+        (None, Some(reason)) => StopHooks::KeepGoing(reason),
+        (None, None) => StopHooks::Answer,
+    }
 }
 
 /// One model response, collected from its stream.
@@ -466,6 +563,8 @@ fn finish(on_event: &mut (dyn FnMut(AgentEvent) + Send), finish: Finish) -> Fini
         Finish::MaxTurns(_) => (FinishReason::MaxTurns, None),
         Finish::Cancelled => (FinishReason::Cancelled, None),
         Finish::ModelError(_) => (FinishReason::ModelError, None),
+        Finish::Stopped(reason) => (FinishReason::Stopped, Some(reason.clone())),
+        Finish::InvalidOutput(problem) => (FinishReason::InvalidOutput, Some(problem.clone())),
     };
     on_event(AgentEvent::Finished { reason, text });
     finish

@@ -14,11 +14,12 @@ use std::{
 use agent_core::{CancellationToken, Item, Message, ModelClient, Tool, ToolChoice};
 
 use crate::{
-    Approver, Executor, ExecutorConfig, PermissionMode, PolicyBuilder, Registry, RuleAction,
+    Approver, Executor, ExecutorConfig, Hooks, PermissionMode, PolicyBuilder, Registry, RuleAction,
     ToolLimits, Workspace,
-    agent::{self, AgentConfig, AgentEvent, Conversation, Finish},
+    agent::{self, AgentConfig, AgentEvent, Conversation, Finish, FinishReason},
     context::{self, CompactionInfo, CompactionReason, ContextConfig, ContextUsage},
     error::{Error, Result},
+    hooks::HookEvent,
 };
 
 /// The instructions an [`Agent`] gets when the builder is given none: short, and about the two
@@ -51,8 +52,10 @@ pub struct AgentBuilder {
     mode: PermissionMode,
     rules: Vec<(RuleAction, String, String)>,
     approver: Option<Arc<dyn Approver>>,
+    hooks: Hooks,
     config: AgentConfig,
     executor: ExecutorConfig,
+    jobs: Option<crate::jobs::Jobs>,
 }
 
 impl AgentBuilder {
@@ -66,6 +69,8 @@ impl AgentBuilder {
             mode: PermissionMode::Default,
             rules: Vec::new(),
             approver: None,
+            jobs: None,
+            hooks: Hooks::default(),
             config: AgentConfig::new(DEFAULT_INSTRUCTIONS),
             executor: ExecutorConfig::new("session"),
         }
@@ -130,6 +135,13 @@ impl AgentBuilder {
         self
     }
 
+    /// Commands to run around tool calls and at the other points of a session (see
+    /// [`crate::hooks`]); they get the executor's session id and the workspace.
+    pub fn hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
     /// The system prompt sent with every request.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.config.instructions = instructions.into();
@@ -162,6 +174,13 @@ impl AgentBuilder {
         if !text.is_empty() {
             self.config.instructions = format!("{}\n\n{text}", self.config.instructions);
         }
+        self
+    }
+
+    /// The session's job table (the one the bash and job tools were given), so that the loop
+    /// tells the model when a job finishes.
+    pub fn jobs(mut self, jobs: crate::jobs::Jobs) -> Self {
+        self.jobs = Some(jobs);
         self
     }
 
@@ -219,6 +238,13 @@ impl AgentBuilder {
         if let Some(approver) = self.approver {
             executor = executor.with_approver(approver);
         }
+        if let Some(jobs) = self.jobs {
+            executor = executor.with_jobs(jobs);
+        }
+        if !self.hooks.is_empty() {
+            let mode = executor.policy().mode().to_string();
+            executor = executor.with_hooks(self.hooks.permission_mode(&mode));
+        }
         Ok(executor)
     }
 
@@ -267,6 +293,26 @@ impl Agent {
         cancel: &CancellationToken,
         mut on_event: impl FnMut(AgentEvent) + Send,
     ) -> Finish {
+        let mut prompt = prompt.into();
+        let hooks = self.executor.hooks();
+        if hooks.wants(HookEvent::UserPromptSubmit, None) {
+            let mut fields = serde_json::Map::new();
+            fields.insert("prompt".into(), prompt.clone().into());
+            let result = hooks.run(HookEvent::UserPromptSubmit, None, fields, cancel).await;
+            // A blocked prompt never reaches the model or the conversation, as in Claude Code.
+            if let Some(reason) = result.stop.or(result.block) {
+                let finish = Finish::Stopped(reason.clone());
+                on_event(AgentEvent::Finished {
+                    reason: FinishReason::Stopped,
+                    text: Some(reason),
+                });
+                return finish;
+            }
+            for context in result.context {
+                prompt.push_str("\n\n");
+                prompt.push_str(&context);
+            }
+        }
         let user = Item::Message(Message::user(prompt));
         on_event(AgentEvent::ItemAdded { item: user.clone() });
         self.conversation.items.push(user);

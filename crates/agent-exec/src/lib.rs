@@ -49,6 +49,8 @@ pub mod code;
 pub mod context;
 mod error;
 mod executor;
+pub mod hooks;
+pub mod jobs;
 mod output;
 pub mod permission;
 pub mod process;
@@ -64,6 +66,7 @@ pub use crate::{
     builder::{Agent, AgentBuilder, DEFAULT_INSTRUCTIONS},
     error::{Error, Result},
     executor::{Executor, ExecutorConfig, Outcome},
+    hooks::{Hook, HookEvent, Hooks},
     output::DEFAULT_OUTPUT_CAP,
     permission::{
         Approval, ApprovalRequest, Approver, Decision, PermissionMode, PermissionPolicy,

@@ -339,7 +339,7 @@ fn long_session(bins: &Bins, api: &str, dir: &Path) -> anyhow::Result<Session> {
     for line in std::fs::read_to_string(dir.join("agent.jsonl"))?.lines() {
         let event: Value = serde_json::from_str(line).context("an agent --json event")?;
         match event["type"].as_str() {
-            Some("request") => {
+            Some("request.started") => {
                 let tokens = event["estimated_input_tokens"].as_u64().unwrap_or(u64::MAX);
                 max_request_tokens = max_request_tokens.max(tokens as usize);
             }

@@ -35,6 +35,10 @@ pub(crate) struct Case {
 
 pub(crate) const UPPERCASE: &str = "Convert the text 'hello world' to upper case.";
 const READ: &str = "Read the file notes.txt and tell me what it says.";
+/// The tasks with their arguments as JSON, for llama-server (see its cases).
+pub(crate) const UPPERCASE_JSON: &str =
+    r#"Use the uppercase tool on "hello world": {"text": "hello world"}"#;
+const READ_JSON: &str = r#"Read the file notes.txt: {"path": "notes.txt"}"#;
 pub(crate) const NOTES: &str = "The meeting moved to Thursday at 10:00.\n";
 
 pub(crate) fn cases() -> Vec<Case> {
@@ -127,19 +131,19 @@ pub(crate) fn cases() -> Vec<Case> {
             read,
             Clean,
         ),
-        // llama-server renders SmolLM2's own template, which has no tools, and ignores the object
-        // form of `tool_choice` ("Wrong type supplied for parameter 'tool_choice'"): the model
-        // never calls a tool here. The cases check what the harness controls: every request is
-        // accepted and the run ends with an answer, over both APIs (llama-server serves
-        // `/v1/responses` too).
+        // llama-server runs with the tier's own ChatML template with tools
+        // (`scripts/realmodel/tools-chatml.jinja`): a call is JSON between triple backticks, and
+        // under `required` (first turn only) the server's grammar forces a valid call from the
+        // first "```" the model writes. Prompts with the arguments as JSON make the model open a
+        // code block early; with prose alone it writes prose until its token limit.
         case(
             "uppercase, whole",
             LlamaServer,
             "chat",
             false,
-            &["--tools", "uppercase", "--max-turns", "3"],
-            UPPERCASE,
-            None,
+            &["--tools", "uppercase", "--tool-choice", "required", "--max-turns", "3"],
+            UPPERCASE_JSON,
+            up,
             Clean,
         ),
         case(
@@ -147,9 +151,9 @@ pub(crate) fn cases() -> Vec<Case> {
             LlamaServer,
             "chat",
             true,
-            &["--tools", "uppercase", "--max-turns", "3"],
-            UPPERCASE,
-            None,
+            &["--tools", "uppercase", "--tool-choice", "required", "--max-turns", "3"],
+            UPPERCASE_JSON,
+            up,
             Clean,
         ),
         case(
@@ -157,9 +161,9 @@ pub(crate) fn cases() -> Vec<Case> {
             LlamaServer,
             "chat",
             false,
-            &["--tools", "read_file", "--max-turns", "3"],
-            READ,
-            None,
+            &["--tools", "read_file", "--tool-choice", "required", "--max-turns", "3"],
+            READ_JSON,
+            read,
             Clean,
         ),
         case(
@@ -192,8 +196,8 @@ pub(crate) fn cases() -> Vec<Case> {
             up,
             Clear,
         ),
-        // Streamed through llama-server: LiteLLM fails on llama-cpp-python's streamed tool calls, and
-        // behind llama-server the model calls no tool (above), so this checks a clean streamed run.
+        // Streamed through llama-server: LiteLLM fails on llama-cpp-python's streamed tool calls.
+        // `required` passes through the bridge as the string llama-server reads.
         Case {
             model: Some("smollm2-llama-server"),
             ..case(
@@ -201,10 +205,10 @@ pub(crate) fn cases() -> Vec<Case> {
                 Litellm,
                 "responses",
                 true,
-                &["--tools", "uppercase", "--max-turns", "3"],
-                UPPERCASE,
-                None,
-                Clean,
+                &["--tools", "uppercase", "--tool-choice", "required", "--max-turns", "3"],
+                UPPERCASE_JSON,
+                up,
+                Clear,
             )
         },
         // The upstream streams nothing with "auto"; the bridge turns that into an empty

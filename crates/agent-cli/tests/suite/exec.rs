@@ -5,7 +5,7 @@ use std::path::Path;
 use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
 use serde_json::{Value, json};
 
-use crate::suite::{agent, stderr, stdout};
+use crate::suite::{agent, json_events, stderr, stdout};
 
 /// Runs `agent exec` against a scripted server playing `turns`; returns the process output and
 /// the request bodies the server received.
@@ -92,22 +92,21 @@ async fn json_mode_prints_one_event_per_line() {
     let args = ["--api", "chat", "exec", "--json", "go"];
     let (output, _) = exec(dir.path(), uppercase_then_answer(), &args).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let events: Vec<Value> =
-        stdout(&output).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let events = json_events(&output);
     let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
     // The user's prompt is the first item of the conversation, then the first turn starts.
-    assert_eq!(types[..2], ["item_added", "turn_started"]);
-    assert_eq!(events[0]["item"]["role"], "user");
-    assert_eq!(events[0]["item"]["content"], "go");
-    assert!(types.contains(&"tool_call_started"));
-    let finished = events.iter().find(|e| e["type"] == "tool_call_finished").unwrap();
+    assert_eq!(types[..3], ["run.started", "item.added", "turn.started"]);
+    assert_eq!(events[1]["item"]["role"], "user");
+    assert_eq!(events[1]["item"]["content"], "go");
+    assert!(types.contains(&"tool.started"));
+    let finished = events.iter().find(|e| e["type"] == "tool.completed").unwrap();
     assert_eq!(finished["ok"], true);
     assert_eq!(finished["call_id"], "call_1");
-    assert_eq!(events.last().unwrap()["reason"], "answered");
-    assert_eq!(events.last().unwrap()["text"], "HELLO it is.");
+    assert_eq!(events.last().unwrap()["type"], "run.completed");
+    assert_eq!(events.last().unwrap()["answer"], "HELLO it is.");
     // Each request is announced with the loop's own count of its input tokens and the window
     // (the default for a model the table does not know).
-    let requests: Vec<&Value> = events.iter().filter(|e| e["type"] == "request").collect();
+    let requests: Vec<&Value> = events.iter().filter(|e| e["type"] == "request.started").collect();
     assert_eq!(requests.len(), 2);
     assert!(requests.iter().all(|e| e["estimated_input_tokens"].as_u64().unwrap() > 100));
     assert!(requests.iter().all(|e| e["window"] == 32_768));
@@ -269,4 +268,55 @@ async fn agents_md_files_go_with_the_instructions_unless_switched_off() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = system(&bodies);
     assert!(!text.contains("USER: answer") && !text.contains("PROJECT: run"), "{text}");
+}
+
+/// The last `--json` line of a run.
+fn jobs_ended(output: &std::process::Output) -> Value {
+    let out = stdout(output);
+    serde_json::from_str(out.lines().last().unwrap_or_default()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_still_running_at_the_answer_are_killed_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = "echo $$ > job.pid; sleep 1000";
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new(
+            "call_1",
+            "bash",
+            json!({"command": command, "background": true}),
+        )]),
+        Turn::text("Started."),
+    ];
+    let args = ["exec", "--json", "--allow", "Bash", "start it"];
+    let (output, _) = exec(dir.path(), turns, &args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let event = jobs_ended(&output);
+    assert_eq!(event["type"], "run.completed", "{event}");
+    assert_eq!(
+        event["background_jobs"],
+        json!({"policy": "kill", "jobs": [{"id": 1, "command": command, "status": "signal SIGTERM"}]})
+    );
+    let pid = std::fs::read_to_string(dir.path().join("job.pid")).unwrap();
+    assert!(!Path::new(&format!("/proc/{}", pid.trim())).exists(), "the job outlived the run");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_wait_lets_them_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = "sleep 0.3; exit 4";
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new(
+            "call_1",
+            "bash",
+            json!({"command": command, "background": true}),
+        )]),
+        Turn::text("Started."),
+    ];
+    let args = ["exec", "--json", "--jobs", "wait", "--allow", "Bash", "start it"];
+    let (output, _) = exec(dir.path(), turns, &args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let event = jobs_ended(&output);
+    assert_eq!(event["background_jobs"]["policy"], "wait", "{event}");
+    assert_eq!(event["background_jobs"]["jobs"][0]["status"], "exit 4");
 }

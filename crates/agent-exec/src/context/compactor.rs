@@ -60,6 +60,18 @@ pub(crate) async fn compact(
         summarized: false,
         summary_error: None,
     };
+    // The user's PreCompact hooks may veto a compaction they asked for or the threshold
+    // triggered; after an overflow the request cannot be sent as it is, so it compacts anyway.
+    let trigger = if reason == CompactionReason::Manual { "manual" } else { "auto" };
+    let hook = executor.hooks().pre_compact(trigger, None, cancel).await;
+    if let Some(why) = hook.block
+        && reason != CompactionReason::Overflow
+    {
+        tracing::info!(reason = %why, "a PreCompact hook blocked the compaction");
+        info.tokens_after = info.tokens_before;
+        info.items_after = items.len();
+        return info;
+    }
     let session_dir = executor.config().session_dir.as_deref();
     let groups = groups(items);
 
@@ -144,7 +156,17 @@ pub(crate) async fn compact(
         () = cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Cancelled, "cancelled by the user")),
         summary = summarize(model, ctx, &dropped) => summary,
     };
-    let open_jobs = ctx.jobs.as_ref().map(|jobs| jobs.open_jobs()).unwrap_or_default();
+    // The jobs still running, from the front end's list or else the executor's own job table,
+    // with the file that holds each one's whole output.
+    let open_jobs = match (&ctx.jobs, executor.jobs()) {
+        (Some(jobs), _) => jobs.open_jobs(),
+        (None, Some(jobs)) => jobs
+            .running()
+            .iter()
+            .map(|job| format!("{}; output: {}", job.line(), job.output_path.display()))
+            .collect(),
+        (None, None) => Vec::new(),
+    };
     let body = match &summary {
         Ok(text) => format!("Summary written by the model:\n{}", text.trim()),
         Err(err) => {
@@ -256,6 +278,7 @@ async fn summarize(
         tool_choice: &ToolChoice::None,
         parallel_tool_calls: false,
         continuation: None,
+        output_schema: None,
     };
     let mut stream = model.stream(request).await?;
     let mut summary = String::new();
