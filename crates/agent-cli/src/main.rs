@@ -88,6 +88,13 @@ pub(crate) struct Options {
     /// (later turns are `auto`, so the model can answer once it has the result).
     #[arg(long, global = true, value_name = "CHOICE")]
     pub(crate) tool_choice: Option<String>,
+    /// The model's context window in tokens, overriding the profile's `context_window`, the
+    /// built-in table and the server's word.
+    #[arg(long, global = true, value_name = "TOKENS")]
+    pub(crate) context_window: Option<u64>,
+    /// Read no AGENTS.md project instructions.
+    #[arg(long, global = true)]
+    pub(crate) no_project_doc: bool,
     /// Config file (default: the platform config directory's agent/config.toml).
     #[arg(long, global = true)]
     pub(crate) config: Option<PathBuf>,

@@ -7,6 +7,7 @@ use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
     jobs::{Jobs, JobsConfig},
+    project_doc::ProjectDocs,
     sandbox::{NetNamespace, SandboxConfig, SandboxPolicy},
     secret::{SecretFiles, Secrets},
 };
@@ -60,6 +61,17 @@ impl Settings {
         options.network = options.network || profile.network.unwrap_or(false);
         options.tools = options.tools.clone().or(profile.tools.clone());
         Ok(Self { file, profile_name, profile, model, options })
+    }
+
+    /// The project instructions (`AGENTS.md` from the repository root down to the workspace,
+    /// after the user's own beside the config file), or none with `--no-project-doc`.
+    pub(crate) fn project_docs(&self) -> anyhow::Result<ProjectDocs> {
+        if self.options.no_project_doc {
+            return Ok(ProjectDocs::default());
+        }
+        let config = self.options.config.clone().or_else(ConfigFile::default_path);
+        let user_dir = config.as_deref().and_then(std::path::Path::parent);
+        Ok(ProjectDocs::discover(&self.workspace()?, user_dir))
     }
 
     /// The tool limits: the file's `[limits]`, overridden by the profile's.

@@ -17,6 +17,7 @@ use crate::{
     Approver, Executor, ExecutorConfig, Hooks, PermissionMode, PolicyBuilder, Registry, RuleAction,
     ToolLimits, Workspace,
     agent::{self, AgentConfig, AgentEvent, Conversation, Finish, FinishReason},
+    context::{self, CompactionInfo, CompactionReason, ContextConfig, ContextUsage},
     error::{Error, Result},
     hooks::HookEvent,
 };
@@ -156,6 +157,23 @@ impl AgentBuilder {
     /// How the model may use tools on every turn (default: automatic).
     pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
         self.config.tool_choice = choice;
+        self
+    }
+
+    /// Keeps every request inside the model's context window: counts tokens, compacts when a
+    /// request would pass the threshold or the server reports an overflow (see
+    /// `docs/context.md`). Without it the whole transcript is sent however long it grows.
+    pub fn context(mut self, context: ContextConfig) -> Self {
+        self.config.context = Some(context);
+        self
+    }
+
+    /// Adds project instructions (the `AGENTS.md` files, see [`crate::project_doc`]) after the
+    /// instructions; they are sent with them on every request and never compacted.
+    pub fn project_instructions(mut self, text: &str) -> Self {
+        if !text.is_empty() {
+            self.config.instructions = format!("{}\n\n{text}", self.config.instructions);
+        }
         self
     }
 
@@ -307,6 +325,57 @@ impl Agent {
             &mut on_event,
         )
         .await
+    }
+
+    /// Compacts the conversation now (the REPL's `/compact`): old outputs shrink, and the older
+    /// turns are replaced by a summary and the ledger. `None` when the agent manages no context
+    /// window.
+    pub async fn compact(
+        &mut self,
+        cancel: &CancellationToken,
+        mut on_event: impl FnMut(AgentEvent) + Send,
+    ) -> Option<CompactionInfo> {
+        let ctx = self.config.context.as_ref()?;
+        let (instructions, tools) =
+            context::count::fixed(&*ctx.counter, &self.config.instructions, &self.executor.specs());
+        let reason = CompactionReason::Manual;
+        let info = context::compact(
+            self.model.as_ref(),
+            ctx,
+            &self.executor,
+            &mut self.conversation,
+            instructions + tools,
+            reason,
+            cancel,
+        )
+        .await;
+        self.conversation.continuation = None;
+        on_event(AgentEvent::Compaction {
+            info: info.clone(),
+            items: self.conversation.items.clone(),
+            ledger: self.conversation.ledger.clone(),
+        });
+        Some(info)
+    }
+
+    /// What the next request would carry, by part (the REPL's `/context`); `None` when the
+    /// agent manages no context window.
+    pub fn context_usage(&self) -> Option<ContextUsage> {
+        let ctx = self.config.context.as_ref()?;
+        let counter = &*ctx.counter;
+        let (instructions, tools) =
+            context::count::fixed(counter, &self.config.instructions, &self.executor.specs());
+        let transcript =
+            self.conversation.items.iter().map(|item| context::count::item(counter, item)).sum();
+        Some(ContextUsage {
+            instructions,
+            tools,
+            transcript,
+            window: ctx.window,
+            window_source: ctx.window_source.clone(),
+            counter: counter.name().to_owned(),
+            threshold: ctx.threshold_tokens(),
+        })
     }
 
     /// The conversation so far.

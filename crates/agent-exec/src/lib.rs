@@ -46,6 +46,7 @@ mod batch;
 mod builder;
 #[cfg(feature = "code")]
 pub mod code;
+pub mod context;
 mod error;
 mod executor;
 pub mod hooks;
@@ -53,6 +54,7 @@ pub mod jobs;
 mod output;
 pub mod permission;
 pub mod process;
+pub mod project_doc;
 mod registry;
 pub mod sandbox;
 mod schema_tool;
