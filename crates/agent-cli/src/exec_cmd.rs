@@ -38,7 +38,8 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
         default_mode: PermissionMode::DontAsk,
         approver: None,
     };
-    let mut session = match setup::open(options, launch)? {
+    let runtime = setup::tokio_runtime()?;
+    let mut session = match setup::open(options, launch, &runtime)? {
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
@@ -51,8 +52,7 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     };
 
     let mut renderer = Renderer::new(args.json);
-    let finish = setup::tokio_runtime()?
-        .block_on(session.prompt(prompt, &mut |event| renderer.show(event)))?;
+    let finish = runtime.block_on(session.prompt(prompt, &mut |event| renderer.show(event)))?;
     if !args.json {
         let id = session.log.id();
         eprintln!("agent: session {id} (resume with --resume {id})");

@@ -78,11 +78,11 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         default_mode: PermissionMode::Default,
         approver: Some(approver.clone()),
     };
-    let mut session = match setup::open(options, launch)? {
+    let tokio = setup::tokio_runtime()?;
+    let mut session = match setup::open(options, launch, &tokio)? {
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
-    let tokio = setup::tokio_runtime()?;
     let mut editor = DefaultEditor::new()?;
     let history = SessionLog::root()?.parent().map(|dir| dir.join("history.txt"));
     if let Some(path) = &history {

@@ -9,6 +9,7 @@ use agent_exec::{
     sandbox::{SandboxConfig, SandboxPolicy},
     secret::{SecretFiles, Secrets},
 };
+use agent_mcp::{McpSession, McpTools, ServerEnv};
 use agent_tools::{BashConfig, BuiltinConfig, FileTracker, ProviderKind, WebSearchConfig};
 use anyhow::Context;
 
@@ -66,6 +67,28 @@ impl Settings {
         self.file.limits.overridden_by(self.profile.limits)
     }
 
+    /// The workspace root: `--workspace`, else the current directory.
+    pub(crate) fn workspace_root(&self) -> anyhow::Result<PathBuf> {
+        match &self.options.workspace {
+            Some(path) => Ok(path.clone()),
+            None => std::env::current_dir().context("reading the current directory"),
+        }
+    }
+
+    /// Starts the configured MCP servers in the background (inside a tokio runtime); `None`
+    /// when none is configured. Problems are reported on stderr, once each.
+    pub(crate) fn mcp_tools(
+        &self,
+        session_dir: Option<PathBuf>,
+    ) -> anyhow::Result<Option<Arc<McpTools>>> {
+        if self.file.mcp_servers.is_empty() {
+            return Ok(None);
+        }
+        let env = ServerEnv { workspace: self.workspace_root()?, session_dir };
+        let session = McpSession::new(&self.file.mcp_servers, env)?;
+        Ok(Some(McpTools::start(session, |problem| eprintln!("agent: {problem}"))))
+    }
+
     /// A builder with the workspace, the built-in tools (sharing `tracker`), every permission
     /// rule (config file, profile, flags) and the limits; `default_mode` applies when neither a
     /// flag nor the profile names a mode.
@@ -76,10 +99,7 @@ impl Settings {
         executor: ExecutorConfig,
     ) -> anyhow::Result<AgentBuilder> {
         let options = &self.options;
-        let root = match &options.workspace {
-            Some(path) => path.clone(),
-            None => std::env::current_dir().context("reading the current directory")?,
-        };
+        let root = self.workspace_root()?;
         let mode = match &options.permission_mode {
             Some(text) => PermissionMode::from_str(text)?,
             None => default_mode,

@@ -44,6 +44,7 @@ pub(crate) struct Session {
 pub(crate) fn open(
     options: &Options,
     launch: Launch<'_>,
+    runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<Result<Session, ExitCode>> {
     let settings = Settings::load(options)?;
     // A replay needs no server, so a missing key only matters when a real model is called.
@@ -76,6 +77,15 @@ pub(crate) fn open(
     }
     if let Some(max_turns) = settings.options.max_turns {
         builder = builder.max_turns(max_turns);
+    }
+    // MCP servers start in the background on `runtime`; no model request waits for them, and
+    // each joins from the first turn after it is ready.
+    let mcp = {
+        let _inside = runtime.enter();
+        settings.mcp_tools(Some(log.dir().to_path_buf()))?
+    };
+    if let Some(mcp) = mcp {
+        builder = builder.late_tools(mcp);
     }
     let mut agent = builder.build_boxed(model)?;
     for warning in agent.executor().policy().warnings() {

@@ -164,9 +164,13 @@ pub async fn run(
     cancel: &CancellationToken,
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Finish {
-    let tools = executor.specs();
+    let mut tools = executor.specs();
     let mut failures = RepeatedFailures::default();
     for turn in 1..=config.max_turns {
+        // Tools that became ready since the last request (MCP servers) join from this turn.
+        if executor.refresh_late_tools() {
+            tools = executor.specs();
+        }
         let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
         let turn_start = conversation.items.len();

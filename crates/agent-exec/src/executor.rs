@@ -25,7 +25,7 @@ use crate::{
     permission::{
         Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Remedy, Verdict,
     },
-    registry::Registry,
+    registry::{Entry, LateTools, Registry},
 };
 
 /// How the executor runs calls. Build it with [`ExecutorConfig::new`] and change fields as needed.
@@ -121,6 +121,7 @@ pub struct Executor {
     session_id: Arc<str>,
     tenant_id: Option<Arc<str>>,
     user_id: Option<Arc<str>>,
+    late: Option<Arc<dyn LateTools>>,
 }
 
 impl Executor {
@@ -136,7 +137,19 @@ impl Executor {
             policy,
             approver: None,
             config,
+            late: None,
         }
+    }
+
+    /// The same executor, also offering and running `late`'s tools (see [`LateTools`]).
+    pub fn with_late_tools(mut self, late: Arc<dyn LateTools>) -> Self {
+        self.late = Some(late);
+        self
+    }
+
+    /// Takes in late tools that became ready; `true` when [`Executor::specs`] changed.
+    pub fn refresh_late_tools(&self) -> bool {
+        self.late.as_ref().is_some_and(|late| late.refresh())
     }
 
     /// The same executor, asking `approver` when the policy says "ask".
@@ -168,7 +181,14 @@ impl Executor {
     /// The specs to send to the model: registration order, without the tools the policy hides
     /// (bare deny rules; mutating tools in plan mode).
     pub fn specs(&self) -> Vec<agent_core::ToolSpec> {
-        self.registry.specs().filter(|spec| self.policy.offers(spec)).cloned().collect()
+        let mut specs: Vec<agent_core::ToolSpec> =
+            self.registry.specs().filter(|spec| self.policy.offers(spec)).cloned().collect();
+        if let Some(late) = &self.late {
+            let tools = late.tools();
+            let late = tools.iter().map(|(tool, _)| tool.spec());
+            specs.extend(late.filter(|spec| self.policy.offers(spec)).cloned());
+        }
+        specs
     }
 
     /// Runs one call and returns its one outcome. Never panics (the tokio runtime must have its
@@ -194,8 +214,18 @@ impl Executor {
 
     async fn execute_in_span(&self, call: &ToolCall, cancel: &CancellationToken) -> Outcome {
         let start = Instant::now();
-        let Some(entry) = self.registry.entry(&call.name) else {
-            return self.failure(call, &call.name, self.unknown_tool(&call.name), start);
+        let late_entry;
+        let entry = match self.registry.entry(&call.name) {
+            Some(entry) => entry,
+            None => match self.late.as_ref().and_then(|late| late.get(&call.name)) {
+                Some((tool, limits)) => {
+                    late_entry = Entry { tool, limits };
+                    &late_entry
+                }
+                None => {
+                    return self.failure(call, &call.name, self.unknown_tool(&call.name), start);
+                }
+            },
         };
         let tool = &entry.tool;
         let spec = tool.spec();
