@@ -85,6 +85,12 @@ pub(crate) fn open(
         settings.mcp_tools(Some(log.dir().to_path_buf()))?
     };
     if let Some(mcp) = mcp {
+        // Servers marked `required` are the exception: the session starts only with them.
+        if let Err(err) = runtime.block_on(mcp.wait_required()) {
+            eprintln!("agent: a required MCP server did not start, so the session cannot begin");
+            let _ = err;
+            return Ok(Err(ExitCode::from(2)));
+        }
         builder = builder.late_tools(mcp);
     }
     let mut agent = builder.build_boxed(model)?;

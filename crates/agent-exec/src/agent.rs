@@ -168,7 +168,7 @@ pub async fn run(
     let mut failures = RepeatedFailures::default();
     for turn in 1..=config.max_turns {
         // Tools that became ready since the last request (MCP servers) join from this turn.
-        if executor.refresh_late_tools() {
+        if executor.refresh_late_tools().await {
             tools = executor.specs();
         }
         let turn_span = tracing::info_span!("turn", turn, model = model.name());

@@ -148,8 +148,11 @@ impl Executor {
     }
 
     /// Takes in late tools that became ready; `true` when [`Executor::specs`] changed.
-    pub fn refresh_late_tools(&self) -> bool {
-        self.late.as_ref().is_some_and(|late| late.refresh())
+    pub async fn refresh_late_tools(&self) -> bool {
+        match &self.late {
+            Some(late) => late.refresh().await,
+            None => false,
+        }
     }
 
     /// The same executor, asking `approver` when the policy says "ask".

@@ -7,7 +7,7 @@ use std::{
     time::Duration,
 };
 
-use agent_core::{Tool, ToolSpec};
+use agent_core::{BoxFuture, Tool, ToolSpec};
 
 use crate::error::{Error, Result};
 
@@ -25,8 +25,9 @@ pub struct ToolLimits {
 /// registry's tools; their names must not clash with those.
 pub trait LateTools: Send + Sync {
     /// Takes in what became ready since the last call and says whether the set changed. The
-    /// agent loop calls it before each model request, so new tools join from the next turn.
-    fn refresh(&self) -> bool;
+    /// agent loop awaits it before each model request, so new tools join from the next turn; it
+    /// should wait for nothing that is still starting.
+    fn refresh(&self) -> BoxFuture<'_, bool>;
     /// The current tools and their limits, in a stable order.
     fn tools(&self) -> Vec<(Arc<dyn Tool>, ToolLimits)>;
     /// The tool named `name`, if it is one of these.

@@ -51,6 +51,10 @@ pub struct ServerConfig {
     /// Never offer these tools.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disabled_tools: Vec<String>,
+    /// Wait for this server before the first model request, and do not start the session when
+    /// it fails (as Codex's `required`). Off by default: no request waits for a server.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub required: bool,
     /// Believe the server's `readOnlyHint`: such calls then run without asking, like built-in
     /// reads. Off by default, since a hint is only the server's word.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -151,6 +155,7 @@ impl ServerConfig {
             enabled: true,
             enabled_tools: None,
             disabled_tools: Vec::new(),
+            required: false,
             trust: false,
         }
     }

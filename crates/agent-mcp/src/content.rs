@@ -1,7 +1,6 @@
 //! A `tools/call` result as the text the model reads.
 //!
-//! Text stays text; `structuredContent` is compact JSON (and a text block that only repeats it is
-//! dropped); an embedded text resource is its text under its URI; images, audio and binary
+//! Text stays text; `structuredContent` is compact JSON when no text block carries it; an embedded text resource is its text under its URI; images, audio and binary
 //! resources are saved in the session folder and named, with their type and size, since the
 //! observation is text. `isError: true` becomes a `tool_error` with the server's text.
 
@@ -10,7 +9,6 @@ use std::path::Path;
 use agent_core::{ToolError, ToolErrorKind, ToolOutput};
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
-use serde_json::Value;
 
 /// Converts `result`; binary parts go to `files_dir` as `<call_id>-<n>.<ext>`.
 pub(crate) async fn to_output(
@@ -19,19 +17,16 @@ pub(crate) async fn to_output(
     call_id: &str,
 ) -> Result<ToolOutput, ToolError> {
     let mut parts: Vec<String> = Vec::new();
-    let structured = result.structured_content.as_ref().map(Value::to_string);
-    if let Some(json) = &structured {
-        parts.push(json.clone());
+    // Servers are told to repeat structured content in a text block, and some put a friendlier
+    // text there instead (the Python SDK sends `yo` beside `{"result":"yo"}`): so the JSON is
+    // shown only when no text block says it already.
+    let has_text = result.content.iter().any(|block| matches!(block, ContentBlock::Text(_)));
+    if let Some(json) = result.structured_content.as_ref().filter(|_| !has_text) {
+        parts.push(json.to_string());
     }
     for (index, block) in result.content.iter().enumerate() {
         let part = match block {
-            ContentBlock::Text(text) => {
-                // Servers are told to repeat structured content as text; say it once.
-                if structured.as_ref().is_some_and(|json| same_json(json, &text.text)) {
-                    continue;
-                }
-                text.text.clone()
-            }
+            ContentBlock::Text(text) => text.text.clone(),
             ContentBlock::Image(image) => {
                 save(files_dir, call_id, index, "image", &image.mime_type, &image.data).await
             }
@@ -62,13 +57,6 @@ pub(crate) async fn to_output(
         return Err(ToolError::new(ToolErrorKind::ToolError, message));
     }
     Ok(ToolOutput::text(text))
-}
-
-fn same_json(json: &str, text: &str) -> bool {
-    match serde_json::from_str::<Value>(text) {
-        Ok(value) => value.to_string() == json,
-        Err(_) => false,
-    }
 }
 
 /// Saves base64 `data` and says where; a part that cannot be saved is described instead.

@@ -4,14 +4,19 @@
 //! Servers start in the background when the session begins. Before each model request the loop
 //! calls [`LateTools::refresh`]: the servers that finished starting since then join with their
 //! tools, a server that failed is reported once (with the tail of its stderr), and a server that
-//! sent `tools/list_changed` is listed again in the background, its new list joining the turn
-//! after.
+//! sent `tools/list_changed` is listed again, its new list joining//! before the next request.
 
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::{
+    collections::HashSet,
+    sync::{
+        Arc, Mutex, PoisonError, RwLock,
+        atomic::{AtomicBool, Ordering},
+    },
+};
 
-use agent_core::Tool;
+use agent_core::{BoxFuture, Tool};
 use agent_exec::{LateTools, ToolLimits};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::session::{McpSession, Started};
 
@@ -25,11 +30,14 @@ struct Ready {
 /// The MCP tools of a session; register it with `AgentBuilder::late_tools`.
 pub struct McpTools {
     session: Arc<McpSession>,
-    sender: UnboundedSender<Started>,
     receiver: tokio::sync::Mutex<UnboundedReceiver<Started>>,
     ready: RwLock<Vec<Ready>>,
-    /// Servers whose first start has not answered yet.
-    pending: Mutex<usize>,
+    /// Servers whose first start has answered.
+    answered: Mutex<HashSet<String>>,
+    /// Servers whose last start failed, with the report.
+    failed: Mutex<Vec<(String, String)>>,
+    /// Results were taken in outside `refresh`, so the next `refresh` reports a change.
+    changed: AtomicBool,
     report: Report,
 }
 
@@ -54,9 +62,10 @@ impl McpTools {
             });
         }
         Arc::new(Self {
-            pending: Mutex::new(session.servers().len()),
+            answered: Mutex::new(HashSet::new()),
+            failed: Mutex::new(Vec::new()),
+            changed: AtomicBool::new(false),
             session,
-            sender,
             receiver: tokio::sync::Mutex::new(receiver),
             ready: RwLock::new(Vec::new()),
             report: Box::new(report),
@@ -66,13 +75,42 @@ impl McpTools {
     /// Waits until every server has started or failed (each within its startup timeout), for
     /// commands that need the whole list at once (`agent tools`).
     pub async fn wait_all(&self) {
+        self.wait_until(|_| true).await;
+    }
+
+    /// Waits for the servers marked `required = true`; the first that failed to start is the
+    /// error, and the session should not begin without it.
+    pub async fn wait_required(&self) -> Result<(), String> {
+        let required = |server: &str| {
+            self.session.servers().iter().any(|s| s.name() == server && s.config().required)
+        };
+        self.wait_until(required).await;
+        let failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
+        match failed.iter().find(|(server, _)| required(server)) {
+            Some((_, error)) => Err(error.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Takes in results until every server `wanted` names has answered its first start.
+    async fn wait_until(&self, wanted: impl Fn(&str) -> bool) {
         loop {
-            if *self.pending.lock().unwrap_or_else(PoisonError::into_inner) == 0 {
+            let waiting = {
+                let answered = self.answered.lock().unwrap_or_else(PoisonError::into_inner);
+                self.session
+                    .servers()
+                    .iter()
+                    .any(|server| wanted(server.name()) && !answered.contains(server.name()))
+            };
+            if !waiting {
                 return;
             }
             let next = self.receiver.lock().await.recv().await;
             match next {
-                Some(started) => self.take(started),
+                Some(started) => {
+                    self.take(started);
+                    self.changed.store(true, Ordering::Release);
+                }
                 // Every sender is gone, so nothing more can arrive.
                 None => return,
             }
@@ -86,14 +124,7 @@ impl McpTools {
 
     fn take(&self, started: Started) {
         let name = started.server.name().to_owned();
-        let first = {
-            let ready = self.ready.read().unwrap_or_else(PoisonError::into_inner);
-            !ready.iter().any(|ready| ready.server == name)
-        };
-        if first {
-            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            *pending = pending.saturating_sub(1);
-        }
+        self.answered.lock().unwrap_or_else(PoisonError::into_inner).insert(name.clone());
         for skipped in &started.skipped {
             (self.report)(&skipped.to_string());
         }
@@ -101,6 +132,8 @@ impl McpTools {
             Ok(tools) => tools,
             Err(err) => {
                 (self.report)(&err.to_string());
+                let mut failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
+                failed.push((name.clone(), err.to_string()));
                 Vec::new()
             }
         };
@@ -122,29 +155,34 @@ impl McpTools {
 }
 
 impl LateTools for McpTools {
-    fn refresh(&self) -> bool {
-        for server in self.session.servers() {
-            if server.take_list_changed() {
-                let server = server.clone();
-                let session = self.session.clone();
-                let sender = self.sender.clone();
-                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                    runtime.spawn(async move {
-                        let _ = sender.send(session.refresh(&server).await);
-                    });
-                }
+    fn refresh(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            // A server that announced a new tool list is listed again now, before the request,
+            // so the model sees the new list from this turn on. Servers still starting are not
+            // waited for.
+            let changed_servers: Vec<_> = self
+                .session
+                .servers()
+                .iter()
+                .filter(|server| server.take_list_changed())
+                .cloned()
+                .collect();
+            for server in changed_servers {
+                let started = self.session.refresh(&server).await;
+                self.take(started);
+                self.changed.store(true, Ordering::Release);
             }
-        }
-        let mut changed = false;
-        loop {
-            // Held by `wait_all` only, which no loop runs beside.
-            let Ok(mut receiver) = self.receiver.try_lock() else { break };
-            let Some(started) = receiver.try_recv().ok() else { break };
-            drop(receiver);
-            self.take(started);
-            changed = true;
-        }
-        changed
+            let mut changed = self.changed.swap(false, Ordering::AcqRel);
+            loop {
+                // Held by `wait_until` only, which no loop runs beside.
+                let Ok(mut receiver) = self.receiver.try_lock() else { break };
+                let Some(started) = receiver.try_recv().ok() else { break };
+                drop(receiver);
+                self.take(started);
+                changed = true;
+            }
+            changed
+        })
     }
 
     fn tools(&self) -> Vec<(Arc<dyn Tool>, ToolLimits)> {
