@@ -20,7 +20,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::session::{McpSession, Started};
 
-type Report = Box<dyn Fn(&str) + Send + Sync>;
+type Report = Arc<dyn Fn(&str) + Send + Sync>;
 
 struct Ready {
     server: String,
@@ -52,13 +52,18 @@ impl McpTools {
     /// receives each problem once: a server that did not start, a tool left out.
     pub fn start(session: McpSession, report: impl Fn(&str) + Send + Sync + 'static) -> Arc<Self> {
         let session = Arc::new(session);
+        let report: Report = Arc::new(report);
         let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
         for server in session.servers() {
             let server = server.clone();
             let session = session.clone();
             let sender = sender.clone();
+            let report = report.clone();
             tokio::spawn(async move {
-                let _ = sender.send(session.start_one(server).await);
+                let started = session.start_one(server).await;
+                // Reported as soon as it is known, once; the session goes on without it.
+                report_problems(&started, report.as_ref());
+                let _ = sender.send(started);
             });
         }
         Arc::new(Self {
@@ -68,7 +73,7 @@ impl McpTools {
             session,
             receiver: tokio::sync::Mutex::new(receiver),
             ready: RwLock::new(Vec::new()),
-            report: Box::new(report),
+            report,
         })
     }
 
@@ -125,13 +130,9 @@ impl McpTools {
     fn take(&self, started: Started) {
         let name = started.server.name().to_owned();
         self.answered.lock().unwrap_or_else(PoisonError::into_inner).insert(name.clone());
-        for skipped in &started.skipped {
-            (self.report)(&skipped.to_string());
-        }
         let tools = match started.tools {
             Ok(tools) => tools,
             Err(err) => {
-                (self.report)(&err.to_string());
                 let mut failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
                 failed.push((name.clone(), err.to_string()));
                 Vec::new()
@@ -160,15 +161,12 @@ impl LateTools for McpTools {
             // A server that announced a new tool list is listed again now, before the request,
             // so the model sees the new list from this turn on. Servers still starting are not
             // waited for.
-            let changed_servers: Vec<_> = self
-                .session
-                .servers()
-                .iter()
-                .filter(|server| server.take_list_changed())
-                .cloned()
-                .collect();
-            for server in changed_servers {
-                let started = self.session.refresh(&server).await;
+            for server in self.session.servers() {
+                if !server.take_list_changed().await {
+                    continue;
+                }
+                let started = self.session.refresh(server).await;
+                report_problems(&started, self.report.as_ref());
                 self.take(started);
                 self.changed.store(true, Ordering::Release);
             }
@@ -197,5 +195,14 @@ impl LateTools for McpTools {
             .flat_map(|entry| entry.tools.iter())
             .find(|(tool, _)| tool.spec().name == name)
             .cloned()
+    }
+}
+
+fn report_problems(started: &Started, report: &(dyn Fn(&str) + Send + Sync)) {
+    for skipped in &started.skipped {
+        report(&skipped.to_string());
+    }
+    if let Err(err) = &started.tools {
+        report(&err.to_string());
     }
 }

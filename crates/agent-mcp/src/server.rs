@@ -19,10 +19,13 @@ use std::{
 
 use agent_core::{ToolError, ToolErrorKind};
 use agent_exec::process::{ProcessSpec, ServiceChild, spawn_service};
+use futures_util::FutureExt as _;
 use rmcp::{
     ClientHandler, Peer, RoleClient, ServiceExt as _,
-    model::{ClientCapabilities, ClientConfig, Implementation},
-    service::{NotificationContext, RunningService},
+    model::{
+        ClientCapabilities, ClientConfig, Implementation, ServerNotification, SubscriptionFilter,
+    },
+    service::{NotificationContext, RunningService, Subscription},
     transport::{
         StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
     },
@@ -85,6 +88,9 @@ impl ClientHandler for Handler {
 
 struct Connection {
     service: RunningService<RoleClient, Handler>,
+    /// `subscriptions/listen` for `tools/list_changed`, on servers that speak the 2026 protocol
+    /// (older ones send the notification unasked, and [`Handler`] sees it).
+    subscription: Option<Subscription>,
     // Dropped after the service: killing the group ends a server rmcp is still reading.
     _child: Option<ServiceChild>,
 }
@@ -141,7 +147,18 @@ impl Server {
     }
 
     /// Whether the server announced `tools/list_changed` since the last call of this method.
-    pub fn take_list_changed(&self) -> bool {
+    pub async fn take_list_changed(&self) -> bool {
+        let mut state = self.state.lock().await;
+        if let Some(subscription) =
+            state.connection.as_mut().and_then(|connection| connection.subscription.as_mut())
+        {
+            // Only what already arrived: the loop must not wait here.
+            while let Some(Ok(Some(notification))) = subscription.next().now_or_never() {
+                if matches!(notification, ServerNotification::ToolListChangedNotification(_)) {
+                    self.changed.store(true, Ordering::Release);
+                }
+            }
+        }
         self.changed.swap(false, Ordering::AcqRel)
     }
 
@@ -286,7 +303,10 @@ impl Server {
                     return Err(self.start_error("the child has no pipes".to_owned()));
                 };
                 match tokio::time::timeout(timeout, handler.serve(stdio)).await {
-                    Ok(Ok(service)) => Ok(Connection { service, _child: Some(child) }),
+                    Ok(Ok(service)) => {
+                        let subscription = listen(&service).await;
+                        Ok(Connection { service, subscription, _child: Some(child) })
+                    }
                     Ok(Err(err)) => Err(self.start_error(format!("initialize failed: {err}"))),
                     Err(_) => Err(timed_out()),
                 }
@@ -294,7 +314,10 @@ impl Server {
             TransportKind::Http => {
                 let transport = self.http_transport().map_err(|reason| self.start_error(reason))?;
                 match tokio::time::timeout(timeout, handler.serve(transport)).await {
-                    Ok(Ok(service)) => Ok(Connection { service, _child: None }),
+                    Ok(Ok(service)) => {
+                        let subscription = listen(&service).await;
+                        Ok(Connection { service, subscription, _child: None })
+                    }
                     Ok(Err(err)) => Err(self.start_error(format!("initialize failed: {err}"))),
                     Err(_) => Err(timed_out()),
                 }
@@ -357,6 +380,26 @@ impl Server {
             .build()
             .map_err(|err| format!("building the HTTP client: {err}"))?;
         Ok(StreamableHttpClientTransport::with_client(client, config))
+    }
+}
+
+/// Asks a server that announces `tools.listChanged` for those notifications, where the protocol
+/// needs a subscription for them; `None` when it does not announce them or refuses (then they
+/// come unasked, if at all).
+async fn listen(service: &RunningService<RoleClient, Handler>) -> Option<Subscription> {
+    let announces = service
+        .peer()
+        .peer_info()
+        .and_then(|info| info.capabilities.tools.as_ref().and_then(|tools| tools.list_changed))
+        .unwrap_or(false);
+    if !announces {
+        return None;
+    }
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let listening = service.peer().listen(filter);
+    match tokio::time::timeout(Duration::from_secs(5), listening).await {
+        Ok(Ok(subscription)) => Some(subscription),
+        _ => None,
     }
 }
 

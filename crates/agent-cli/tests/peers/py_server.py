@@ -11,6 +11,7 @@ import pathlib
 import time
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--slow-start", type=float, default=0.0)
@@ -58,6 +59,12 @@ async def hang(name: str) -> str:
 
 
 @server.tool()
+def fail(message: str) -> str:
+    """Fails with `message` (the result has isError set)."""
+    raise ToolError(message)
+
+
+@server.tool()
 def crash() -> str:
     """Kills this server in the middle of the call."""
     os._exit(3)
@@ -72,7 +79,10 @@ async def grow(ctx: Context) -> str:
         return "late tool here"
 
     server.add_tool(late)
+    # Clients that listen (2026-07-28) get it on their subscription; clients of the handshake
+    # era get the plain notification.
     await ctx.notify_tools_changed()
+    await ctx.session.send_tool_list_changed()
     return "added late"
 
 

@@ -3,6 +3,7 @@
 mod exec;
 mod help;
 mod interrupt;
+mod mcp;
 mod repl;
 mod replay;
 mod tools;
