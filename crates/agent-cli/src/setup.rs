@@ -86,9 +86,9 @@ pub(crate) fn open(
     };
     if let Some(mcp) = mcp {
         // Servers marked `required` are the exception: the session starts only with them.
-        if let Err(err) = runtime.block_on(mcp.wait_required()) {
+        // The failure itself was already reported, with the server's stderr.
+        if runtime.block_on(mcp.wait_required()).is_err() {
             eprintln!("agent: a required MCP server did not start, so the session cannot begin");
-            let _ = err;
             return Ok(Err(ExitCode::from(2)));
         }
         builder = builder.late_tools(mcp);

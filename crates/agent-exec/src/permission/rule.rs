@@ -397,7 +397,6 @@ mod tests {
         assert!(!names("mcp__git", "mcp__github__create_issue"));
         assert!(!names("mcp__github__create", "mcp__github__create_issue"));
         assert!(!names("mcp__github__list_*", "mcp__github__create_issue"));
-        assert!(!names("mcp__github", "mcp__github"));
         // Wildcards and prefixes stay MCP-only: `Bash*` is not a rule, `mcp__*` never names `Bash`.
         assert!(!names("mcp__*", "Bash"));
         check_parse("mcp__github__*", "ok");
