@@ -148,7 +148,12 @@ impl Server {
 
     /// Whether the server announced `tools/list_changed` since the last call of this method.
     pub async fn take_list_changed(&self) -> bool {
-        let mut state = self.state.lock().await;
+        // A server being restarted by a call holds the lock; its list is looked at next time.
+        let Ok(mut state) = self.state.try_lock() else { return false };
+        // Not connected yet (still starting) or no longer: its next listing comes with its start.
+        if state.connection.is_none() {
+            return false;
+        }
         if let Some(subscription) =
             state.connection.as_mut().and_then(|connection| connection.subscription.as_mut())
         {
@@ -169,9 +174,12 @@ impl Server {
 
     /// Starts the server (within its startup timeout) and lists its tools.
     pub async fn start(&self) -> Result<Vec<rmcp::model::Tool>, StartError> {
+        // The state is not locked while the server starts: the loop asks every server for
+        // changes before each request and must not wait for one that is still starting.
+        let connected = self.connect().await;
         let peer = {
             let mut state = self.state.lock().await;
-            match self.connect().await {
+            match connected {
                 Ok(connection) => {
                     let peer = connection.service.peer().clone();
                     state.connection = Some(connection);

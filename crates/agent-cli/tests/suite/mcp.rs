@@ -54,14 +54,21 @@ fn config(dir: &Path, tables: &str) -> String {
     path.display().to_string()
 }
 
+/// Start-up timeouts for the peers: generous, since a loaded 2-core CI machine running the
+/// whole suite may take many seconds to start a Python interpreter.
+const STARTUP: &str = "startup_timeout_sec = 120\n";
+
 fn everything_table(bin: &Path) -> String {
-    format!("[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n", bin.display())
+    format!(
+        "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n{STARTUP}",
+        bin.display()
+    )
 }
 
 /// The Python server as `[mcp_servers.py]`, writing its markers into `markers`, plus `extra` keys.
 fn py_table(python: &Path, markers: &Path, extra: &str) -> String {
     format!(
-        "[mcp_servers.py]\ncommand = {:?}\nargs = [{:?}, \"--marker-dir\", {:?}]\n{extra}\n",
+        "[mcp_servers.py]\ncommand = {:?}\nargs = [{:?}, \"--marker-dir\", {:?}]\n{STARTUP}{extra}\n",
         python.display(),
         py_server().display(),
         markers.display()
@@ -404,4 +411,34 @@ async fn an_error_result_is_a_tool_error_with_the_servers_text() {
     assert_eq!(code(&outputs[0]), "tool_error", "{outputs:?}");
     assert!(outputs[0]["output"].as_str().unwrap().contains("the disk is on fire"), "{outputs:?}");
     assert_valid_next_request(&bodies, &["c1"]);
+}
+
+#[test]
+fn agent_mcp_serve_passes_a_python_sdk_client_session() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_client.py");
+    let output = std::process::Command::new(python)
+        .arg(client)
+        .arg(env!("CARGO_BIN_EXE_agent"))
+        .arg(dir.path())
+        .args(["--allow", "Bash(sleep *)"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(report["server"], "agent");
+    // Annotations come from each tool's effects.
+    assert_eq!(report["tools"]["read_file"], json!({"read_only": true, "destructive": false}));
+    assert_eq!(report["tools"]["bash"], json!({"read_only": false, "destructive": true}));
+    assert_eq!(report["uppercase"], json!(["HI", false]));
+    // A 2.5 s call reported progress to a client that asked for it.
+    assert!(report["progress"][0].as_str().unwrap().ends_with("slept"), "{report}");
+    assert!(!report["progress"][1].as_array().unwrap().is_empty(), "{report}");
+    // The cancelled call's process is gone.
+    assert_eq!(report["cancelled_process_left"], false, "{report}");
+    // dont-ask by default: the edit is refused, naming the rule, and nothing was written.
+    assert_eq!(report["refused"][1], true);
+    assert!(report["refused"][0].as_str().unwrap().contains("Edit(./x.txt)"), "{report}");
+    assert!(!dir.path().join("x.txt").exists());
 }
