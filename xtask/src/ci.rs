@@ -28,7 +28,9 @@ const STEPS: &[(&str, Step)] = &[
         Step::Cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"], &[]),
     ),
     ("doc", Step::Cargo(&["doc", "--workspace", "--no-deps"], &[("RUSTDOCFLAGS", "-D warnings")])),
-    // Further steps (such as a real-model check) go here, before the tests.
+    // The real-server tier: the agent binary against real third-party servers and a real model.
+    // Its setup is cached per machine outside the work tree (`$AGENT_REALMODEL_CACHE`).
+    ("realmodel", Step::Task(run_realmodel)),
     ("test", Step::Cargo(&["test", "--workspace"], &[])),
 ];
 
@@ -81,6 +83,11 @@ fn run_tidy(root: &Path) -> anyhow::Result<()> {
         bail!("tidy found {} problem(s)", problems.len());
     }
     Ok(())
+}
+
+/// The real-server tier (`cargo xtask realmodel`), all of it.
+fn run_realmodel(root: &Path) -> anyhow::Result<()> {
+    crate::realmodel::run(root, &[])
 }
 
 /// Licenses, bans and sources against `deny.toml`. Advisories are left out: they need the RustSec

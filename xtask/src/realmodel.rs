@@ -190,9 +190,21 @@ fn run_agent(
 
 /// Checks a run; on success returns a note for the report line (what the model said).
 fn check(case: &Case, outcome: &Outcome) -> anyhow::Result<String> {
-    let finished = outcome.events.iter().rev().find(|(_, event)| event["type"] == "finished");
-    let reason = finished.and_then(|(_, event)| event["reason"].as_str()).unwrap_or("");
-    let text = finished.and_then(|(_, event)| event["text"].as_str()).unwrap_or("");
+    let finished = outcome
+        .events
+        .iter()
+        .rev()
+        .find(|(_, event)| event["type"] == "run.completed" || event["type"] == "run.failed");
+    let reason = finished
+        .map(|(_, event)| {
+            if event["type"] == "run.completed" {
+                "answered"
+            } else {
+                event["reason"].as_str().unwrap_or("")
+            }
+        })
+        .unwrap_or("");
+    let text = finished.and_then(|(_, event)| event["answer"].as_str()).unwrap_or("");
     let error = outcome
         .events
         .iter()
@@ -302,7 +314,7 @@ pub(crate) fn bench_figures(root: &Path, agent: &Path) -> anyhow::Result<Vec<Fig
             .events
             .iter()
             .find(|(_, event)| event["type"] == "usage")
-            .and_then(|(_, event)| event["usage"]["input_tokens"].as_f64())
+            .and_then(|(_, event)| event["turn_usage"]["input_tokens"].as_f64())
             .with_context(|| format!("{label}: no usage reported; stderr: {}", outcome.stderr))?;
         figures.push(Figure::of(
             &format!("realmodel.{label}.first_request_tokens"),
@@ -321,13 +333,13 @@ pub(crate) fn bench_figures(root: &Path, agent: &Path) -> anyhow::Result<Vec<Fig
     Ok(figures)
 }
 
-/// Milliseconds from each `turn_started` to the first `usage` event after it.
+/// Milliseconds from each `turn.started` to the first `usage` event after it.
 fn turn_times(events: &[(Duration, Value)]) -> Vec<f64> {
     let mut times = Vec::new();
     let mut started = None;
     for (at, event) in events {
         match event["type"].as_str() {
-            Some("turn_started") => started = Some(*at),
+            Some("turn.started") => started = Some(*at),
             Some("usage") => {
                 if let Some(start) = started.take() {
                     times.push(at.saturating_sub(start).as_secs_f64() * 1000.0);

@@ -85,6 +85,24 @@ impl Limits {
     }
 }
 
+/// One `[[hooks.EVENT]]` table: a command run at that point of a session (docs/hooks.md).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HookEntry {
+    /// A regex over the tool's names (`Bash|Edit`, `mcp__github__.*`); absent = every tool.
+    pub(crate) matcher: Option<String>,
+    /// The command, run by `bash -c` in the workspace.
+    pub(crate) command: String,
+    /// Its time limit in seconds (default 60).
+    pub(crate) timeout_sec: Option<u64>,
+    /// Block when the hook crashes, hangs or prints unreadable JSON, instead of going on.
+    #[serde(default)]
+    pub(crate) fail_closed: bool,
+}
+
+/// Hooks by event name (`PreToolUse`, …), each a list run in order.
+pub(crate) type HookTables = BTreeMap<String, Vec<HookEntry>>;
+
 /// The settings of one profile in the config file; every field optional.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -125,6 +143,9 @@ pub(crate) struct ConfigFile {
     pub(crate) web_search: Option<WebSearch>,
     #[serde(default)]
     pub(crate) limits: Limits,
+    /// `[[hooks.EVENT]]` tables.
+    #[serde(default)]
+    pub(crate) hooks: HookTables,
     #[serde(default)]
     pub(crate) profiles: BTreeMap<String, Profile>,
     /// MCP servers whose tools join every session (`[mcp_servers.NAME]`, see docs/mcp.md).

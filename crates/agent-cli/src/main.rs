@@ -11,7 +11,9 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod approval;
 mod config;
+mod events;
 mod exec_cmd;
+mod hooks;
 mod mcp_cmd;
 mod render;
 mod repl;

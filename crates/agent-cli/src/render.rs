@@ -2,31 +2,52 @@
 
 use std::io::Write;
 
-use agent_exec::{Remedy, agent::AgentEvent};
+use agent_exec::{
+    Remedy,
+    agent::{AgentEvent, Finish, FinishReason},
+};
+
+use crate::events::{self, FailReason, JsonStream};
 
 /// How events are shown.
 pub(crate) struct Renderer {
-    json: bool,
+    /// The `--json` stream, when events are printed as JSON lines.
+    json: Option<JsonStream>,
     /// Whether text was streamed since the last turn began, so a final answer is not printed twice.
     streamed: bool,
+    /// Whether text deltas go to stdout as they arrive (off when only the final answer may).
+    pub(crate) stream_text: bool,
 }
 
 impl Renderer {
     pub(crate) fn new(json: bool) -> Self {
-        Self { json, streamed: false }
+        Self { json: json.then(JsonStream::default), streamed: false, stream_text: true }
+    }
+
+    /// The `--json` stream's last event for a run that ended with `finish`.
+    pub(crate) fn finish(&mut self, finish: &Finish, exit_code: u8) {
+        if let Some(stream) = &self.json {
+            events::print(&stream.finish(finish, exit_code));
+        }
+    }
+
+    /// The `--json` stream's last event for a run that could not end normally.
+    pub(crate) fn failed(&mut self, reason: FailReason, message: String, exit_code: u8) {
+        if let Some(stream) = &self.json {
+            events::print(&stream.failed(reason, message, exit_code));
+        }
     }
 
     pub(crate) fn show(&mut self, event: &AgentEvent) {
-        if self.json {
-            if let Ok(line) = serde_json::to_string(event) {
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{line}");
-                let _ = out.flush();
+        if let Some(stream) = &mut self.json {
+            if let Some(event) = stream.event(event) {
+                events::print(&event);
             }
             return;
         }
         match event {
             AgentEvent::TurnStarted { .. } => self.streamed = false,
+            AgentEvent::TextDelta { .. } if !self.stream_text => {}
             AgentEvent::TextDelta { text } => {
                 self.streamed = true;
                 let mut out = std::io::stdout().lock();
@@ -59,6 +80,19 @@ impl Renderer {
                 if let Some(remedy) = remedy {
                     eprintln!("  {}", remedy_advice(remedy));
                 }
+            }
+            AgentEvent::Finished { reason: FinishReason::Stopped, text } => {
+                if self.streamed {
+                    println!();
+                }
+                self.streamed = false;
+                eprintln!("agent: stopped by a hook: {}", text.as_deref().unwrap_or_default());
+            }
+            AgentEvent::Finished { reason: FinishReason::InvalidOutput, .. } => {
+                if self.streamed {
+                    println!();
+                }
+                self.streamed = false;
             }
             AgentEvent::Finished { text, .. } => {
                 match text {

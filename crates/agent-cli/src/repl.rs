@@ -13,6 +13,7 @@ use rustyline::{DefaultEditor, error::ReadlineError};
 use crate::{
     Options,
     approval::TerminalApprover,
+    hooks::Trust,
     render::Renderer,
     session::SessionLog,
     setup::{self, Launch, Session},
@@ -77,12 +78,18 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         replay: args.replay.clone(),
         default_mode: PermissionMode::Default,
         approver: Some(approver.clone()),
+        trust: Trust::Ask,
     };
     let tokio = setup::tokio_runtime()?;
     let mut session = match setup::open(options, launch, &tokio)? {
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
+    let source = if args.resume.is_some() { "resume" } else { "startup" };
+    if let Err(reason) = tokio.block_on(session.start(source)) {
+        eprintln!("agent: a SessionStart hook stopped the session: {reason}");
+        return Ok(ExitCode::from(1));
+    }
     let mut editor = DefaultEditor::new()?;
     let history = SessionLog::root()?.parent().map(|dir| dir.join("history.txt"));
     if let Some(path) = &history {
@@ -119,7 +126,12 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             Line::Help => eprintln!("{HELP}"),
             Line::Tools => eprintln!("{}", tool_list(&session)),
             Line::Clear => {
+                tokio.block_on(session.end("clear"));
                 session.clear()?;
+                if let Err(reason) = tokio.block_on(session.start("clear")) {
+                    eprintln!("agent: a SessionStart hook stopped the session: {reason}");
+                    break;
+                }
                 eprintln!("agent: new conversation, session {}", session.log.id());
             }
             Line::Exit => break,
@@ -154,6 +166,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     {
         eprintln!("agent: warning: history not saved to {}: {err}", path.display());
     }
+    tokio.block_on(session.end("exit"));
     let id = session.log.id();
     eprintln!("agent: session {id} (resume with --resume {id})");
     Ok(ExitCode::SUCCESS)

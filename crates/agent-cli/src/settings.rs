@@ -68,7 +68,7 @@ impl Settings {
     }
 
     /// The workspace root: `--workspace`, else the current directory.
-    pub(crate) fn workspace_root(&self) -> anyhow::Result<PathBuf> {
+    pub(crate) fn workspace(&self) -> anyhow::Result<PathBuf> {
         match &self.options.workspace {
             Some(path) => Ok(path.clone()),
             None => std::env::current_dir().context("reading the current directory"),
@@ -84,7 +84,7 @@ impl Settings {
         if self.file.mcp_servers.is_empty() {
             return Ok(None);
         }
-        let env = ServerEnv { workspace: self.workspace_root()?, session_dir };
+        let env = ServerEnv { workspace: self.workspace()?, session_dir };
         let session = McpSession::new(&self.file.mcp_servers, env)?;
         Ok(Some(McpTools::start(session, |problem| eprintln!("agent: {problem}"))))
     }
@@ -99,7 +99,7 @@ impl Settings {
         executor: ExecutorConfig,
     ) -> anyhow::Result<AgentBuilder> {
         let options = &self.options;
-        let root = self.workspace_root()?;
+        let root = self.workspace()?;
         let mode = match &options.permission_mode {
             Some(text) => PermissionMode::from_str(text)?,
             None => default_mode,

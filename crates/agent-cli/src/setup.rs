@@ -5,7 +5,7 @@ use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
 use agent_core::{CancellationToken, ModelClient};
 use agent_exec::{
-    Agent, Approver, ExecutorConfig, PermissionMode, Transcript,
+    Agent, Approver, ExecutorConfig, HookEvent, PermissionMode, Transcript,
     agent::{AgentEvent, Conversation, Finish},
 };
 use agent_model::{ApiKey, ChatClient, ClientConfig, ReplayClient, ResponsesClient};
@@ -15,6 +15,7 @@ use anyhow::{Context, bail};
 use crate::{
     Options,
     config::{self, Api, ModelSettings},
+    hooks::{self, Trust},
     session::SessionLog,
     settings::Settings,
 };
@@ -29,6 +30,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) default_mode: PermissionMode,
     /// Who answers approval prompts; `None` denies every call that would ask.
     pub(crate) approver: Option<Arc<dyn Approver>>,
+    /// Whether the user may be asked to trust the project's hooks.
+    pub(crate) trust: Trust,
 }
 
 /// A ready session: the library's agent (model, tools, policy, conversation) and its log.
@@ -75,6 +78,8 @@ pub(crate) fn open(
     if let Some(approver) = launch.approver {
         builder = builder.approver(approver);
     }
+    let hooks = hooks::load(&settings.file.hooks, &settings.workspace()?, launch.trust)?;
+    builder = builder.hooks(hooks.transcript_path(log.transcript().path()));
     if let Some(max_turns) = settings.options.max_turns {
         builder = builder.max_turns(max_turns);
     }
@@ -136,6 +141,38 @@ impl Session {
         let finish = self.agent.prompt_with(prompt, &cancel, on_event).await;
         listener.abort();
         Ok(finish)
+    }
+
+    /// Runs the `SessionStart` hooks (`source`: `startup`, `resume` or `clear`); what they print
+    /// for the model is added to the instructions, and a hook that blocks ends the session.
+    pub(crate) async fn start(&mut self, source: &str) -> Result<(), String> {
+        let hooks = self.agent.executor().hooks().clone();
+        if !hooks.wants(HookEvent::SessionStart, None) {
+            return Ok(());
+        }
+        let mut fields = serde_json::Map::new();
+        fields.insert("source".into(), source.into());
+        let result =
+            hooks.run(HookEvent::SessionStart, None, fields, &CancellationToken::new()).await;
+        if let Some(reason) = result.stop.or(result.block) {
+            return Err(reason);
+        }
+        let instructions = &mut self.agent.config_mut().instructions;
+        for context in result.context {
+            instructions.push_str("\n\n");
+            instructions.push_str(&context);
+        }
+        Ok(())
+    }
+
+    /// Runs the `SessionEnd` hooks (`reason`: `exit`, `clear`, `other`).
+    pub(crate) async fn end(&self, reason: &str) {
+        let hooks = self.agent.executor().hooks();
+        if hooks.wants(HookEvent::SessionEnd, None) {
+            let mut fields = serde_json::Map::new();
+            fields.insert("reason".into(), reason.into());
+            hooks.run(HookEvent::SessionEnd, None, fields, &CancellationToken::new()).await;
+        }
     }
 
     /// Starts a new conversation in a new session log (the REPL's `/clear`).

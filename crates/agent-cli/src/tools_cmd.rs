@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::Subcommand;
 use serde_json::json;
 
-use crate::{Options, config::Api, settings::Settings};
+use crate::{Options, config::Api, hooks, settings::Settings};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum ToolsCommand {
@@ -53,6 +53,11 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
     // A person typed the call, so the mode defaults to bypass; deny rules (from flags and the
     // config file alike) still apply.
     let mut builder = settings.builder(PermissionMode::Bypass, tracker.clone(), config)?;
+    // A direct call passes the same hooks as a model's call; listing tools runs none.
+    if matches!(command, ToolsCommand::Call { .. }) {
+        let trust = hooks::Trust::OnlyTrusted;
+        builder = builder.hooks(hooks::load(&settings.file.hooks, &settings.workspace()?, trust)?);
+    }
     // Listing and calling need every configured MCP server, so here they are waited for (each
     // within its startup timeout).
     let mcp = {

@@ -54,6 +54,7 @@ mod context;
 mod error;
 mod item;
 mod model;
+mod output;
 pub mod schema;
 mod tool;
 mod typed;
@@ -66,6 +67,7 @@ pub use crate::{
         Continuation, ModelClient, ModelError, ModelErrorKind, ModelEvent, ModelRequest,
         ModelStream, StopReason, ToolChoice, Usage,
     },
+    output::OutputSchema,
     tool::{Access, BoxFuture, Effects, PreparedCall, Tool, ToolOutput, ToolSpec},
     typed::{Typed, TypedTool},
 };

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     item::{Item, Message, Reasoning, ToolCall},
+    output::OutputSchema,
     tool::{BoxFuture, ToolSpec},
 };
 
@@ -50,6 +51,8 @@ pub struct ModelRequest<'a> {
     pub parallel_tool_calls: bool,
     /// Continue a stored response instead of sending the whole transcript, when the client can.
     pub continuation: Option<&'a Continuation>,
+    /// A schema the final answer must match (structured output), when one is asked for.
+    pub output_schema: Option<&'a OutputSchema>,
 }
 
 /// Token counts of one response.

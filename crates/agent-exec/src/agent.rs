@@ -7,13 +7,16 @@ use std::time::Duration;
 
 use agent_core::{
     CancellationToken, Continuation, Item, ModelClient, ModelError, ModelErrorKind, ModelEvent,
-    ModelRequest, ToolCall, ToolChoice, Usage,
+    ModelRequest, OutputSchema, ToolCall, ToolChoice, Usage,
 };
 use futures_util::StreamExt;
 use serde::Serialize;
 use tracing::Instrument;
 
-use crate::executor::{Executor, Outcome};
+use crate::{
+    executor::{Executor, Outcome},
+    hooks::HookEvent,
+};
 
 /// How a run behaves. Build with [`AgentConfig::new`] and change fields as needed.
 #[derive(Debug, Clone)]
@@ -29,6 +32,9 @@ pub struct AgentConfig {
     /// After how many identical failing calls in a row the harness tells the model to change
     /// approach.
     pub repeat_failure_limit: usize,
+    /// A schema the final answer must match: sent with every request, checked when the model
+    /// answers, and the model asked once more with the error when the answer does not fit.
+    pub output_schema: Option<OutputSchema>,
 }
 
 impl AgentConfig {
@@ -40,6 +46,7 @@ impl AgentConfig {
             tool_choice: ToolChoice::Auto,
             parallel_tool_calls: true,
             repeat_failure_limit: 3,
+            output_schema: None,
         }
     }
 }
@@ -102,6 +109,9 @@ pub enum AgentEvent {
         duration_ms: u64,
         /// Whether the output was capped.
         truncated: bool,
+        /// Where the whole output of a capped call was saved (absent otherwise).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        output_path: Option<String>,
         /// For a call refused because it needed approval and nobody could be asked: the rules
         /// or mode that would allow it (absent otherwise).
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -138,6 +148,10 @@ pub enum FinishReason {
     Cancelled,
     /// The model failed.
     ModelError,
+    /// A hook stopped the run.
+    Stopped,
+    /// The answer did not match the output schema, even when asked again.
+    InvalidOutput,
 }
 
 /// The result of [`run`].
@@ -151,6 +165,12 @@ pub enum Finish {
     Cancelled,
     /// The model failed; the transcript holds only complete turns.
     ModelError(ModelError),
+    /// A hook stopped the run (`"continue": false`, or a blocked prompt), with its reason; every
+    /// call made so far has an output.
+    Stopped(String),
+    /// The answer did not match [`AgentConfig::output_schema`] on the second try either; what was
+    /// wrong with it.
+    InvalidOutput(String),
 }
 
 /// Runs the loop until the model answers, the turn limit is reached, `cancel` fires, or the model
@@ -166,6 +186,8 @@ pub async fn run(
 ) -> Finish {
     let mut tools = executor.specs();
     let mut failures = RepeatedFailures::default();
+    let mut stop_hook_active = false;
+    let mut output_retry = config.output_schema.is_some();
     for turn in 1..=config.max_turns {
         // Tools that became ready since the last request (MCP servers) join from this turn.
         if executor.refresh_late_tools().await {
@@ -183,6 +205,7 @@ pub async fn run(
             tool_choice: &config.tool_choice,
             parallel_tool_calls: config.parallel_tool_calls,
             continuation: continuation.as_ref(),
+            output_schema: config.output_schema.as_ref(),
         };
         let response = tokio::select! {
             biased;
@@ -220,7 +243,37 @@ pub async fn run(
                 previous_response_id: id,
                 items_known: conversation.items.len(),
             });
-            return finish(on_event, Finish::Answered(response.text));
+            let answer = match &config.output_schema {
+                None => response.text,
+                Some(schema) => match schema.check(&response.text) {
+                    // The JSON alone, compact, whatever the model wrapped around it.
+                    Ok(value) => value.to_string(),
+                    Err(problem) if output_retry => {
+                        output_retry = false;
+                        let message = Item::Message(agent_core::Message::user(format!(
+                            "Your answer does not match the required JSON Schema: {problem}. \
+                             Answer again with only the JSON object."
+                        )));
+                        on_event(AgentEvent::ItemAdded { item: message.clone() });
+                        conversation.items.push(message);
+                        continue;
+                    }
+                    Err(problem) => return finish(on_event, Finish::InvalidOutput(problem)),
+                },
+            };
+            match stop_hooks(executor, &answer, stop_hook_active, cancel).await {
+                StopHooks::Answer => return finish(on_event, Finish::Answered(answer)),
+                StopHooks::Stop(reason) => return finish(on_event, Finish::Stopped(reason)),
+                StopHooks::KeepGoing(reason) => {
+                    // Claude Code's Stop hook contract: a block sends its reason to the model as
+                    // the next user message, and the run goes on.
+                    stop_hook_active = true;
+                    let message = Item::Message(agent_core::Message::user(reason));
+                    on_event(AgentEvent::ItemAdded { item: message.clone() });
+                    conversation.items.push(message);
+                    continue;
+                }
+            }
         }
         // The server holds everything up to and including this response; the outputs appended
         // below are what the next request must send.
@@ -236,7 +289,9 @@ pub async fn run(
             });
         }
         let outcomes = executor.execute_batch(&calls, cancel).instrument(turn_span).await;
+        let mut stop = None;
         for (call, mut outcome) in calls.iter().zip(outcomes) {
+            stop = stop.or(outcome.stop.take());
             if failures.record(call, &outcome) >= config.repeat_failure_limit {
                 outcome.text.push_str(&repeat_note(config.repeat_failure_limit));
             }
@@ -247,6 +302,7 @@ pub async fn run(
                 error: outcome.error_code.map(str::to_owned),
                 duration_ms: duration_ms(outcome.duration),
                 truncated: outcome.truncated,
+                output_path: outcome.output_path.take().map(|path| path.display().to_string()),
                 remedy: outcome.remedy.take(),
             });
             let output = Item::ToolOutput(outcome.into_call_output());
@@ -256,8 +312,42 @@ pub async fn run(
         if cancel.is_cancelled() {
             return finish(on_event, Finish::Cancelled);
         }
+        if let Some(reason) = stop {
+            return finish(on_event, Finish::Stopped(reason));
+        }
     }
     finish(on_event, Finish::MaxTurns(config.max_turns))
+}
+
+/// What the `Stop` hooks made of an answer.
+enum StopHooks {
+    /// No hook objected: the run ends with the answer.
+    Answer,
+    /// A hook stopped the run (`"continue": false`).
+    Stop(String),
+    /// A hook blocked the stop: its reason goes to the model and the run goes on.
+    KeepGoing(String),
+}
+
+async fn stop_hooks(
+    executor: &Executor,
+    answer: &str,
+    active: bool,
+    cancel: &CancellationToken,
+) -> StopHooks {
+    let hooks = executor.hooks();
+    if !hooks.wants(HookEvent::Stop, None) {
+        return StopHooks::Answer;
+    }
+    let mut fields = serde_json::Map::new();
+    fields.insert("stop_hook_active".into(), active.into());
+    fields.insert("last_assistant_message".into(), answer.into());
+    let result = hooks.run(HookEvent::Stop, None, fields, cancel).await;
+    match (result.stop, result.block) {
+        (Some(reason), _) => StopHooks::Stop(reason),
+        (None, Some(reason)) => StopHooks::KeepGoing(reason),
+        (None, None) => StopHooks::Answer,
+    }
 }
 
 /// One model response, collected from its stream.
@@ -343,6 +433,8 @@ fn finish(on_event: &mut (dyn FnMut(AgentEvent) + Send), finish: Finish) -> Fini
         Finish::MaxTurns(_) => (FinishReason::MaxTurns, None),
         Finish::Cancelled => (FinishReason::Cancelled, None),
         Finish::ModelError(_) => (FinishReason::ModelError, None),
+        Finish::Stopped(reason) => (FinishReason::Stopped, Some(reason.clone())),
+        Finish::InvalidOutput(problem) => (FinishReason::InvalidOutput, Some(problem.clone())),
     };
     on_event(AgentEvent::Finished { reason, text });
     finish

@@ -72,7 +72,9 @@ impl Executor {
             text: err.observation(),
             duration: std::time::Duration::ZERO,
             truncated: false,
+            output_path: None,
             remedy: None,
+            stop: None,
         }
     }
 }

@@ -14,10 +14,11 @@ use std::{
 use agent_core::{CancellationToken, Item, Message, ModelClient, Tool, ToolChoice};
 
 use crate::{
-    Approver, Executor, ExecutorConfig, LateTools, PermissionMode, PolicyBuilder, Registry,
+    Approver, Executor, ExecutorConfig, Hooks, LateTools, PermissionMode, PolicyBuilder, Registry,
     RuleAction, ToolLimits, Workspace,
-    agent::{self, AgentConfig, AgentEvent, Conversation, Finish},
+    agent::{self, AgentConfig, AgentEvent, Conversation, Finish, FinishReason},
     error::{Error, Result},
+    hooks::HookEvent,
 };
 
 /// The instructions an [`Agent`] gets when the builder is given none: short, and about the two
@@ -51,6 +52,7 @@ pub struct AgentBuilder {
     rules: Vec<(RuleAction, String, String)>,
     approver: Option<Arc<dyn Approver>>,
     late: Option<Arc<dyn LateTools>>,
+    hooks: Hooks,
     config: AgentConfig,
     executor: ExecutorConfig,
 }
@@ -67,6 +69,7 @@ impl AgentBuilder {
             rules: Vec::new(),
             approver: None,
             late: None,
+            hooks: Hooks::default(),
             config: AgentConfig::new(DEFAULT_INSTRUCTIONS),
             executor: ExecutorConfig::new("session"),
         }
@@ -135,6 +138,13 @@ impl AgentBuilder {
     /// filter does not apply to them.
     pub fn late_tools(mut self, late: Arc<dyn LateTools>) -> Self {
         self.late = Some(late);
+        self
+    }
+
+    /// Commands to run around tool calls and at the other points of a session (see
+    /// [`crate::hooks`]); they get the executor's session id and the workspace.
+    pub fn hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks;
         self
     }
 
@@ -213,6 +223,10 @@ impl AgentBuilder {
         if let Some(late) = self.late {
             executor = executor.with_late_tools(late);
         }
+        if !self.hooks.is_empty() {
+            let mode = executor.policy().mode().to_string();
+            executor = executor.with_hooks(self.hooks.permission_mode(&mode));
+        }
         Ok(executor)
     }
 
@@ -261,6 +275,26 @@ impl Agent {
         cancel: &CancellationToken,
         mut on_event: impl FnMut(AgentEvent) + Send,
     ) -> Finish {
+        let mut prompt = prompt.into();
+        let hooks = self.executor.hooks();
+        if hooks.wants(HookEvent::UserPromptSubmit, None) {
+            let mut fields = serde_json::Map::new();
+            fields.insert("prompt".into(), prompt.clone().into());
+            let result = hooks.run(HookEvent::UserPromptSubmit, None, fields, cancel).await;
+            // A blocked prompt never reaches the model or the conversation, as in Claude Code.
+            if let Some(reason) = result.stop.or(result.block) {
+                let finish = Finish::Stopped(reason.clone());
+                on_event(AgentEvent::Finished {
+                    reason: FinishReason::Stopped,
+                    text: Some(reason),
+                });
+                return finish;
+            }
+            for context in result.context {
+                prompt.push_str("\n\n");
+                prompt.push_str(&context);
+            }
+        }
         let user = Item::Message(Message::user(prompt));
         on_event(AgentEvent::ItemAdded { item: user.clone() });
         self.conversation.items.push(user);

@@ -4,6 +4,8 @@
 //! a cancellation token → cap the output → [`Outcome`]. Every failure on the way is an outcome
 //! with a stable error code; nothing here panics, and a panicking tool is caught.
 
+mod tool_hooks;
+
 use std::{
     any::Any,
     panic::AssertUnwindSafe,
@@ -20,7 +22,9 @@ use agent_core::{
 use futures_util::FutureExt;
 use tracing::Instrument;
 
+use self::tool_hooks::Overrides;
 use crate::{
+    hooks::Hooks,
     output::{self, DEFAULT_OUTPUT_CAP},
     permission::{
         Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Remedy, Verdict,
@@ -84,9 +88,13 @@ pub struct Outcome {
     pub duration: Duration,
     /// Whether the output was cut by the output cap.
     pub truncated: bool,
+    /// Where the whole output of a truncated call was saved, when it was.
+    pub output_path: Option<PathBuf>,
     /// For a call refused because it needed approval and nobody could be asked: what would
     /// allow it, for the front end to show its user in its own terms.
     pub remedy: Option<Remedy>,
+    /// A hook asked to stop the whole run after this call, with this reason.
+    pub stop: Option<String>,
 }
 
 impl Outcome {
@@ -116,6 +124,7 @@ pub struct Executor {
     registry: Registry,
     policy: PermissionPolicy,
     approver: Option<Arc<dyn Approver>>,
+    hooks: Hooks,
     config: ExecutorConfig,
     workspace: Arc<dyn Boundary>,
     session_id: Arc<str>,
@@ -136,6 +145,7 @@ impl Executor {
             registry,
             policy,
             approver: None,
+            hooks: Hooks::default(),
             config,
             late: None,
         }
@@ -159,6 +169,18 @@ impl Executor {
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
         self
+    }
+
+    /// The same executor, running `hooks` around every call (see [`crate::hooks`]). Hooks with
+    /// no session details get this executor's session id and workspace.
+    pub fn with_hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks.session(&self.config.session_id, self.policy.workspace().root());
+        self
+    }
+
+    /// The hooks, for the loop and front ends to run the events that are not about one call.
+    pub fn hooks(&self) -> &Hooks {
+        &self.hooks
     }
 
     /// The registry.
@@ -216,7 +238,22 @@ impl Executor {
     }
 
     async fn execute_in_span(&self, call: &ToolCall, cancel: &CancellationToken) -> Outcome {
+        if self.hooks.is_empty() {
+            return self.dispatch(call, cancel, &Overrides::default()).await;
+        }
+        // The cold path: boxed so that sessions without hooks keep a small future.
+        Box::pin(self.execute_hooked(call, cancel)).await
+    }
+
+    /// Stages 3–6 for one call, with what the `PreToolUse` hooks changed.
+    async fn dispatch(
+        &self,
+        call: &ToolCall,
+        cancel: &CancellationToken,
+        overrides: &Overrides,
+    ) -> Outcome {
         let start = Instant::now();
+        let call = &*overrides.call(call);
         let late_entry;
         let entry = match self.registry.entry(&call.name) {
             Some(entry) => entry,
@@ -239,12 +276,15 @@ impl Executor {
         let prepared =
             match std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare(&call.arguments))) {
                 Ok(Ok(prepared)) => prepared,
-                Ok(Err(err)) => return self.failure(call, &spec.name, args_error(err), start),
+                Ok(Err(err)) => {
+                    let err = overrides.explain(args_error(err));
+                    return self.failure(call, &spec.name, err, start);
+                }
                 Err(panic) => return self.failure(call, &spec.name, panicked(&panic), start),
             };
 
         let decision = self.policy.decide(spec, prepared.access());
-        match decision.verdict {
+        match overrides.verdict(decision.verdict) {
             Verdict::Allow => {}
             Verdict::Deny(err) => return self.failure(call, &spec.name, err, start),
             Verdict::Ask(ask) => {
@@ -283,10 +323,16 @@ impl Executor {
         match result {
             Ok(output) => self.success(call, &spec.name, output, cap, start).await,
             Err(mut err) => {
+                let mut spilled = None;
                 if let Some(cut) = output::cut(&err.message, cap) {
-                    err.message = cut.render(&self.spill(call, &err.message).await);
+                    let saved = self.spill(call, &err.message).await;
+                    err.message = cut.render(&saved);
+                    spilled = Some(saved.ok());
                 }
-                self.failure(call, &spec.name, err, start)
+                let mut outcome = self.failure(call, &spec.name, err, start);
+                outcome.truncated = spilled.is_some();
+                outcome.output_path = spilled.flatten();
+                outcome
             }
         }
     }
@@ -428,9 +474,12 @@ impl Executor {
         cap: usize,
         start: Instant,
     ) -> Outcome {
-        let (text, truncated) = match output::cut(&output.text, cap) {
-            None => (output.text, false),
-            Some(cut) => (cut.render(&self.spill(call, &output.text).await), true),
+        let (text, truncated, output_path) = match output::cut(&output.text, cap) {
+            None => (output.text, false, None),
+            Some(cut) => {
+                let spilled = self.spill(call, &output.text).await;
+                (cut.render(&spilled), true, spilled.ok())
+            }
         };
         Outcome {
             call_id: call.call_id.clone(),
@@ -440,7 +489,9 @@ impl Executor {
             text,
             duration: start.elapsed(),
             truncated,
+            output_path,
             remedy: None,
+            stop: None,
         }
     }
 
@@ -453,7 +504,9 @@ impl Executor {
             text: err.observation(),
             duration: start.elapsed(),
             truncated: false,
+            output_path: None,
             remedy: None,
+            stop: None,
         }
     }
 

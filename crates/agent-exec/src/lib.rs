@@ -48,6 +48,7 @@ mod builder;
 pub mod code;
 mod error;
 mod executor;
+pub mod hooks;
 mod output;
 pub mod permission;
 pub mod process;
@@ -62,6 +63,7 @@ pub use crate::{
     builder::{Agent, AgentBuilder, DEFAULT_INSTRUCTIONS},
     error::{Error, Result},
     executor::{Executor, ExecutorConfig, Outcome},
+    hooks::{Hook, HookEvent, Hooks},
     output::DEFAULT_OUTPUT_CAP,
     permission::{
         Approval, ApprovalRequest, Approver, Decision, PermissionMode, PermissionPolicy,

@@ -43,6 +43,9 @@ pub struct ProcessSpec {
     pub separate_stderr: bool,
     /// Output kept per stream: the first and last halves of this many bytes; the middle is dropped.
     pub max_output_bytes: usize,
+    /// Bytes written to the process's stdin, which is then closed; stdin is `/dev/null` when
+    /// `None`. Hooks read their JSON input this way.
+    pub stdin: Option<Vec<u8>>,
 }
 
 impl ProcessSpec {
@@ -55,6 +58,7 @@ impl ProcessSpec {
             base_env: None,
             separate_stderr: false,
             max_output_bytes: 1 << 20,
+            stdin: None,
         }
     }
 
@@ -201,7 +205,7 @@ pub async fn run(
 /// What the model can do through it is judged per call by the permission policy instead. It still
 /// gets its own process group (so [`ServiceChild`]'s drop kills everything it started), stdin and
 /// stdout as pipes, stderr to `stderr` (a log file), and this process's environment without the
-/// secrets [`sandbox::is_secret`] recognises (the model's API key never reaches it), plus `env`,
+/// secrets [`sandbox::host_env`] removes (the model's API key never reaches it), plus `env`,
 /// which the user wrote for this server and may name a secret on purpose.
 pub fn spawn_service(
     spec: &ProcessSpec,
@@ -217,7 +221,7 @@ pub fn spawn_service(
     command
         .args(&spec.args)
         .env_clear()
-        .envs(base.into_iter().filter(|(name, _)| !sandbox::is_secret(name)))
+        .envs(sandbox::host_env(base))
         .envs(env.iter().cloned())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -275,6 +279,26 @@ impl Drop for ServiceChild {
     }
 }
 
+/// Runs a program the user configured for their own machine (a hook), outside the tool sandbox:
+/// no file-system, network or resource rules apply, but it still gets its own process group (killed
+/// whole on timeout or cancellation, and when it exits), the secret-free environment of
+/// [`sandbox::host_env`], and `cwd` as its working directory.
+pub async fn run_unsandboxed(
+    spec: ProcessSpec,
+    cwd: PathBuf,
+    cancel: CancellationToken,
+    timeout: Option<Duration>,
+) -> Result<ProcessOutput, SpawnError> {
+    let env =
+        sandbox::host_env(spec.base_env.clone().unwrap_or_else(|| std::env::vars_os().collect()));
+    let config = SandboxConfig::new(cwd.clone())
+        .with_policy(SandboxPolicy::DangerFullAccess)
+        .with_limits(sandbox::Limits::NONE);
+    let options =
+        RunOptions { rules: None, read_only: None, hide: Vec::new(), env, cwd, cancel, timeout };
+    run_with(spec, &config, options).await
+}
+
 /// The `HOME` a process is given, from its environment.
 fn env_home(env: &[(OsString, OsString)]) -> Option<PathBuf> {
     env.iter()
@@ -326,7 +350,7 @@ pub(crate) async fn run_with(
         .current_dir(&options.cwd)
         .env_clear()
         .envs(options.env)
-        .stdin(Stdio::null())
+        .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::from(out_writer))
         .stderr(Stdio::from(err_writer))
         .process_group(0)
@@ -354,6 +378,14 @@ pub(crate) async fn run_with(
     })?;
     let pid = child.id().unwrap_or(0);
     let group = Group { pgid: pid as i32, cgroup, armed: true };
+    if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), spec.stdin) {
+        // Written on its own task so a process that never reads its stdin cannot stall the wait
+        // below; a process that exits without reading it closes the pipe (EPIPE, ignored).
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt as _;
+            let _ = pipe.write_all(&bytes).await;
+        });
+    }
 
     let half = spec.max_output_bytes / 2;
     let out = Arc::new(Mutex::new(Capture::new(half)));

@@ -31,7 +31,7 @@ pub(crate) use self::{
     limits::CgroupLease,
 };
 pub use self::{
-    env::{is_secret, sandbox_env},
+    env::{host_env, is_secret, sandbox_env},
     limits::ProcessLimit,
     policy::{Limits, SandboxConfig, SandboxPolicy, UnknownPolicy},
     probe::{Capabilities, PolicySupport, probe},

@@ -33,6 +33,7 @@
 //!     tool_choice: &ToolChoice::Auto,
 //!     parallel_tool_calls: false,
 //!     continuation: None,
+//!     output_schema: None,
 //! };
 //! let mut events = client.stream(request).await?;
 //! while let Some(event) = events.next().await {

@@ -29,6 +29,7 @@ fn request(specs: &[ToolSpec]) -> ModelRequest<'_> {
         tool_choice: &ToolChoice::Auto,
         parallel_tool_calls: true,
         continuation: None,
+        output_schema: None,
     }
 }
 

@@ -56,14 +56,12 @@ impl TypedTool for EditFile {
     const NAME: &'static str = "edit_file";
 
     fn description(&self) -> String {
-        "Replaces old_string with new_string in a file you have read with read_file in this session. \
-         old_string must match exactly one place (set replace_all=true to change every occurrence). \
-         If there is no exact match, these are tried in order, each accepted only if it finds exactly \
-         one place: line endings normalized, trailing whitespace ignored, Unicode quotes/dashes/spaces \
-         folded, indentation ignored (new_string is then re-indented). If nothing matches, the error \
-         shows the closest text with whitespace visible (→ tab, · space); if several places match, \
-         it lists their line numbers. The file's encoding, BOM and line endings are kept. On success \
-         it shows the edited region with line numbers."
+        "Replaces old_string with new_string in a file read with read_file in this session. \
+         old_string must match exactly one place (or set replace_all). Without an exact match, \
+         line endings, trailing whitespace, Unicode punctuation and indentation are relaxed in \
+         turn, each accepted only for a unique match. A failed match shows the closest text with \
+         whitespace visible (→ tab, · space), or the lines of every match. Encoding, BOM and line \
+         endings are kept; the result shows the edited region."
             .to_owned()
     }
 

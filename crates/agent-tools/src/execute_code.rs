@@ -63,12 +63,10 @@ impl TypedTool for ExecuteCode {
 
     fn description(&self) -> String {
         format!(
-            "Runs a JavaScript, TypeScript or Python snippet in an isolated sandbox and returns JSON \
+            "Runs a JavaScript, TypeScript or Python snippet in an isolated sandbox and returns \
              {{\"value\", \"stdout\", \"stderr\", \"duration_ms\"}}; value is the last expression's \
-             value as JSON (JavaScript/TypeScript only; print in Python). Every call starts fresh: \
-             nothing persists between calls. There is no file system, network or process access \
-             (use read_file or bash for those). Limits: {} s (timeout_ms), {} MB of memory. Good for \
-             calculations, data transformations and checking small algorithms.",
+             value (JavaScript/TypeScript; print in Python). Each call starts fresh, with no files, \
+             network or processes. Limits: {} s (timeout_ms), {} MB of memory.",
             self.limits.timeout.as_secs_f64(),
             self.limits.memory_bytes >> 20
         )

@@ -42,10 +42,9 @@ impl TypedTool for Glob {
     const NAME: &'static str = "glob";
 
     fn description(&self) -> String {
-        "Finds files whose path matches a glob pattern and lists them newest first (by modification \
-         time), as paths relative to the workspace root. A pattern without `/` matches file names at \
-         any depth. Files ignored by .gitignore/.ignore and hidden files are skipped unless \
-         include_ignored / include_hidden is set; an empty result says how many were skipped."
+        "Finds files by glob pattern, newest first, as paths relative to the workspace root. \
+         Ignored (.gitignore) and hidden files are skipped unless include_ignored / include_hidden; \
+         an empty result says what was skipped."
             .to_owned()
     }
 

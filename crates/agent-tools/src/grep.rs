@@ -32,8 +32,9 @@ const MAX_LINE_CHARS: usize = 500;
 /// A search running longer returns what it found so far, with a notice.
 const TIME_LIMIT: Duration = Duration::from_secs(30);
 
-/// What grep returns. Variants are documented on [`GrepInput::output_mode`] rather than here, so
-/// the schema is a plain string enum (OpenAI's strict mode has no `oneOf`).
+// What grep returns. Plain comments, not doc comments: schemars would send a doc comment to the
+// model as the enum's description. The variants are described on `GrepInput::output_mode`, so the
+// schema stays a plain string enum (OpenAI's strict mode has no `oneOf`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputMode {
@@ -46,38 +47,37 @@ pub enum OutputMode {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepInput {
-    /// A regular expression (Rust regex syntax), or literal text with fixed_strings=true.
+    /// A regex (Rust syntax); for literal text with regex characters set fixed_strings.
     pub pattern: String,
-    /// Treat the pattern as literal text, not a regex. Default false.
+    /// Match the pattern as literal text.
     pub fixed_strings: Option<bool>,
-    /// A file or directory to search, relative to the workspace root. Default: the root.
+    /// A file or directory to search, relative to the workspace root (default: the root).
     pub path: Option<String>,
-    /// Only search files matching this glob, such as `*.rs` or `src/**/*.{ts,tsx}`.
+    /// Only files matching this glob, e.g. `*.rs` or `src/**/*.{ts,tsx}`.
     pub glob: Option<String>,
-    /// Only search files of this type, such as `rust`, `py`, `js`, `ts`, `go`, `md`.
+    /// Only files of this type, e.g. `rust`, `py`, `js`, `ts`, `go`, `md`.
     #[serde(rename = "type")]
     pub file_type: Option<String>,
-    /// What to return: `files_with_matches` (paths of matching files; the default), `content`
-    /// (matching lines as `path:line:text`, context lines as `path-line-text`), or `count`
-    /// (matching lines per file as `path:count`).
+    /// `files_with_matches` (the default), `content` (`path:line:text`, context lines
+    /// `path-line-text`) or `count` (`path:count`).
     pub output_mode: Option<OutputMode>,
-    /// Match letters regardless of case. Default false.
+    /// Ignore case.
     pub case_insensitive: Option<bool>,
-    /// Lines of context before and after each match (content mode). Default 0.
+    /// Context lines around each match (content mode).
     pub context: Option<u32>,
-    /// Lines of context before each match (content mode); overrides context.
+    /// Context lines before each match; overrides context.
     pub before: Option<u32>,
-    /// Lines of context after each match (content mode); overrides context.
+    /// Context lines after each match; overrides context.
     pub after: Option<u32>,
-    /// Let the pattern match across lines (`.` then matches newlines too). Default false.
+    /// Let matches span lines (`.` matches newlines too).
     pub multiline: Option<bool>,
-    /// The most entries to return (files, or lines in content mode). Default 100, at most 2000.
+    /// Most entries (files, or lines in content mode) to return: default 100, at most 2000.
     pub head_limit: Option<u32>,
-    /// How many entries to skip, to page through results. Default 0.
+    /// Entries to skip, to page.
     pub offset: Option<u32>,
-    /// Also search files ignored by .gitignore / .ignore. Default false.
+    /// Also search files ignored by .gitignore / .ignore.
     pub include_ignored: Option<bool>,
-    /// Also search hidden files (names starting with a dot). Default false.
+    /// Also search hidden files.
     pub include_hidden: Option<bool>,
 }
 
@@ -90,13 +90,11 @@ impl TypedTool for Grep {
     const NAME: &'static str = "grep";
 
     fn description(&self) -> String {
-        "Searches file contents with a regular expression (ripgrep engine, built in). Returns the \
-         files that match (default, newest first), matching lines as `path:line:text` \
-         (output_mode=content, with optional context lines), or counts per file. Narrow with `path`, \
-         `glob` or `type`. Files ignored by .gitignore/.ignore, hidden files and binary files are \
-         skipped unless include_ignored / include_hidden is set; when nothing matches, the answer \
-         says how many files were skipped and why. Results are paged with head_limit and offset. \
-         For literal text containing regex characters, set fixed_strings=true."
+        "Searches file contents with a regular expression (ripgrep). Returns the matching files \
+         (default, newest first), the matching lines as `path:line:text` (output_mode=content) or \
+         counts per file. Narrow with path, glob or type. Ignored (.gitignore), hidden and binary \
+         files are skipped unless include_ignored / include_hidden; an empty result says what was \
+         skipped. Page with head_limit and offset."
             .to_owned()
     }
 

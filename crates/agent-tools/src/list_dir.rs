@@ -53,12 +53,10 @@ impl TypedTool for ListDir {
     const NAME: &'static str = "list_dir";
 
     fn description(&self) -> String {
-        "Lists a directory as a tree, two spaces of indent per level, directories first. Markers: \
-         `name/` directory, `name@ → target` symlink, `name?` other special file. Descends 2 levels \
-         by default (`depth` up to 6); deeper directories show their entry count. Hidden entries and \
-         entries ignored by .gitignore are left out but counted in the footer (ignored directories \
-         appear as one collapsed line); set include_hidden / include_ignored to list them. Long \
-         listings are paged with `offset`."
+        "Lists a directory as an indented tree, directories first: `name/` directory, \
+         `name@ → target` symlink, `name?` special file. Descends `depth` levels (default 2); \
+         deeper directories show their entry count. Hidden and ignored (.gitignore) entries are \
+         only counted unless include_hidden / include_ignored. Page with offset."
             .to_owned()
     }
 

@@ -53,13 +53,10 @@ impl TypedTool for ReadFile {
     const NAME: &'static str = "read_file";
 
     fn description(&self) -> String {
-        "Reads a text file and returns numbered lines as `{number}→{line}` (the number and arrow \
-         are not part of the file). The first line is a header: path, the lines shown and the total, \
-         encoding, line endings and indentation style; reproduce that whitespace exactly when \
-         editing. Shows 2000 lines from `offset` by default (`limit` up to 5000); lines over 2000 \
-         characters are cut with a `…[+N chars]` marker. A long result stops at whole lines and ends \
-         with the `offset` to continue from. Binary files are refused with their type and size. Use \
-         list_dir for directories and grep to find text across files."
+        "Reads a text file as numbered lines `{number}→{line}` (the prefix is not part of \
+         the file). A header line gives the lines shown and the total, encoding, line endings and \
+         indentation; keep that whitespace when editing. Long lines are cut with `…[+N chars]`; a \
+         cut result ends with the offset to continue from. Binary files are refused."
             .to_owned()
     }
 

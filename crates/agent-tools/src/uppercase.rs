@@ -24,8 +24,7 @@ impl TypedTool for Uppercase {
     const NAME: &'static str = "uppercase";
 
     fn description(&self) -> String {
-        "Returns the text converted to Unicode uppercase, using full case mapping (for example \
-         `straße` becomes `STRASSE`). Pure: reads and changes nothing."
+        "Returns the text in Unicode uppercase (full case mapping: `straße` → `STRASSE`)."
             .to_owned()
     }
 

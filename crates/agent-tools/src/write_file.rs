@@ -46,12 +46,10 @@ impl TypedTool for WriteFile {
     const NAME: &'static str = "write_file";
 
     fn description(&self) -> String {
-        "Creates a file, or replaces the whole content of an existing one. Parent directories are \
-         created. To overwrite an existing file you must have read it with read_file in this session \
-         and it must be unchanged since; otherwise the call fails with stale_file and you should \
-         read it again. The file's line endings (LF/CRLF), BOM and encoding are kept. Nothing is \
-         added: no trailing newline unless you include one. Prefer edit_file for changing part of a \
-         file."
+        "Creates a file or replaces all of its content; parent directories are created. An \
+         existing file must have been read with read_file in this session and be unchanged since \
+         (else stale_file: read it again). Line endings, BOM and encoding are kept; nothing is \
+         added, not even a final newline. Prefer edit_file for partial changes."
             .to_owned()
     }
 

@@ -35,6 +35,11 @@ pub(crate) struct Case {
 
 pub(crate) const UPPERCASE: &str = "Convert the text 'hello world' to upper case.";
 const READ: &str = "Read the file notes.txt and tell me what it says.";
+/// The tasks with the call spelled out in the template's format, for llama-server (see its cases).
+const UPPERCASE_JSON: &str = "Use the uppercase tool on \"hello world\":\n```json\n\
+    {\"name\": \"uppercase\", \"arguments\": {\"text\": \"hello world\"}}\n```";
+const READ_JSON: &str = "Read the file notes.txt:\n```json\n\
+    {\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}\n```";
 pub(crate) const NOTES: &str = "The meeting moved to Thursday at 10:00.\n";
 
 pub(crate) fn cases() -> Vec<Case> {
@@ -127,19 +132,21 @@ pub(crate) fn cases() -> Vec<Case> {
             read,
             Clean,
         ),
-        // llama-server renders SmolLM2's own template, which has no tools, and ignores the object
-        // form of `tool_choice` ("Wrong type supplied for parameter 'tool_choice'"): the model
-        // never calls a tool here. The cases check what the harness controls: every request is
-        // accepted and the run ends with an answer, over both APIs (llama-server serves
-        // `/v1/responses` too).
+        // llama-server runs with the tier's own ChatML template with tools
+        // (`scripts/realmodel/tools-chatml.jinja`): a call is a fenced JSON block, and under
+        // `required` (first turn only) the server's grammar forces a valid call from the first
+        // "```json" the model writes. The prompts show the call in that format, so the fence comes
+        // early; with the arguments as bare JSON the 135M model wrote a "```javascript" block, and
+        // with prose it writes prose until its token limit. The server still parses the model's
+        // own output into the call, and everything after it is the harness's.
         case(
             "uppercase, whole",
             LlamaServer,
             "chat",
             false,
-            &["--tools", "uppercase", "--max-turns", "3"],
-            UPPERCASE,
-            None,
+            &["--tools", "uppercase", "--tool-choice", "required", "--max-turns", "3"],
+            UPPERCASE_JSON,
+            up,
             Clean,
         ),
         case(
@@ -147,9 +154,9 @@ pub(crate) fn cases() -> Vec<Case> {
             LlamaServer,
             "chat",
             true,
-            &["--tools", "uppercase", "--max-turns", "3"],
-            UPPERCASE,
-            None,
+            &["--tools", "uppercase", "--tool-choice", "required", "--max-turns", "3"],
+            UPPERCASE_JSON,
+            up,
             Clean,
         ),
         case(
@@ -157,9 +164,9 @@ pub(crate) fn cases() -> Vec<Case> {
             LlamaServer,
             "chat",
             false,
-            &["--tools", "read_file", "--max-turns", "3"],
-            READ,
-            None,
+            &["--tools", "read_file", "--tool-choice", "required", "--max-turns", "3"],
+            READ_JSON,
+            read,
             Clean,
         ),
         case(
@@ -192,8 +199,8 @@ pub(crate) fn cases() -> Vec<Case> {
             up,
             Clear,
         ),
-        // Streamed through llama-server: LiteLLM fails on llama-cpp-python's streamed tool calls, and
-        // behind llama-server the model calls no tool (above), so this checks a clean streamed run.
+        // Streamed through llama-server: LiteLLM fails on llama-cpp-python's streamed tool calls.
+        // `required` passes through the bridge as the string llama-server reads.
         Case {
             model: Some("smollm2-llama-server"),
             ..case(
@@ -201,10 +208,10 @@ pub(crate) fn cases() -> Vec<Case> {
                 Litellm,
                 "responses",
                 true,
-                &["--tools", "uppercase", "--max-turns", "3"],
-                UPPERCASE,
-                None,
-                Clean,
+                &["--tools", "uppercase", "--tool-choice", "required", "--max-turns", "3"],
+                UPPERCASE_JSON,
+                up,
+                Clear,
             )
         },
         // The upstream streams nothing with "auto"; the bridge turns that into an empty

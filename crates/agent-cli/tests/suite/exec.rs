@@ -5,7 +5,7 @@ use std::path::Path;
 use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
 use serde_json::{Value, json};
 
-use crate::suite::{agent, stderr, stdout};
+use crate::suite::{agent, json_events, stderr, stdout};
 
 /// Runs `agent exec` against a scripted server playing `turns`; returns the process output and
 /// the request bodies the server received.
@@ -92,19 +92,18 @@ async fn json_mode_prints_one_event_per_line() {
     let args = ["--api", "chat", "exec", "--json", "go"];
     let (output, _) = exec(dir.path(), uppercase_then_answer(), &args).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let events: Vec<Value> =
-        stdout(&output).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let events = json_events(&output);
     let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
     // The user's prompt is the first item of the conversation, then the first turn starts.
-    assert_eq!(types[..2], ["item_added", "turn_started"]);
-    assert_eq!(events[0]["item"]["role"], "user");
-    assert_eq!(events[0]["item"]["content"], "go");
-    assert!(types.contains(&"tool_call_started"));
-    let finished = events.iter().find(|e| e["type"] == "tool_call_finished").unwrap();
+    assert_eq!(types[..3], ["run.started", "item.added", "turn.started"]);
+    assert_eq!(events[1]["item"]["role"], "user");
+    assert_eq!(events[1]["item"]["content"], "go");
+    assert!(types.contains(&"tool.started"));
+    let finished = events.iter().find(|e| e["type"] == "tool.completed").unwrap();
     assert_eq!(finished["ok"], true);
     assert_eq!(finished["call_id"], "call_1");
-    assert_eq!(events.last().unwrap()["reason"], "answered");
-    assert_eq!(events.last().unwrap()["text"], "HELLO it is.");
+    assert_eq!(events.last().unwrap()["type"], "run.completed");
+    assert_eq!(events.last().unwrap()["answer"], "HELLO it is.");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

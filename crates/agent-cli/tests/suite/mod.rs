@@ -2,10 +2,13 @@
 
 mod exec;
 mod help;
+mod hooks;
 mod interrupt;
 mod mcp;
+mod output;
 mod repl;
 mod replay;
+mod stream;
 mod tools;
 
 use std::{
@@ -55,6 +58,34 @@ pub(crate) fn transcript(workspace: &Path, id: &str) -> Vec<serde_json::Value> {
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect()
+}
+
+/// The `--json` events of a run, each validated against `docs/exec-events.schema.json`, with the
+/// stream's promises checked: `run.started` with the schema version first, and exactly one
+/// `run.completed` or `run.failed` last, carrying the process's exit code.
+pub(crate) fn json_events(output: &Output) -> Vec<serde_json::Value> {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../../docs/exec-events.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let text = stdout(output);
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{err}: {line}")))
+        .collect();
+    for event in &events {
+        if let Err(err) = validator.validate(event) {
+            panic!("event does not fit the schema: {err}\n{event}");
+        }
+    }
+    assert_eq!(events.first().map(|e| &e["type"]), Some(&"run.started".into()), "{text}");
+    assert_eq!(events[0]["schema_version"], 1);
+    let terminal =
+        |e: &serde_json::Value| e["type"] == "run.completed" || e["type"] == "run.failed";
+    assert_eq!(events.iter().filter(|e| terminal(e)).count(), 1, "{text}");
+    let last = events.last().unwrap();
+    assert!(terminal(last), "the stream did not end with its terminal event: {text}");
+    assert_eq!(last["exit_code"].as_i64(), output.status.code().map(i64::from), "{text}");
+    events
 }
 
 pub(crate) fn stdout(output: &Output) -> String {

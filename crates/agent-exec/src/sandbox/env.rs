@@ -75,6 +75,13 @@ pub fn sandbox_env(
     env
 }
 
+/// The environment for a program the user configured to run outside the sandbox (a hook): `base`
+/// without secrets, and nothing added. Hooks are the user's own scripts, but a key in their
+/// environment could still end up in a log they write or a command they echo.
+pub fn host_env(base: impl IntoIterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    base.into_iter().filter(|(name, _)| !is_secret(name)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,6 +107,19 @@ mod tests {
         check("LANG", false);
         check("KEYBOARD_LAYOUT", false);
         check("CARGO_HOME", false);
+    }
+
+    #[test]
+    fn hooks_get_the_environment_without_secrets_and_nothing_added() {
+        let base = [
+            (OsString::from("OPENAI_API_KEY"), OsString::from("sk-test")),
+            (OsString::from("GITHUB_TOKEN"), OsString::from("ghp-test")),
+            (OsString::from("PATH"), OsString::from("/usr/bin")),
+            (OsString::from("PAGER"), OsString::from("less")),
+        ];
+        let env = host_env(base);
+        let names: Vec<&OsString> = env.iter().map(|(name, _)| name).collect();
+        assert_eq!(names, [&OsString::from("PATH"), &OsString::from("PAGER")]);
     }
 
     #[test]

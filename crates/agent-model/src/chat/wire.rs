@@ -17,6 +17,8 @@ pub(crate) struct ChatRequest<'a> {
     pub(crate) tool_choice: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) response_format: Option<Value>,
     pub(crate) stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) stream_options: Option<StreamOptions>,
@@ -182,6 +184,16 @@ pub(crate) fn build<'a>(
         tools,
         tool_choice: has_tools.then(|| tool_choice(request.tool_choice)),
         parallel_tool_calls: has_tools.then_some(request.parallel_tool_calls),
+        response_format: request.output_schema.map(|output| {
+            json!({
+                "type": "json_schema",
+                "json_schema": {
+                    "name": output.name(),
+                    "schema": output.strict_schema(),
+                    "strict": true,
+                },
+            })
+        }),
         stream,
         stream_options: stream.then_some(StreamOptions { include_usage: true }),
     }

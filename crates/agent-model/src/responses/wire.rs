@@ -20,6 +20,8 @@ pub(crate) struct ResponsesRequest<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) parallel_tool_calls: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) text: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) previous_response_id: Option<&'a str>,
     pub(crate) store: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -116,6 +118,16 @@ pub(crate) fn build<'a>(
         tools,
         tool_choice: has_tools.then(|| tool_choice(request.tool_choice)),
         parallel_tool_calls: has_tools.then_some(request.parallel_tool_calls),
+        text: request.output_schema.map(|output| {
+            json!({
+                "format": {
+                    "type": "json_schema",
+                    "name": output.name(),
+                    "schema": output.strict_schema(),
+                    "strict": true,
+                },
+            })
+        }),
         previous_response_id,
         store,
         include,

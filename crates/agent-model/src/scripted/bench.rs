@@ -137,6 +137,7 @@ pub async fn sse_parse_throughput(
             tool_choice: &ToolChoice::Auto,
             parallel_tool_calls: false,
             continuation: None,
+            output_schema: None,
         };
         let mut stream = client.stream(request).await?;
         while let Some(event) = stream.next().await {

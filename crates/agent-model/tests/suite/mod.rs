@@ -123,6 +123,7 @@ pub(crate) async fn run(
         tool_choice: &ToolChoice::Auto,
         parallel_tool_calls: true,
         continuation,
+        output_schema: None,
     };
     let mut stream = client.stream(request).await?;
     let mut events = Vec::new();
