@@ -4,6 +4,7 @@
 //! a cancellation token → cap the output → [`Outcome`]. Every failure on the way is an outcome
 //! with a stable error code; nothing here panics, and a panicking tool is caught.
 
+mod late;
 mod tool_hooks;
 
 use std::{
@@ -29,7 +30,7 @@ use crate::{
     permission::{
         Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Remedy, Verdict,
     },
-    registry::{Entry, LateTools, Registry},
+    registry::{LateTools, Registry},
 };
 
 /// How the executor runs calls. Build it with [`ExecutorConfig::new`] and change fields as needed.
@@ -151,20 +152,6 @@ impl Executor {
         }
     }
 
-    /// The same executor, also offering and running `late`'s tools (see [`LateTools`]).
-    pub fn with_late_tools(mut self, late: Arc<dyn LateTools>) -> Self {
-        self.late = Some(late);
-        self
-    }
-
-    /// Takes in late tools that became ready; `true` when [`Executor::specs`] changed.
-    pub async fn refresh_late_tools(&self) -> bool {
-        match &self.late {
-            Some(late) => late.refresh().await,
-            None => false,
-        }
-    }
-
     /// The same executor, asking `approver` when the policy says "ask".
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
@@ -208,11 +195,7 @@ impl Executor {
     pub fn specs(&self) -> Vec<agent_core::ToolSpec> {
         let mut specs: Vec<agent_core::ToolSpec> =
             self.registry.specs().filter(|spec| self.policy.offers(spec)).cloned().collect();
-        if let Some(late) = &self.late {
-            let tools = late.tools();
-            let late = tools.iter().map(|(tool, _)| tool.spec());
-            specs.extend(late.filter(|spec| self.policy.offers(spec)).cloned());
-        }
+        self.extend_with_late(&mut specs);
         specs
     }
 
@@ -254,18 +237,8 @@ impl Executor {
     ) -> Outcome {
         let start = Instant::now();
         let call = &*overrides.call(call);
-        let late_entry;
-        let entry = match self.registry.entry(&call.name) {
-            Some(entry) => entry,
-            None => match self.late.as_ref().and_then(|late| late.get(&call.name)) {
-                Some((tool, limits)) => {
-                    late_entry = Entry { tool, limits };
-                    &late_entry
-                }
-                None => {
-                    return self.failure(call, &call.name, self.unknown_tool(&call.name), start);
-                }
-            },
+        let Some(entry) = self.entry(&call.name) else {
+            return self.failure(call, &call.name, self.unknown_tool(&call.name), start);
         };
         let tool = &entry.tool;
         let spec = tool.spec();

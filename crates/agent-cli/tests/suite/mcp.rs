@@ -442,3 +442,34 @@ fn agent_mcp_serve_passes_a_python_sdk_client_session() {
     assert!(report["refused"][0].as_str().unwrap().contains("Edit(./x.txt)"), "{report}");
     assert!(!dir.path().join("x.txt").exists());
 }
+
+#[test]
+fn tools_call_answers_through_server_everything_over_streamable_http() {
+    use std::io::{BufRead as _, BufReader};
+    let Some(bin) = everything() else { return };
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = std::process::Command::new(&bin)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ready when it says so on stderr: no guessing with a sleep.
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let ready = lines.by_ref().map_while(Result::ok).any(|line| line.contains("listening"));
+    assert!(ready, "server-everything did not start listening");
+    std::thread::spawn(move || lines.for_each(drop));
+    let dir = tempfile::tempdir().unwrap();
+    let table = format!(
+        "[mcp_servers.remote]\nurl = \"http://127.0.0.1:{port}/mcp\"\n{STARTUP}\
+         http_headers = {{ X-Test = \"1\" }}\n"
+    );
+    let config = config(dir.path(), &table);
+    let args =
+        ["tools", "call", "mcp__remote__echo", r#"{"message":"over http"}"#, "--config", &config];
+    let output = agent(dir.path(), &args);
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(output.status.success(), "{}\n{}", stdout(&output), stderr(&output));
+    assert_eq!(stdout(&output).trim(), "Echo: over http");
+}
