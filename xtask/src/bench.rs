@@ -72,7 +72,7 @@ pub(crate) struct Bins {
 }
 
 const EXAMPLES: &[&str] =
-    &["dispatch", "batch", "spawn_cost", "hook_cost", "sse_throughput", "tool_bench"];
+    &["dispatch", "batch", "spawn_cost", "hook_cost", "job_cost", "sse_throughput", "tool_bench"];
 
 /// Builds everything, runs every benchmark and prints the table or the JSON array.
 pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
@@ -92,7 +92,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let mut notes = Vec::new();
     let quick: &[&str] = if options.quick { &["--quick"] } else { &[] };
 
-    for example in ["dispatch", "batch", "spawn_cost", "hook_cost", "sse_throughput"] {
+    for example in ["dispatch", "batch", "spawn_cost", "hook_cost", "job_cost", "sse_throughput"] {
         progress(&format!("running example {example}…"));
         run_example(&bins, example, quick, &[], &mut figures, &mut notes)?;
     }

@@ -26,7 +26,7 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use self::{
-    cases::{Case, End, NOTES, UPPERCASE, cases},
+    cases::{Case, End, NOTES, UPPERCASE, UPPERCASE_JSON, cases},
     servers::{Kind, LITELLM_KEY, Server},
 };
 use crate::bench::Figure;
@@ -291,7 +291,7 @@ fn shorten(text: &str) -> String {
 }
 
 /// The real-model figures for `cargo xtask bench`: against llama-cpp-python (chatml) and
-/// llama-server, one whole run each with every default tool, turn 1 forced to `uppercase`:
+/// llama-server, one whole run each with every default tool, turn 1 forced to a tool call:
 /// `realmodel.<server>.first_request_tokens` (the server's `usage.prompt_tokens` of turn 1),
 /// `realmodel.<server>.turn1_ms` and `.turn2_ms` (turn start to the turn's usage event; a turn 2
 /// well under turn 1 shows the server's prompt cache being hit).
@@ -302,13 +302,17 @@ pub(crate) fn bench_figures(root: &Path, agent: &Path) -> anyhow::Result<Vec<Fig
     let mut figures = Vec::new();
     for (kind, label) in [(Kind::Chatml, "llama_cpp_python"), (Kind::LlamaServer, "llama_server")] {
         let server = servers::start(root, kind, &[], &scratch.join("logs"))?;
+        // llama-server reads only the string forms of `tool_choice` (see its cases).
+        let (choice, prompt) = match kind {
+            Kind::LlamaServer => ("required", UPPERCASE_JSON),
+            _ => ("uppercase", UPPERCASE),
+        };
         let args: Vec<String> =
-            ["--api", "chat", "--no-stream", "--tool-choice", "uppercase", "--max-turns", "2"]
+            ["--api", "chat", "--no-stream", "--tool-choice", choice, "--max-turns", "2"]
                 .iter()
                 .map(|arg| (*arg).to_owned())
                 .collect();
-        let outcome =
-            run_agent(agent, &server, kind.model(), &args, UPPERCASE, &scratch.join(label))?;
+        let outcome = run_agent(agent, &server, kind.model(), &args, prompt, &scratch.join(label))?;
         let turns = turn_times(&outcome.events);
         let tokens = outcome
             .events

@@ -95,11 +95,27 @@ impl Approver for TerminalApprover {
 fn question(request: &ApprovalRequest) -> String {
     let mut text =
         format!("\n? {} {}\n  {}\n", request.tool, short(&request.arguments, 100), request.reason);
+    if starts_a_job(request) {
+        text.push_str(
+            "  it will keep running in the background after this call, until it ends, is killed, \
+             or the session ends\n",
+        );
+    }
     if !request.suggested_rules.is_empty() {
         text.push_str(&format!("  always would allow: {}\n", request.suggested_rules.join(", ")));
     }
     text.push_str("  allow? [y]es / [n]o (optionally: n <reason>) / [a]lways for this session: ");
     text
+}
+
+/// Whether the call starts a background job (`bash` with `background` or `yield_ms`).
+fn starts_a_job(request: &ApprovalRequest) -> bool {
+    let Ok(arguments) = serde_json::from_str::<serde_json::Value>(&request.arguments) else {
+        return false;
+    };
+    request.tool == "bash"
+        && (arguments["background"] == serde_json::Value::Bool(true)
+            || arguments["yield_ms"].is_number())
 }
 
 /// Reads an answer; anything unclear is a no, since running a call nobody approved is worse.
@@ -149,6 +165,19 @@ mod tests {
             access: Vec::new(),
             reason: "commands need approval in default mode".to_owned(),
             suggested_rules: vec!["Bash(cargo test *)".to_owned()],
+        };
+        insta::assert_snapshot!(question(&request));
+    }
+
+    #[test]
+    fn the_question_says_a_job_keeps_running() {
+        let request = ApprovalRequest {
+            call_id: "c".to_owned(),
+            tool: "bash".to_owned(),
+            arguments: r#"{"command":"npm run dev","background":true}"#.to_owned(),
+            access: Vec::new(),
+            reason: "commands need approval in default mode".to_owned(),
+            suggested_rules: Vec::new(),
         };
         insta::assert_snapshot!(question(&request));
     }

@@ -12,6 +12,7 @@ use agent_core::Usage;
 use agent_exec::{
     Remedy,
     agent::{AgentEvent, Finish},
+    jobs::{EndPolicy, JobEnd},
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -119,6 +120,10 @@ pub(crate) enum ExecEvent {
         cumulative_usage: Tokens,
         /// Always 0.
         exit_code: u8,
+        /// Background jobs still running when the model answered, and what `--jobs` did with
+        /// them; absent when none ran.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        background_jobs: Option<BackgroundJobs>,
     },
     /// The last event of a run that did not answer.
     #[serde(rename = "run.failed")]
@@ -131,7 +136,59 @@ pub(crate) enum ExecEvent {
         cumulative_usage: Tokens,
         /// The process's exit code.
         exit_code: u8,
+        /// Background jobs still running when the run ended, and what `--jobs` did with them;
+        /// absent when none ran.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        background_jobs: Option<BackgroundJobs>,
     },
+}
+
+/// The background jobs a run left running, and how each ended (`--jobs kill|wait`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub(crate) struct BackgroundJobs {
+    /// `kill` (SIGTERM, SIGKILL after 2 s) or `wait` (until they finished).
+    pub(crate) policy: JobsPolicy,
+    /// Each job that was running.
+    pub(crate) jobs: Vec<JobEndInfo>,
+}
+
+/// What `--jobs` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum JobsPolicy {
+    /// Killed them.
+    Kill,
+    /// Waited for them.
+    Wait,
+}
+
+/// How one job ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub(crate) struct JobEndInfo {
+    /// The job's id in the session.
+    pub(crate) id: u32,
+    /// Its command line.
+    pub(crate) command: String,
+    /// `exit 0`, `signal SIGTERM`, …
+    pub(crate) status: String,
+}
+
+impl BackgroundJobs {
+    /// The report of `ended` under `policy`; `None` when no job was running.
+    pub(crate) fn new(policy: EndPolicy, ended: Vec<JobEnd>) -> Option<Self> {
+        if ended.is_empty() {
+            return None;
+        }
+        let policy = match policy {
+            EndPolicy::Kill => JobsPolicy::Kill,
+            EndPolicy::Wait => JobsPolicy::Wait,
+        };
+        let jobs = ended
+            .into_iter()
+            .map(|job| JobEndInfo { id: job.id, command: job.command, status: job.status })
+            .collect();
+        Some(Self { policy, jobs })
+    }
 }
 
 /// Why a run failed.
@@ -196,6 +253,8 @@ impl From<&Remedy> for RemedyInfo {
 pub(crate) struct JsonStream {
     turn: usize,
     cumulative: Tokens,
+    /// Reported by the last event.
+    pub(crate) background_jobs: Option<BackgroundJobs>,
 }
 
 impl JsonStream {
@@ -255,6 +314,7 @@ impl JsonStream {
                     answer: answer.clone(),
                     cumulative_usage: self.cumulative,
                     exit_code,
+                    background_jobs: self.background_jobs.clone(),
                 };
             }
             Finish::MaxTurns(turns) => {
@@ -270,7 +330,13 @@ impl JsonStream {
 
     /// A `run.failed` event.
     pub(crate) fn failed(&self, reason: FailReason, message: String, exit_code: u8) -> ExecEvent {
-        ExecEvent::RunFailed { reason, message, cumulative_usage: self.cumulative, exit_code }
+        ExecEvent::RunFailed {
+            reason,
+            message,
+            cumulative_usage: self.cumulative,
+            exit_code,
+            background_jobs: self.background_jobs.clone(),
+        }
     }
 }
 

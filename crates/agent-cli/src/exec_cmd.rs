@@ -2,7 +2,7 @@
 
 use std::{io::Read, panic::AssertUnwindSafe, path::PathBuf, process::ExitCode};
 
-use agent_exec::{PermissionMode, agent::Finish};
+use agent_exec::{PermissionMode, agent::Finish, jobs::EndPolicy};
 use anyhow::Context;
 use clap::Args;
 
@@ -35,6 +35,17 @@ pub(crate) struct ExecArgs {
     /// Also write the final answer to this file.
     #[arg(short = 'o', long, value_name = "FILE")]
     output_last_message: Option<PathBuf>,
+    /// What happens to background jobs still running when the model has answered: `kill` them
+    /// (SIGTERM, SIGKILL after 2 s) or `wait` until they finish. The last event reports it.
+    #[arg(long, value_enum, default_value_t = JobsAtEnd::Kill)]
+    jobs: JobsAtEnd,
+}
+
+/// `--jobs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum JobsAtEnd {
+    Kill,
+    Wait,
 }
 
 /// Runs the prompt; 0 answered, 1 agent failure, 2 usage or configuration error, 130 interrupted.
@@ -98,6 +109,12 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
             std::panic::resume_unwind(panic);
         }
     };
+    let policy = match args.jobs {
+        JobsAtEnd::Kill => EndPolicy::Kill,
+        JobsAtEnd::Wait => EndPolicy::Wait,
+    };
+    let ended = runtime.block_on(session.end_jobs(policy));
+    renderer.jobs_ended(events::BackgroundJobs::new(policy, ended));
     runtime.block_on(session.end("other"));
     if let (Some(path), Finish::Answered(answer)) = (&args.output_last_message, &finish) {
         std::fs::write(path, answer).with_context(|| format!("writing {}", path.display()))?;

@@ -31,6 +31,23 @@ impl Renderer {
         }
     }
 
+    /// Records how the jobs a run left running ended: on stderr now, or in the `--json` stream's
+    /// last event.
+    pub(crate) fn jobs_ended(&mut self, report: Option<events::BackgroundJobs>) {
+        let Some(report) = report else { return };
+        if let Some(stream) = &mut self.json {
+            stream.background_jobs = Some(report);
+            return;
+        }
+        let how = match report.policy {
+            events::JobsPolicy::Kill => "killed",
+            events::JobsPolicy::Wait => "waited for",
+        };
+        for job in &report.jobs {
+            eprintln!("agent: {how} job {} `{}`: {}", job.id, short(&job.command, 80), job.status);
+        }
+    }
+
     /// The `--json` stream's last event for a run that could not end normally.
     pub(crate) fn failed(&mut self, reason: FailReason, message: String, exit_code: u8) {
         if let Some(stream) = &self.json {

@@ -6,6 +6,7 @@ use std::{path::PathBuf, process::ExitCode, sync::Arc};
 use agent_exec::{
     PermissionMode,
     agent::{AgentEvent, Finish, FinishReason},
+    jobs::EndPolicy,
 };
 use clap::Args;
 use rustyline::{DefaultEditor, error::ReadlineError};
@@ -14,7 +15,7 @@ use crate::{
     Options,
     approval::TerminalApprover,
     hooks::Trust,
-    render::Renderer,
+    render::{Renderer, short},
     session::SessionLog,
     setup::{self, Launch, Session},
     spinner::Spinner,
@@ -31,9 +32,11 @@ pub(crate) struct ChatArgs {
 }
 
 const HELP: &str = "\
-Type a request and press Enter. Ctrl-C cancels the running turn; Ctrl-D or /exit quits.
+Type a request and press Enter. Ctrl-C cancels the running turn (background jobs keep running);
+Ctrl-D or /exit quits and kills the jobs.
   /help   this help
   /tools  the tools the model may call
+  /jobs   the background jobs, running and finished
   /clear  start a new conversation (a new session)
   /exit   quit";
 
@@ -44,6 +47,7 @@ enum Line {
     Prompt(String),
     Help,
     Tools,
+    Jobs,
     Clear,
     Exit,
     /// Nothing to do (a blank line).
@@ -64,6 +68,7 @@ fn parse_line(line: &str) -> Line {
     match command {
         "help" | "?" => Line::Help,
         "tools" => Line::Tools,
+        "jobs" => Line::Jobs,
         "clear" | "new" => Line::Clear,
         "exit" | "quit" | "q" => Line::Exit,
         other => Line::Unknown(other.to_owned()),
@@ -112,7 +117,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         let read = match approver.take_line() {
             Some(Some(line)) => Ok(line),
             Some(None) => Err(ReadlineError::Eof),
-            None => editor.readline("› "),
+            None => editor.readline(&prompt_text(session.running_jobs().len())),
         };
         let line = match read {
             Ok(line) => line,
@@ -125,7 +130,18 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             Line::Empty => {}
             Line::Help => eprintln!("{HELP}"),
             Line::Tools => eprintln!("{}", tool_list(&session)),
+            Line::Jobs => {
+                let lines = session.job_lines();
+                if lines.is_empty() {
+                    eprintln!("  (no jobs)");
+                }
+                for line in lines {
+                    eprintln!("  {line}");
+                }
+            }
             Line::Clear => {
+                // A new session: the old one's jobs end with it.
+                report_jobs(&tokio.block_on(session.end_jobs(EndPolicy::Kill)));
                 tokio.block_on(session.end("clear"));
                 session.clear()?;
                 if let Err(reason) = tokio.block_on(session.start("clear")) {
@@ -166,10 +182,28 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     {
         eprintln!("agent: warning: history not saved to {}: {err}", path.display());
     }
+    // The session ends here: its jobs are killed (SIGTERM, SIGKILL after 2 s).
+    report_jobs(&tokio.block_on(session.end_jobs(EndPolicy::Kill)));
     tokio.block_on(session.end("exit"));
     let id = session.log.id();
     eprintln!("agent: session {id} (resume with --resume {id})");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The prompt, with the number of running background jobs beside it.
+fn prompt_text(jobs: usize) -> String {
+    match jobs {
+        0 => "› ".to_owned(),
+        1 => "[1 job] › ".to_owned(),
+        n => format!("[{n} jobs] › "),
+    }
+}
+
+/// Says which jobs the end of a session killed.
+fn report_jobs(ended: &[agent_exec::jobs::JobEnd]) {
+    for job in ended {
+        eprintln!("agent: killed job {} `{}`: {}", job.id, short(&job.command, 80), job.status);
+    }
 }
 
 /// Each tool's name and the first line of its description.
@@ -196,6 +230,13 @@ mod tests {
     }
 
     #[test]
+    fn the_prompt_counts_running_jobs() {
+        assert_eq!(prompt_text(0), "› ");
+        assert_eq!(prompt_text(1), "[1 job] › ");
+        assert_eq!(prompt_text(3), "[3 jobs] › ");
+    }
+
+    #[test]
     fn lines() {
         check("", Line::Empty);
         check("   \t", Line::Empty);
@@ -203,6 +244,7 @@ mod tests {
         check(" /tools ", Line::Tools);
         check("/clear", Line::Clear);
         check("/exit", Line::Exit);
+        check("/jobs", Line::Jobs);
         check("/quit", Line::Exit);
         check("/frobnicate", Line::Unknown("frobnicate".to_owned()));
         check("list the files", Line::Prompt("list the files".to_owned()));

@@ -21,6 +21,17 @@ pub(crate) fn run(command: SandboxCommand) -> ExitCode {
             if caps.policies().iter().any(|support| support.missing.is_some()) {
                 println!("`--sandbox danger-full-access` turns sandboxing off entirely");
             }
+            // Made for real, as a session would: the probe is the namespace itself.
+            match agent_exec::sandbox::NetNamespace::create() {
+                Ok(_) => println!(
+                    "loopback with the network off: yes (a private network namespace per session \
+                     holding only `lo`: commands reach their own 127.0.0.1 and ::1, nothing else)"
+                ),
+                Err(err) => println!(
+                    "loopback with the network off: no ({err}); commands get no IP socket at all \
+                     unless --network is given"
+                ),
+            }
             if let Ok(dir) = std::env::current_dir() {
                 let secrets = agent_exec::secret::Secrets::default();
                 let hidden = secrets.to_hide(Some(&dir), None);

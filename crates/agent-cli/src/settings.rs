@@ -6,7 +6,8 @@ use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
 
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
-    sandbox::{SandboxConfig, SandboxPolicy},
+    jobs::{Jobs, JobsConfig},
+    sandbox::{NetNamespace, SandboxConfig, SandboxPolicy},
     secret::{SecretFiles, Secrets},
 };
 use agent_mcp::{McpSession, McpTools, ServerEnv};
@@ -120,11 +121,23 @@ impl Settings {
             .chain(&options.allow)
             .map(String::as_str);
         let secrets = Secrets::with_allow_rules(SecretFiles::default(), &root, allow_rules)?;
+        // With the network off, commands share one private network namespace holding only
+        // `lo`: a server one call starts answers the next, and nothing else is reachable. Where
+        // the kernel refuses, they get no IP socket at all (`agent sandbox check` says which).
+        let loopback = (!options.network && policy.is_restricted())
+            .then(NetNamespace::create)
+            .and_then(Result::ok);
+        let jobs = Jobs::new(JobsConfig {
+            dir: executor.session_dir.as_ref().map(|dir| dir.join("jobs")),
+            ..JobsConfig::default()
+        });
         let mut bash = BashConfig {
             sandbox: SandboxConfig::new(PathBuf::new())
                 .with_policy(policy)
                 .with_network(options.network)
-                .with_secrets(secrets),
+                .with_secrets(secrets)
+                .with_loopback(loopback),
+            jobs: jobs.clone(),
             ..BashConfig::default()
         };
         if let Some(secs) = limits.bash_timeout_secs {
@@ -149,8 +162,11 @@ impl Settings {
         if let Some(cap) = limits.output_cap {
             executor.output_cap = cap;
         }
-        let mut builder =
-            AgentBuilder::new(&root).tools(tools).permission_mode(mode).executor_config(executor);
+        let mut builder = AgentBuilder::new(&root)
+            .tools(tools)
+            .permission_mode(mode)
+            .executor_config(executor)
+            .jobs(jobs);
         if let Some(names) = &options.tools {
             builder = builder.only_tools(names.iter().cloned());
         }

@@ -7,6 +7,7 @@ use agent_core::{CancellationToken, ModelClient};
 use agent_exec::{
     Agent, Approver, ExecutorConfig, HookEvent, PermissionMode, Transcript,
     agent::{AgentEvent, Conversation, Finish},
+    jobs::{EndPolicy, JobEnd},
 };
 use agent_model::{ApiKey, ChatClient, ClientConfig, ReplayClient, ResponsesClient};
 use agent_tools::FileTracker;
@@ -163,6 +164,25 @@ impl Session {
             instructions.push_str(&context);
         }
         Ok(())
+    }
+
+    /// Ends the session's running jobs by `policy` (kill them, or wait for them and then kill
+    /// what is left); returns how each job that was running ended.
+    pub(crate) async fn end_jobs(&self, policy: EndPolicy) -> Vec<JobEnd> {
+        let Some(jobs) = self.agent.executor().jobs() else { return Vec::new() };
+        // A day: `--jobs wait` is for jobs that end; one that never does is killed in the end.
+        jobs.end(policy, std::time::Duration::from_secs(24 * 3600)).await
+    }
+
+    /// The session's jobs still running.
+    pub(crate) fn running_jobs(&self) -> Vec<agent_exec::jobs::JobInfo> {
+        self.agent.executor().jobs().map(agent_exec::jobs::Jobs::running).unwrap_or_default()
+    }
+
+    /// Every job of the session, one line each.
+    pub(crate) fn job_lines(&self) -> Vec<String> {
+        let jobs = self.agent.executor().jobs().map(agent_exec::jobs::Jobs::list);
+        jobs.unwrap_or_default().iter().map(agent_exec::jobs::JobInfo::line).collect()
     }
 
     /// Runs the `SessionEnd` hooks (`reason`: `exit`, `clear`, `other`).

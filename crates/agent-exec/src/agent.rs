@@ -195,6 +195,15 @@ pub async fn run(
         }
         let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
+        // Jobs that finished since the last request: here, after every output of the previous
+        // turn, and before `turn_start`, so a failed request cannot drop them.
+        if let Some(jobs) = executor.jobs() {
+            for notice in jobs.take_notices() {
+                let item = Item::Message(agent_core::Message::user(notice.text()));
+                on_event(AgentEvent::ItemAdded { item: item.clone() });
+                conversation.items.push(item);
+            }
+        }
         let turn_start = conversation.items.len();
         let continuation =
             if model.supports_continuation() { conversation.continuation.clone() } else { None };

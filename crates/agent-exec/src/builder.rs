@@ -55,6 +55,7 @@ pub struct AgentBuilder {
     hooks: Hooks,
     config: AgentConfig,
     executor: ExecutorConfig,
+    jobs: Option<crate::jobs::Jobs>,
 }
 
 impl AgentBuilder {
@@ -69,6 +70,7 @@ impl AgentBuilder {
             rules: Vec::new(),
             approver: None,
             late: None,
+            jobs: None,
             hooks: Hooks::default(),
             config: AgentConfig::new(DEFAULT_INSTRUCTIONS),
             executor: ExecutorConfig::new("session"),
@@ -166,6 +168,13 @@ impl AgentBuilder {
         self
     }
 
+    /// The session's job table (the one the bash and job tools were given), so that the loop
+    /// tells the model when a job finishes.
+    pub fn jobs(mut self, jobs: crate::jobs::Jobs) -> Self {
+        self.jobs = Some(jobs);
+        self
+    }
+
     /// Replaces the loop's settings as a whole.
     pub fn config(mut self, config: AgentConfig) -> Self {
         self.config = config;
@@ -222,6 +231,9 @@ impl AgentBuilder {
         }
         if let Some(late) = self.late {
             executor = executor.with_late_tools(late);
+        }
+        if let Some(jobs) = self.jobs {
+            executor = executor.with_jobs(jobs);
         }
         if !self.hooks.is_empty() {
             let mode = executor.policy().mode().to_string();

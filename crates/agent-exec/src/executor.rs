@@ -132,6 +132,7 @@ pub struct Executor {
     tenant_id: Option<Arc<str>>,
     user_id: Option<Arc<str>>,
     late: Option<Arc<dyn LateTools>>,
+    jobs: Option<crate::jobs::Jobs>,
 }
 
 impl Executor {
@@ -149,7 +150,20 @@ impl Executor {
             hooks: Hooks::default(),
             config,
             late: None,
+            jobs: None,
         }
+    }
+
+    /// The same executor, owning the session's job table: the agent loop tells the model about
+    /// its finished jobs (see [`crate::jobs`]). The tools that start and control jobs hold clones.
+    pub fn with_jobs(mut self, jobs: crate::jobs::Jobs) -> Self {
+        self.jobs = Some(jobs);
+        self
+    }
+
+    /// The session's job table, when it has one.
+    pub fn jobs(&self) -> Option<&crate::jobs::Jobs> {
+        self.jobs.as_ref()
     }
 
     /// The same executor, asking `approver` when the policy says "ask".
@@ -188,15 +202,6 @@ impl Executor {
     /// The configuration.
     pub fn config(&self) -> &ExecutorConfig {
         &self.config
-    }
-
-    /// The specs to send to the model: registration order, without the tools the policy hides
-    /// (bare deny rules; mutating tools in plan mode).
-    pub fn specs(&self) -> Vec<agent_core::ToolSpec> {
-        let mut specs: Vec<agent_core::ToolSpec> =
-            self.registry.specs().filter(|spec| self.policy.offers(spec)).cloned().collect();
-        self.extend_with_late(&mut specs);
-        specs
     }
 
     /// Runs one call and returns its one outcome. Never panics (the tokio runtime must have its

@@ -49,6 +49,7 @@ pub mod code;
 mod error;
 mod executor;
 pub mod hooks;
+pub mod jobs;
 mod output;
 pub mod permission;
 pub mod process;

@@ -9,6 +9,10 @@
 
 #![allow(unsafe_code)]
 
+mod service;
+
+pub use self::service::{ServiceChild, spawn_service};
+
 use std::{
     collections::VecDeque,
     ffi::OsString,
@@ -156,6 +160,33 @@ pub async fn run(
     cancel: CancellationToken,
     timeout: Option<Duration>,
 ) -> Result<ProcessOutput, SpawnError> {
+    // `_temp` is the fresh private temp dir, deleted when the command is done.
+    let Resolved { env, cwd, rules, read_only, hide, temp: _temp } = resolve(&spec, config)?;
+    let options = RunOptions {
+        rules: rules.as_ref(),
+        read_only: read_only.as_deref(),
+        hide,
+        env,
+        cwd,
+        cancel,
+        timeout,
+    };
+    run_with(spec, config, options).await
+}
+
+/// What the sandbox needs for one process of `config`, resolved in the parent.
+pub(crate) struct Resolved {
+    pub(crate) env: Vec<(OsString, OsString)>,
+    pub(crate) cwd: PathBuf,
+    pub(crate) rules: Option<FsRules>,
+    pub(crate) read_only: Option<PathBuf>,
+    pub(crate) hide: Vec<Hidden>,
+    /// A fresh private temp dir when the configuration keeps none; deleted on drop.
+    pub(crate) temp: Option<tempfile::TempDir>,
+}
+
+/// Resolves the environment, the file-system rules and the secrets to hide for `spec`.
+pub(crate) fn resolve(spec: &ProcessSpec, config: &SandboxConfig) -> io::Result<Resolved> {
     // A fresh private temp dir unless the caller keeps one for the session.
     let fresh_temp = match &config.temp_dir {
         Some(_) => None,
@@ -185,98 +216,7 @@ pub async fn run(
         SandboxPolicy::DangerFullAccess => Vec::new(),
         _ => config.secrets.to_hide(Some(&config.workspace), env_home(&env).as_deref()),
     };
-    let options = RunOptions {
-        rules: rules.as_ref(),
-        read_only: read_only.as_deref(),
-        hide,
-        env,
-        cwd,
-        cancel,
-        timeout,
-    };
-    run_with(spec, config, options).await
-}
-
-/// A long-running helper the user configured to talk to over its stdin and stdout (an MCP
-/// server), as opposed to a command a tool runs.
-///
-/// It runs outside the OS sandbox, like the MCP servers of Codex and Claude Code: the user chose
-/// the program in the config file, and servers need their own network, caches and credentials.
-/// What the model can do through it is judged per call by the permission policy instead. It still
-/// gets its own process group (so [`ServiceChild`]'s drop kills everything it started), stdin and
-/// stdout as pipes, stderr to `stderr` (a log file), and this process's environment without the
-/// secrets [`sandbox::host_env`] removes (the model's API key never reaches it), plus `env`,
-/// which the user wrote for this server and may name a secret on purpose.
-pub fn spawn_service(
-    spec: &ProcessSpec,
-    env: &[(OsString, OsString)],
-    stderr: std::fs::File,
-) -> Result<ServiceChild, SpawnError> {
-    let base = spec.base_env.clone().unwrap_or_else(|| std::env::vars_os().collect());
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the sanctioned spawn of a configured service, documented above"
-    )]
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .env_clear()
-        .envs(sandbox::host_env(base))
-        .envs(env.iter().cloned())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(stderr))
-        .process_group(0)
-        .kill_on_drop(true);
-    if let Some(cwd) = &spec.cwd {
-        command.current_dir(cwd);
-    }
-    let program = spec.program.to_string_lossy().into_owned();
-    let mut child =
-        command.spawn().map_err(|source| SpawnError::Spawn { program: program.clone(), source })?;
-    let missing = || SpawnError::Io(io::Error::other("the child has no stdio pipe"));
-    let stdin = child.stdin.take().ok_or_else(missing)?;
-    let stdout = child.stdout.take().ok_or_else(missing)?;
-    Ok(ServiceChild { pid: child.id(), child, stdin: Some(stdin), stdout: Some(stdout) })
-}
-
-/// A running service started by [`spawn_service`]. Dropping it kills its whole process group.
-#[derive(Debug)]
-pub struct ServiceChild {
-    pid: Option<u32>,
-    child: tokio::process::Child,
-    stdin: Option<tokio::process::ChildStdin>,
-    stdout: Option<tokio::process::ChildStdout>,
-}
-
-impl ServiceChild {
-    /// Takes the pipes to the service: (its stdout to read, its stdin to write).
-    pub fn take_stdio(
-        &mut self,
-    ) -> Option<(tokio::process::ChildStdout, tokio::process::ChildStdin)> {
-        Some((self.stdout.take()?, self.stdin.take()?))
-    }
-
-    /// The process id (also its process group id) while it runs.
-    pub fn pid(&self) -> Option<u32> {
-        self.pid
-    }
-
-    /// Whether the process has exited.
-    pub fn has_exited(&mut self) -> bool {
-        !matches!(self.child.try_wait(), Ok(None))
-    }
-}
-
-impl Drop for ServiceChild {
-    fn drop(&mut self) {
-        if let Some(pid) = self.pid.and_then(|pid| i32::try_from(pid).ok()) {
-            // SAFETY: killpg only sends a signal; the group is the one this child leads.
-            unsafe {
-                libc::killpg(pid, libc::SIGKILL);
-            }
-        }
-    }
+    Ok(Resolved { env, cwd, rules, read_only, hide, temp: fresh_temp })
 }
 
 /// Runs a program the user configured for their own machine (a hook), outside the tool sandbox:
@@ -326,12 +266,6 @@ pub(crate) async fn run_with(
     config: &SandboxConfig,
     options: RunOptions<'_>,
 ) -> Result<ProcessOutput, SpawnError> {
-    let mounts =
-        sandbox::Mounts { read_only: options.read_only, hide: &options.hide, cwd: &options.cwd };
-    // `_masks` holds the files bind-mounted over secrets until the process is gone.
-    let sandbox::Prepared { plan, cgroup, masks: _masks } =
-        sandbox::prepare(options.rules, config.network, &config.limits, mounts)?;
-
     let (out_reader, out_writer) = io::pipe()?;
     let (err_reader, err_writer) = if spec.separate_stderr {
         let (reader, writer) = io::pipe()?;
@@ -339,45 +273,24 @@ pub(crate) async fn run_with(
     } else {
         (None, out_writer.try_clone()?)
     };
-
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the one sanctioned spawn: the sandbox is applied here"
-    )]
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .current_dir(&options.cwd)
-        .env_clear()
-        .envs(options.env)
-        .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::from(out_writer))
-        .stderr(Stdio::from(err_writer))
-        .process_group(0)
-        .kill_on_drop(true);
-    // SAFETY: `ChildPlan::apply` only makes async-signal-safe system calls on data prepared
-    // above (see `sandbox/child.rs`), as required between fork and exec.
-    unsafe {
-        command.pre_exec(move || plan.apply());
-    }
-
     // The read ends are registered with the runtime before the spawn, so no failure can leave a
     // started process without a reader.
     let out_reader = pipe::Receiver::from_owned_fd(out_reader.into())?;
     let err_reader =
         err_reader.map(|reader| pipe::Receiver::from_owned_fd(reader.into())).transpose()?;
-
-    let started = Instant::now();
-    let spawned = command.spawn();
-    // Dropping the command closes the parent's copies of the write ends, so EOF arrives when the
-    // last process holding them exits, and closes the Landlock ruleset fd.
-    drop(command);
-    let mut child = spawned.map_err(|source| SpawnError::Spawn {
-        program: spec.program.to_string_lossy().into_owned(),
-        source,
-    })?;
+    let launch = Launch {
+        rules: options.rules,
+        read_only: options.read_only,
+        hide: &options.hide,
+        env: &options.env,
+        cwd: &options.cwd,
+    };
+    let stdin = if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() };
+    let stdio = [stdin, Stdio::from(out_writer), Stdio::from(err_writer)];
+    // `_masks` holds the files bind-mounted over secrets until the process is gone.
+    let Spawned { mut child, group, masks: _masks, started } =
+        spawn(&spec, config, &launch, stdio)?;
     let pid = child.id().unwrap_or(0);
-    let group = Group { pgid: pid as i32, cgroup, armed: true };
     if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), spec.stdin) {
         // Written on its own task so a process that never reads its stdin cannot stall the wait
         // below; a process that exits without reading it closes the pipe (EPIPE, ignored).
@@ -444,24 +357,134 @@ pub(crate) async fn run_with(
     })
 }
 
+/// The sandbox inputs of one process, borrowed from a [`Resolved`] or a caller's own rules.
+pub(crate) struct Launch<'a> {
+    pub(crate) rules: Option<&'a FsRules>,
+    pub(crate) read_only: Option<&'a std::path::Path>,
+    pub(crate) hide: &'a [Hidden],
+    pub(crate) env: &'a [(OsString, OsString)],
+    pub(crate) cwd: &'a std::path::Path,
+}
+
+/// A started process in its own group, with what must live as long as it does.
+pub(crate) struct Spawned {
+    pub(crate) child: tokio::process::Child,
+    pub(crate) group: Group,
+    /// The empty file and directory bind-mounted over secrets.
+    pub(crate) masks: Option<tempfile::TempDir>,
+    pub(crate) started: Instant,
+}
+
+/// Starts `spec` in a new process group under the sandbox, with `stdio` as stdin, stdout and
+/// stderr. The one place a tool's process is spawned: foreground commands and jobs alike.
+pub(crate) fn spawn(
+    spec: &ProcessSpec,
+    config: &SandboxConfig,
+    launch: &Launch<'_>,
+    stdio: [Stdio; 3],
+) -> Result<Spawned, SpawnError> {
+    let mounts =
+        sandbox::Mounts { read_only: launch.read_only, hide: launch.hide, cwd: launch.cwd };
+    let sandbox::Prepared { plan, cgroup, masks } = sandbox::prepare(
+        launch.rules,
+        config.network,
+        config.loopback.as_ref(),
+        &config.limits,
+        mounts,
+    )?;
+    let [stdin, stdout, stderr] = stdio;
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the one sanctioned spawn: the sandbox is applied here"
+    )]
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .current_dir(launch.cwd)
+        .env_clear()
+        .envs(launch.env.iter().map(|(key, value)| (key, value)))
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(stderr)
+        .process_group(0)
+        .kill_on_drop(true);
+    // SAFETY: `ChildPlan::apply` only makes async-signal-safe system calls on data prepared
+    // above (see `sandbox/child.rs`), as required between fork and exec.
+    unsafe {
+        command.pre_exec(move || plan.apply());
+    }
+    let started = Instant::now();
+    let spawned = command.spawn();
+    // Dropping the command closes the parent's copies of the child's ends of the pipes, so EOF
+    // arrives when the last process holding them exits, and closes the Landlock ruleset fd.
+    drop(command);
+    let child = spawned.map_err(|source| SpawnError::Spawn {
+        program: spec.program.to_string_lossy().into_owned(),
+        source,
+    })?;
+    let pgid = child.id().map_or(0, |pid| pid as i32);
+    Ok(Spawned { child, group: Group { pgid, cgroup, armed: true }, masks, started })
+}
+
 /// A process group, and the pids cgroup that also holds the command's processes (root only).
 ///
 /// Dropping an armed group kills it: if the caller drops the future of [`run`] (its own timeout,
 /// a `select!`), or the run fails halfway, nothing it started may outlive it.
-struct Group {
-    pgid: i32,
+pub(crate) struct Group {
+    pub(crate) pgid: i32,
     cgroup: Option<CgroupLease>,
     armed: bool,
 }
 
 impl Drop for Group {
     fn drop(&mut self) {
-        if self.armed {
-            self.signal(libc::SIGKILL);
-        }
         if let Some(lease) = self.cgroup.take() {
             release(lease);
         }
+        if self.armed {
+            self.signal(libc::SIGKILL);
+            reap_later(self.pgid);
+        }
+    }
+}
+
+/// Set once this process is a child subreaper (see [`crate::jobs`]): orphans of a command's
+/// group are then re-parented to it and must be reaped here, or they stay zombies.
+pub(crate) static SUBREAPER: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Reaps every exited member of group `pgid` that is this process's child; returns whether any
+/// process of the group is still there (zombies of other parents included).
+pub(crate) fn reap_group(pgid: i32) -> bool {
+    if pgid <= 0 {
+        return false;
+    }
+    loop {
+        let mut status = 0;
+        // SAFETY: `waitpid` writes the status into a local; WNOHANG never blocks.
+        let pid = unsafe { libc::waitpid(-pgid, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            break;
+        }
+    }
+    // SAFETY: signal 0 only checks that a process of the group exists.
+    unsafe { libc::kill(-pgid, 0) == 0 }
+}
+
+/// Reaps the re-parented orphans of a killed group off the async threads, for a bounded time.
+fn reap_later(pgid: i32) {
+    if !SUBREAPER.load(std::sync::atomic::Ordering::Relaxed) || !reap_group(pgid) {
+        return;
+    }
+    let reap = move || {
+        let until = Instant::now() + Duration::from_secs(5);
+        while reap_group(pgid) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => drop(handle.spawn_blocking(reap)),
+        Err(_) => reap(),
     }
 }
 
@@ -476,15 +499,16 @@ fn release(lease: CgroupLease) {
 
 impl Group {
     /// Disarms the group once it has been killed, and hands its cgroup over for removal.
-    fn release(mut self) {
+    pub(crate) fn release(mut self) {
         self.armed = false;
         if let Some(lease) = self.cgroup.take() {
             release(lease);
         }
+        reap_later(self.pgid);
     }
 
     /// Signals the group and the cgroup; returns whether any process was still there.
-    fn signal(&self, signal: i32) -> bool {
+    pub(crate) fn signal(&self, signal: i32) -> bool {
         // SAFETY: `kill` with a negative pid signals the group; no memory is involved.
         let group_alive = self.pgid > 0 && unsafe { libc::kill(-self.pgid, signal) } == 0;
         let cgroup_alive = self.cgroup.as_ref().is_some_and(|lease| lease.signal_all(signal) > 0);
@@ -492,7 +516,7 @@ impl Group {
     }
 
     /// SIGTERM, a grace period while anything is left, then SIGKILL; reaps the leader.
-    async fn terminate(
+    pub(crate) async fn terminate(
         &self,
         child: &mut tokio::process::Child,
         grace: Duration,

@@ -13,6 +13,7 @@ mod env;
 mod executables;
 mod landlock;
 mod limits;
+mod netns;
 mod policy;
 mod probe;
 mod seccomp;
@@ -33,6 +34,7 @@ pub(crate) use self::{
 pub use self::{
     env::{host_env, is_secret, sandbox_env},
     limits::ProcessLimit,
+    netns::NetNamespace,
     policy::{Limits, SandboxConfig, SandboxPolicy, UnknownPolicy},
     probe::{Capabilities, PolicySupport, probe},
 };
@@ -188,6 +190,7 @@ pub(crate) struct Mounts<'a> {
 pub(crate) fn prepare(
     rules: Option<&FsRules>,
     network: bool,
+    loopback: Option<&NetNamespace>,
     limits: &Limits,
     mounts: Mounts<'_>,
 ) -> Result<Prepared, SandboxError> {
@@ -222,8 +225,17 @@ pub(crate) fn prepare(
             }
         }
         plan.no_new_privs = true;
-        plan.landlock = Some(landlock::build(rules, network)?);
-        plan.seccomp = Some(seccomp::program(network)?);
+        // With the network off, a private namespace (when the session has one) keeps IP sockets
+        // on the session's own loopback; the kernel's rules need not block them there.
+        let private = loopback.filter(|_| !network);
+        plan.net_namespace = private.map(NetNamespace::raw);
+        let sockets = match (network, private) {
+            (true, _) => seccomp::Sockets::All,
+            (false, Some(_)) => seccomp::Sockets::Loopback,
+            (false, None) => seccomp::Sockets::Unix,
+        };
+        plan.landlock = Some(landlock::build(rules, network || private.is_some())?);
+        plan.seccomp = Some(seccomp::program(sockets)?);
     }
     let mut cgroup = None;
     let mut nproc = false;

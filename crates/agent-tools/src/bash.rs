@@ -1,9 +1,11 @@
-//! `bash`: one command line in a fresh non-interactive bash, under the OS sandbox.
+//! `bash`: one command line in a fresh non-interactive bash, under the OS sandbox; in the
+//! foreground, or as a background job of the session (`background`, `yield_ms`).
 
 use std::{fmt::Write as _, time::Duration};
 
 use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
 use agent_exec::{
+    jobs::{JobError, Jobs},
     process::{self, ProcessSpec, SpawnError},
     sandbox::{SandboxConfig, SandboxError},
 };
@@ -26,6 +28,8 @@ pub struct BashConfig {
     pub max_timeout: Duration,
     /// The sandbox every command runs under; its `workspace` is replaced by the call's workspace.
     pub sandbox: SandboxConfig,
+    /// The session's job table, shared with the `job` tool.
+    pub jobs: Jobs,
 }
 
 impl Default for BashConfig {
@@ -34,6 +38,7 @@ impl Default for BashConfig {
             default_timeout: Duration::from_secs(120),
             max_timeout: Duration::from_secs(600),
             sandbox: SandboxConfig::new(std::path::PathBuf::new()),
+            jobs: Jobs::default(),
         }
     }
 }
@@ -50,6 +55,15 @@ pub struct BashInput {
     pub workdir: Option<String>,
     /// What the command does, in a few words (shown to the user when approval is asked).
     pub description: Option<String>,
+    /// Start the command as a background job and return at once with its `job_id` (for servers,
+    /// watchers, long builds). Default false.
+    pub background: Option<bool>,
+    /// Wait at most this many milliseconds; if the command is still running then, it becomes a
+    /// background job and the call returns its output so far with its `job_id`.
+    pub yield_ms: Option<u32>,
+    /// Run the job on a pseudo-terminal (interactive programs such as `python3 -i`, `node`, or
+    /// prompts); only with `background` or `yield_ms`. Default false.
+    pub tty: Option<bool>,
 }
 
 /// Runs shell commands.
@@ -79,8 +93,11 @@ impl TypedTool for Bash {
              arrival order; very long output keeps its beginning and end. A non-zero exit is a \
              normal result. The default time limit is {} s (timeout_ms up to {} s); on timeout the \
              whole process group is killed and the last output is returned. Processes left running \
-             when the command ends are killed, so servers and watchers cannot stay in the \
-             background. Use read_file, grep, glob and list_dir rather than cat, grep or find.",
+             when a foreground command ends are killed. For servers, watchers and long builds set \
+             `background: true` (returns at once with a `job_id`) or `yield_ms` (waits that long, \
+             then the command keeps running as a job); read, write to and stop jobs with the `job` \
+             tool; `tty: true` gives a job a terminal for interactive programs. You are told when \
+             a job finishes. Use read_file, grep, glob and list_dir rather than cat, grep or find.",
             self.config.default_timeout.as_secs(),
             self.config.max_timeout.as_secs()
         )
@@ -117,6 +134,21 @@ impl TypedTool for Bash {
         sandbox.exec_allowlist = ctx.exec_allowlist.as_deref().map(<[String]>::to_vec);
         let mut spec = ProcessSpec::bash(&input.command).cwd(&dir);
         spec.max_output_bytes = MAX_OUTPUT_BYTES;
+        if input.background == Some(true) || input.yield_ms.is_some() {
+            let yield_for = match input.background {
+                Some(true) => None,
+                _ => input
+                    .yield_ms
+                    .map(|ms| Duration::from_millis(u64::from(ms)).min(self.config.max_timeout)),
+            };
+            return self.start_job(&input, &spec, &sandbox, &shown, yield_for, &ctx).await;
+        }
+        if input.tty == Some(true) {
+            return Err(ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                "tty needs background: true or yield_ms; a foreground command has no terminal",
+            ));
+        }
         let out = process::run(spec, &sandbox, ctx.cancel.clone(), Some(timeout))
             .await
             .map_err(spawn_error)?;
@@ -169,6 +201,67 @@ impl TypedTool for Bash {
             );
         }
         Ok(ToolOutput::text(text))
+    }
+}
+
+impl Bash {
+    /// Starts the command as a job; with `yield_for`, waits that long for it to finish first.
+    async fn start_job(
+        &self,
+        input: &BashInput,
+        spec: &ProcessSpec,
+        sandbox: &SandboxConfig,
+        shown: &str,
+        yield_for: Option<Duration>,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let jobs = &self.config.jobs;
+        let tty = input.tty == Some(true);
+        let info = jobs.start(&input.command, spec, sandbox, tty).map_err(job_error)?;
+        let id = info.id;
+        if let Some(wait) = yield_for {
+            // Until it becomes a job, the command is a foreground call: cancelling the call
+            // stops it.
+            let cancelled = tokio::select! {
+                _ = jobs.wait(id, wait) => false,
+                () = ctx.cancel.cancelled() => true,
+            };
+            if cancelled {
+                let _ = jobs.kill(id).await;
+                return Err(ToolError::new(
+                    ToolErrorKind::Cancelled,
+                    "the command was cancelled and its process group killed",
+                ));
+            }
+        }
+        let read = jobs.read(id, Duration::ZERO).await.map_err(job_error)?;
+        let mut text = match read.info.state {
+            agent_exec::jobs::JobState::Finished(exit) => {
+                format!("{exit} · {} · workdir {shown}\n", seconds(read.info.runtime))
+            }
+            agent_exec::jobs::JobState::Running => format!(
+                "job_id: {id} · running in the background · {} · workdir {shown}\n",
+                seconds(read.info.runtime)
+            ),
+        };
+        let output = crate::job::tail(&read.text, MAX_OUTPUT_BYTES / 2, read.skipped);
+        text.push_str(if output.trim().is_empty() { "(no output yet)" } else { output.trim_end() });
+        if read.info.state == agent_exec::jobs::JobState::Running {
+            let _ = write!(
+                text,
+                "\n[job {id} keeps running: read new output with job {{\"action\":\"output\",\"job_id\":{id}}}, stop it with action kill; you are told when it finishes]"
+            );
+        }
+        Ok(ToolOutput::text(text))
+    }
+}
+
+/// A job error as the model reads it.
+pub(crate) fn job_error(err: JobError) -> ToolError {
+    match err {
+        JobError::Spawn(err) => spawn_error(err),
+        JobError::NotFound(_) => ToolError::new(ToolErrorKind::NotFound, err.to_string()),
+        other => ToolError::new(ToolErrorKind::ToolError, other.to_string()),
     }
 }
 

@@ -37,6 +37,7 @@ mod edit_file;
 mod execute_code;
 mod glob;
 mod grep;
+mod job;
 mod list_dir;
 mod read_file;
 mod uppercase;
@@ -64,6 +65,7 @@ pub use crate::{
     execute_code::{CodeLanguage, ExecuteCode, ExecuteCodeInput},
     glob::{Glob, GlobInput},
     grep::{Grep, GrepInput, OutputMode, grep_blocking},
+    job::{Job, JobAction, JobInput},
     list_dir::{ListDir, ListDirInput},
     read_file::{ReadFile, ReadFileInput, read_blocking},
     tracker::FileTracker,
@@ -96,6 +98,7 @@ pub fn builtin_with_tracker(
     Ok(vec![
         Arc::new(Typed::new(Uppercase)?),
         Arc::new(Typed::new(Bash::new(config.bash.clone()))?),
+        Arc::new(Typed::new(Job::new(config.bash.jobs.clone()))?),
         Arc::new(Typed::new(ReadFile::new(tracker.clone()))?),
         Arc::new(Typed::new(WriteFile::new(tracker.clone()))?),
         Arc::new(Typed::new(EditFile::new(tracker))?),

@@ -35,11 +35,10 @@ pub(crate) struct Case {
 
 pub(crate) const UPPERCASE: &str = "Convert the text 'hello world' to upper case.";
 const READ: &str = "Read the file notes.txt and tell me what it says.";
-/// The tasks with the call spelled out in the template's format, for llama-server (see its cases).
-const UPPERCASE_JSON: &str = "Use the uppercase tool on \"hello world\":\n```json\n\
-    {\"name\": \"uppercase\", \"arguments\": {\"text\": \"hello world\"}}\n```";
-const READ_JSON: &str = "Read the file notes.txt:\n```json\n\
-    {\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}\n```";
+/// The tasks with their arguments as JSON, for llama-server (see its cases).
+pub(crate) const UPPERCASE_JSON: &str =
+    r#"Use the uppercase tool on "hello world": {"text": "hello world"}"#;
+const READ_JSON: &str = r#"Read the file notes.txt: {"path": "notes.txt"}"#;
 pub(crate) const NOTES: &str = "The meeting moved to Thursday at 10:00.\n";
 
 pub(crate) fn cases() -> Vec<Case> {
@@ -133,12 +132,10 @@ pub(crate) fn cases() -> Vec<Case> {
             Clean,
         ),
         // llama-server runs with the tier's own ChatML template with tools
-        // (`scripts/realmodel/tools-chatml.jinja`): a call is a fenced JSON block, and under
-        // `required` (first turn only) the server's grammar forces a valid call from the first
-        // "```json" the model writes. The prompts show the call in that format, so the fence comes
-        // early; with the arguments as bare JSON the 135M model wrote a "```javascript" block, and
-        // with prose it writes prose until its token limit. The server still parses the model's
-        // own output into the call, and everything after it is the harness's.
+        // (`scripts/realmodel/tools-chatml.jinja`): a call is JSON between triple backticks, and
+        // under `required` (first turn only) the server's grammar forces a valid call from the
+        // first "```" the model writes. Prompts with the arguments as JSON make the model open a
+        // code block early; with prose alone it writes prose until its token limit.
         case(
             "uppercase, whole",
             LlamaServer,

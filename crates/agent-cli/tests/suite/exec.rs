@@ -236,3 +236,54 @@ async fn debug_logs_show_a_span_per_turn_and_per_call_without_escape_codes() {
     assert_eq!(count(":tool_call{tool=uppercase call_id=call_1}"), 1, "{closes:?}");
     assert!(log.contains("tool call finished"), "{log}");
 }
+
+/// The last `--json` line of a run.
+fn jobs_ended(output: &std::process::Output) -> Value {
+    let out = stdout(output);
+    serde_json::from_str(out.lines().last().unwrap_or_default()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_still_running_at_the_answer_are_killed_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = "echo $$ > job.pid; sleep 1000";
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new(
+            "call_1",
+            "bash",
+            json!({"command": command, "background": true}),
+        )]),
+        Turn::text("Started."),
+    ];
+    let args = ["exec", "--json", "--allow", "Bash", "start it"];
+    let (output, _) = exec(dir.path(), turns, &args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let event = jobs_ended(&output);
+    assert_eq!(event["type"], "run.completed", "{event}");
+    assert_eq!(
+        event["background_jobs"],
+        json!({"policy": "kill", "jobs": [{"id": 1, "command": command, "status": "signal SIGTERM"}]})
+    );
+    let pid = std::fs::read_to_string(dir.path().join("job.pid")).unwrap();
+    assert!(!Path::new(&format!("/proc/{}", pid.trim())).exists(), "the job outlived the run");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_wait_lets_them_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = "sleep 0.3; exit 4";
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new(
+            "call_1",
+            "bash",
+            json!({"command": command, "background": true}),
+        )]),
+        Turn::text("Started."),
+    ];
+    let args = ["exec", "--json", "--jobs", "wait", "--allow", "Bash", "start it"];
+    let (output, _) = exec(dir.path(), turns, &args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let event = jobs_ended(&output);
+    assert_eq!(event["background_jobs"]["policy"], "wait", "{event}");
+    assert_eq!(event["background_jobs"]["jobs"][0]["status"], "exit 4");
+}

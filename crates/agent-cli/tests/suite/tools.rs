@@ -116,6 +116,7 @@ fn list_names_every_builtin_tool_with_its_effects() {
         [
             "uppercase",
             "bash",
+            "job",
             "read_file",
             "write_file",
             "edit_file",

@@ -1,5 +1,5 @@
-//! Late tools in the executor: tools that join a running session (see [`LateTools`]), looked up
-//! after the registry's and offered after them.
+//! The executor's tool list and look-up, with late tools: tools that join a running session (see
+//! [`LateTools`]), looked up after the registry's and offered after them.
 
 use std::{borrow::Cow, sync::Arc};
 
@@ -32,12 +32,16 @@ impl Executor {
         Some(Cow::Owned(Entry { tool, limits }))
     }
 
-    /// Adds the late tools the policy offers after the registry's.
-    pub(super) fn extend_with_late(&self, specs: &mut Vec<ToolSpec>) {
+    /// The specs to send to the model: registration order, then the late tools, without the
+    /// tools the policy hides (bare deny rules; mutating tools in plan mode).
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let mut specs: Vec<ToolSpec> =
+            self.registry.specs().filter(|spec| self.policy.offers(spec)).cloned().collect();
         if let Some(late) = &self.late {
             let tools = late.tools();
             let late = tools.iter().map(|(tool, _)| tool.spec());
             specs.extend(late.filter(|spec| self.policy.offers(spec)).cloned());
         }
+        specs
     }
 }

@@ -22,6 +22,9 @@ use seccompiler::BpfProgram;
 pub(crate) struct ChildPlan {
     /// Join this cgroup (the `cgroup.procs` file of a fresh `pids` cgroup).
     pub(crate) cgroup_procs: Option<OwnedFd>,
+    /// Join the session's network namespace: its owning user namespace (when not root), then
+    /// the network namespace itself (see [`super::NetNamespace`]). The descriptors belong to it.
+    pub(crate) net_namespace: Option<(Option<libc::c_int>, libc::c_int)>,
     /// Enter a new user namespace with these `uid_map` and `gid_map` contents.
     pub(crate) user_namespace: Option<(Vec<u8>, Vec<u8>)>,
     /// Mounts made in a private mount namespace: `.git` read-only, secret files covered.
@@ -42,6 +45,14 @@ impl ChildPlan {
         if let Some(fd) = &self.cgroup_procs {
             // Writing "0" moves the writing process (cgroup v1 and v2 alike).
             write_fd(fd.as_raw_fd(), b"0")?;
+        }
+        if let Some((user, net)) = self.net_namespace {
+            if let Some(user) = user {
+                // SAFETY: `setns` on a descriptor the parent keeps open; single-threaded child.
+                check(unsafe { libc::setns(user, libc::CLONE_NEWUSER) })?;
+            }
+            // SAFETY: as above.
+            check(unsafe { libc::setns(net, libc::CLONE_NEWNET) })?;
         }
         if let Some((uid_map, gid_map)) = &self.user_namespace {
             // SAFETY: `unshare` takes a flag word; the child is single-threaded, as it requires.
@@ -184,7 +195,7 @@ pub(crate) fn locked_mount_flags(path: &CStr) -> io::Result<libc::c_ulong> {
     Ok(pairs.iter().filter(|(st, _)| stat.f_flag & st != 0).fold(0, |acc, (_, ms)| acc | ms))
 }
 
-fn check(rc: libc::c_int) -> io::Result<()> {
+pub(super) fn check(rc: libc::c_int) -> io::Result<()> {
     if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }
 
@@ -200,7 +211,7 @@ fn write_fd(fd: libc::c_int, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-fn write_path(path: &CStr, bytes: &[u8]) -> io::Result<()> {
+pub(super) fn write_path(path: &CStr, bytes: &[u8]) -> io::Result<()> {
     // SAFETY: `path` is NUL-terminated; the fd is closed below on every path.
     let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
     if fd < 0 {

@@ -130,6 +130,10 @@ pub struct SandboxConfig {
     /// Landlock's execute right is granted on those files alone. The permission policy sets it
     /// for commands it approved as read-only (docs/sandbox.md). Ignored by `danger-full-access`.
     pub exec_allowlist: Option<Vec<String>>,
+    /// The session's private network namespace: with the network off and a restricted policy,
+    /// commands join it and reach their own loopback (`127.0.0.1`, `::1`) and nothing else.
+    /// `None` keeps the plain rule: no socket but `AF_UNIX`. Ignored with `network` on.
+    pub loopback: Option<super::NetNamespace>,
 }
 
 impl SandboxConfig {
@@ -145,6 +149,7 @@ impl SandboxConfig {
             kill_grace: Duration::from_secs(2),
             secrets: Secrets::default(),
             exec_allowlist: None,
+            loopback: None,
         }
     }
 
@@ -163,6 +168,13 @@ impl SandboxConfig {
     /// The same configuration with another secret list.
     pub fn with_secrets(mut self, secrets: Secrets) -> Self {
         self.secrets = secrets;
+        self
+    }
+
+    /// The same configuration with the session's private network namespace (see
+    /// [`SandboxConfig::loopback`]).
+    pub fn with_loopback(mut self, loopback: Option<super::NetNamespace>) -> Self {
+        self.loopback = loopback;
         self
     }
 

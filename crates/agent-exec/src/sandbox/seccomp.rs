@@ -44,32 +44,56 @@ const ALWAYS_DENIED: [libc::c_long; 14] = [
     libc::SYS_bpf,
 ];
 
-/// The compiled filter for `network` (`true` = sockets of every family allowed).
-pub(crate) fn program(network: bool) -> Result<&'static BpfProgram, SandboxError> {
-    static WITH_NETWORK: OnceLock<Result<BpfProgram, String>> = OnceLock::new();
-    static WITHOUT_NETWORK: OnceLock<Result<BpfProgram, String>> = OnceLock::new();
-    let cell = if network { &WITH_NETWORK } else { &WITHOUT_NETWORK };
-    cell.get_or_init(|| compile(network).map_err(|err| err.to_string()))
+/// Which socket families a process may open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sockets {
+    /// Every family (`--network`).
+    All,
+    /// `AF_UNIX`, `AF_INET` and `AF_INET6`: for a process inside the session's private network
+    /// namespace, where only `lo` exists, so IP reaches nothing but the session's own loopback.
+    Loopback,
+    /// `AF_UNIX` only: the network is off and no private namespace could be made.
+    Unix,
+}
+
+/// The compiled filter for `sockets`.
+pub(crate) fn program(sockets: Sockets) -> Result<&'static BpfProgram, SandboxError> {
+    static CELLS: [OnceLock<Result<BpfProgram, String>>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let cell = &CELLS[sockets as usize];
+    cell.get_or_init(|| compile(sockets).map_err(|err| err.to_string()))
         .as_ref()
         .map_err(|err| SandboxError::Setup(format!("seccomp: {err}")))
 }
 
-fn compile(network: bool) -> Result<BpfProgram, seccompiler::BackendError> {
+fn compile(sockets: Sockets) -> Result<BpfProgram, seccompiler::BackendError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         ALWAYS_DENIED.iter().map(|&call| (call, Vec::new())).collect();
-    if !network {
+    let allowed: &[libc::c_int] = match sockets {
+        Sockets::All => &[],
+        Sockets::Loopback => &[libc::AF_UNIX, libc::AF_INET, libc::AF_INET6],
         // Only `AF_UNIX` sockets: pipes between local programs keep working, nothing else does.
-        let not_unix = || {
-            SeccompCondition::new(
-                0,
-                SeccompCmpArgLen::Dword,
-                SeccompCmpOp::Ne,
-                libc::AF_UNIX as u64,
-            )
-            .and_then(|condition| SeccompRule::new(vec![condition]))
+        Sockets::Unix => &[libc::AF_UNIX],
+    };
+    if !allowed.is_empty() {
+        // Denied when the family is none of the allowed ones (the conditions of a rule all hold).
+        let other_family = |families: &[libc::c_int]| {
+            let conditions = families
+                .iter()
+                .map(|&family| {
+                    SeccompCondition::new(
+                        0,
+                        SeccompCmpArgLen::Dword,
+                        SeccompCmpOp::Ne,
+                        family as u64,
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            SeccompRule::new(conditions)
         };
-        rules.insert(libc::SYS_socket, vec![not_unix()?]);
-        rules.insert(libc::SYS_socketpair, vec![not_unix()?]);
+        rules.insert(libc::SYS_socket, vec![other_family(allowed)?]);
+        // Socket pairs are local by nature; only `AF_UNIX` makes them on Linux.
+        rules.insert(libc::SYS_socketpair, vec![other_family(&[libc::AF_UNIX])?]);
     }
     let filter = SeccompFilter::new(
         rules,
@@ -114,9 +138,16 @@ mod tests {
 
     #[test]
     fn both_programs_compile() {
-        assert!(program(false).is_ok_and(|p| !p.is_empty()));
-        assert!(program(true).is_ok_and(|p| !p.is_empty()));
-        // The network-off program carries the socket rules on top of the common ones.
-        assert!(program(false).ok().map(Vec::len) > program(true).ok().map(Vec::len));
+        for sockets in [Sockets::All, Sockets::Loopback, Sockets::Unix] {
+            assert!(program(sockets).is_ok_and(|p| !p.is_empty()));
+        }
+        // The network-off programs carry the socket rules on top of the common ones.
+        assert!(
+            program(Sockets::Unix).ok().map(Vec::len) > program(Sockets::All).ok().map(Vec::len)
+        );
+        assert!(
+            program(Sockets::Loopback).ok().map(Vec::len)
+                > program(Sockets::Unix).ok().map(Vec::len)
+        );
     }
 }

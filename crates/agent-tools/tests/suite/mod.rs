@@ -5,6 +5,7 @@ mod edit_file;
 mod execute_code;
 mod glob;
 mod grep;
+mod job;
 mod list_dir;
 mod read_file;
 mod secrets;

@@ -34,6 +34,7 @@ fn rule_names_match_the_permission_vocabulary() {
         ("edit_file", "Edit"),
         ("uppercase", "Uppercase"),
         ("bash", "Bash"),
+        ("job", "Job"),
         ("grep", "Grep"),
         ("glob", "Glob"),
         ("list_dir", "ListDir"),
