@@ -14,6 +14,7 @@ mod config;
 mod events;
 mod exec_cmd;
 mod hooks;
+mod mcp_cmd;
 mod render;
 mod repl;
 mod sandbox_cmd;
@@ -116,6 +117,9 @@ enum Command {
     /// List, show or call the built-in tools without a model.
     #[command(subcommand)]
     Tools(tools_cmd::ToolsCommand),
+    /// Serve the built-in tools to MCP clients (`agent mcp serve`).
+    #[command(subcommand)]
+    Mcp(mcp_cmd::McpCommand),
     /// Inspect the OS sandbox that confines every command the agent runs.
     #[command(subcommand)]
     Sandbox(sandbox_cmd::SandboxCommand),
@@ -133,6 +137,7 @@ fn main() -> ExitCode {
         Some(Command::Exec(args)) => exec_cmd::run(&cli.options, args),
         Some(Command::Tools(command)) => tools_cmd::run(&cli.options, command),
         Some(Command::Sandbox(command)) => Ok(sandbox_cmd::run(command)),
+        Some(Command::Mcp(command)) => mcp_cmd::run(&cli.options, command),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(shell, &mut Cli::command(), "agent", &mut std::io::stdout());

@@ -91,11 +91,11 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         approver: Some(approver.clone()),
         trust: Trust::Ask,
     };
-    let mut session = match setup::open(options, launch)? {
+    let tokio = setup::tokio_runtime()?;
+    let mut session = match setup::open(options, launch, &tokio)? {
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
-    let tokio = setup::tokio_runtime()?;
     let source = if args.resume.is_some() { "resume" } else { "startup" };
     if let Err(reason) = tokio.block_on(session.start(source)) {
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");

@@ -11,6 +11,7 @@ use agent_exec::{
     sandbox::{NetNamespace, SandboxConfig, SandboxPolicy},
     secret::{SecretFiles, Secrets},
 };
+use agent_mcp::{McpSession, McpTools, ServerEnv};
 use agent_tools::{BashConfig, BuiltinConfig, FileTracker, ProviderKind, WebSearchConfig};
 use anyhow::Context;
 
@@ -85,6 +86,20 @@ impl Settings {
             Some(path) => Ok(path.clone()),
             None => std::env::current_dir().context("reading the current directory"),
         }
+    }
+
+    /// Starts the configured MCP servers in the background (inside a tokio runtime); `None`
+    /// when none is configured. Problems are reported on stderr, once each.
+    pub(crate) fn mcp_tools(
+        &self,
+        session_dir: Option<PathBuf>,
+    ) -> anyhow::Result<Option<Arc<McpTools>>> {
+        if self.file.mcp_servers.is_empty() {
+            return Ok(None);
+        }
+        let env = ServerEnv { workspace: self.workspace()?, session_dir };
+        let session = McpSession::new(&self.file.mcp_servers, env)?;
+        Ok(Some(McpTools::start(session, |problem| eprintln!("agent: {problem}"))))
     }
 
     /// A builder with the workspace, the built-in tools (sharing `tracker`), every permission

@@ -51,6 +51,7 @@ pub(crate) struct Session {
 pub(crate) fn open(
     options: &Options,
     launch: Launch<'_>,
+    runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<Result<Session, ExitCode>> {
     let settings = Settings::load(options)?;
     // A replay needs no server, so a missing key only matters when a real model is called.
@@ -94,6 +95,21 @@ pub(crate) fn open(
     builder = builder.hooks(hooks.transcript_path(log.transcript().path()));
     if let Some(max_turns) = settings.options.max_turns {
         builder = builder.max_turns(max_turns);
+    }
+    // MCP servers start in the background on `runtime`; no model request waits for them, and
+    // each joins from the first turn after it is ready.
+    let mcp = {
+        let _inside = runtime.enter();
+        settings.mcp_tools(Some(log.dir().to_path_buf()))?
+    };
+    if let Some(mcp) = mcp {
+        // Servers marked `required` are the exception: the session starts only with them.
+        // The failure itself was already reported, with the server's stderr.
+        if runtime.block_on(mcp.wait_required()).is_err() {
+            eprintln!("agent: a required MCP server did not start, so the session cannot begin");
+            return Ok(Err(ExitCode::from(2)));
+        }
+        builder = builder.late_tools(mcp);
     }
     let mut agent = builder.build_boxed(model)?;
     for warning in agent.executor().policy().warnings() {

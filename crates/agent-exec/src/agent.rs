@@ -216,12 +216,16 @@ pub async fn run(
     cancel: &CancellationToken,
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Finish {
-    let tools = executor.specs();
+    let mut tools = executor.specs();
     let mut failures = RepeatedFailures::default();
     let mut stop_hook_active = false;
     let mut output_retry = config.output_schema.is_some();
     let mut window = config.context.as_ref().map(|ctx| Window::new(ctx, config, &tools));
     for turn in 1..=config.max_turns {
+        // Tools that became ready since the last request (MCP servers) join from this turn.
+        if executor.refresh_late_tools().await {
+            tools = executor.specs();
+        }
         let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
         // Jobs that finished since the last request: here, after every output of the previous

@@ -14,8 +14,8 @@ use std::{
 use agent_core::{CancellationToken, Item, Message, ModelClient, Tool, ToolChoice};
 
 use crate::{
-    Approver, Executor, ExecutorConfig, Hooks, PermissionMode, PolicyBuilder, Registry, RuleAction,
-    ToolLimits, Workspace,
+    Approver, Executor, ExecutorConfig, Hooks, LateTools, PermissionMode, PolicyBuilder, Registry,
+    RuleAction, ToolLimits, Workspace,
     agent::{self, AgentConfig, AgentEvent, Conversation, Finish, FinishReason},
     context::{self, CompactionInfo, CompactionReason, ContextConfig, ContextUsage},
     error::{Error, Result},
@@ -52,6 +52,7 @@ pub struct AgentBuilder {
     mode: PermissionMode,
     rules: Vec<(RuleAction, String, String)>,
     approver: Option<Arc<dyn Approver>>,
+    late: Option<Arc<dyn LateTools>>,
     hooks: Hooks,
     config: AgentConfig,
     executor: ExecutorConfig,
@@ -69,6 +70,7 @@ impl AgentBuilder {
             mode: PermissionMode::Default,
             rules: Vec::new(),
             approver: None,
+            late: None,
             jobs: None,
             hooks: Hooks::default(),
             config: AgentConfig::new(DEFAULT_INSTRUCTIONS),
@@ -132,6 +134,13 @@ impl AgentBuilder {
     /// naming the rule that would allow them.
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
+        self
+    }
+
+    /// Tools that join after the session started (MCP servers still starting); the `only_tools`
+    /// filter does not apply to them.
+    pub fn late_tools(mut self, late: Arc<dyn LateTools>) -> Self {
+        self.late = Some(late);
         self
     }
 
@@ -237,6 +246,9 @@ impl AgentBuilder {
         let mut executor = Executor::new(registry, policy.build(), self.executor);
         if let Some(approver) = self.approver {
             executor = executor.with_approver(approver);
+        }
+        if let Some(late) = self.late {
+            executor = executor.with_late_tools(late);
         }
         if let Some(jobs) = self.jobs {
             executor = executor.with_jobs(jobs);

@@ -72,7 +72,7 @@ pub use crate::{
         Approval, ApprovalRequest, Approver, Decision, PermissionMode, PermissionPolicy,
         PolicyBuilder, Remedy, RuleAction, RuleWarning, Verdict,
     },
-    registry::{Registry, ToolLimits},
+    registry::{LateTools, Registry, ToolLimits},
     schema_tool::SchemaTool,
     transcript::Transcript,
     workspace::Workspace,
