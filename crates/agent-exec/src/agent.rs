@@ -220,11 +220,14 @@ pub async fn run(
     let mut failures = RepeatedFailures::default();
     let mut stop_hook_active = false;
     let mut output_retry = config.output_schema.is_some();
-    let mut window = config.context.as_ref().map(|ctx| Window::new(ctx, config, &tools));
+    let mut window = config.context.as_ref().map(|ctx| Window::new(ctx, config, tools.clone()));
     for turn in 1..=config.max_turns {
         // Tools that became ready since the last request (MCP servers) join from this turn.
         if executor.refresh_late_tools().await {
             tools = executor.specs();
+            if let Some(window) = &mut window {
+                window.counts.set_tools(tools.clone());
+            }
         }
         let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
@@ -469,7 +472,7 @@ struct Window<'a> {
 }
 
 impl<'a> Window<'a> {
-    fn new(ctx: &'a ContextConfig, config: &'a AgentConfig, tools: &'a [ToolSpec]) -> Self {
+    fn new(ctx: &'a ContextConfig, config: &'a AgentConfig, tools: Vec<ToolSpec>) -> Self {
         Self { ctx, counts: RequestCount::new(&*ctx.counter, &config.instructions, tools) }
     }
 

@@ -70,7 +70,8 @@ fn item_bound(item: &Item) -> usize {
 pub(crate) struct RequestCount<'a> {
     counter: &'a dyn TokenCounter,
     instructions: &'a str,
-    tools: &'a [ToolSpec],
+    /// Owned, so the loop can offer new tools (MCP servers that became ready) mid-run.
+    tools: Vec<ToolSpec>,
     fixed_bound: usize,
     fixed: Option<usize>,
     /// Per item: the byte bound, and the count once made.
@@ -84,9 +85,24 @@ impl<'a> RequestCount<'a> {
     pub(crate) fn new(
         counter: &'a dyn TokenCounter,
         instructions: &'a str,
-        tools: &'a [ToolSpec],
+        tools: Vec<ToolSpec>,
     ) -> Self {
-        let fixed_bound = instructions.len()
+        let mut count = Self {
+            counter,
+            instructions,
+            tools: Vec::new(),
+            fixed_bound: 0,
+            fixed: None,
+            items: Vec::new(),
+            reported: None,
+        };
+        count.set_tools(tools);
+        count
+    }
+
+    /// Offers `tools` from the next request on; the fixed part is counted again when needed.
+    pub(crate) fn set_tools(&mut self, tools: Vec<ToolSpec>) {
+        self.fixed_bound = self.instructions.len()
             + ITEM_OVERHEAD
             + tools
                 .iter()
@@ -97,21 +113,14 @@ impl<'a> RequestCount<'a> {
                         + TOOL_OVERHEAD
                 })
                 .sum::<usize>();
-        Self {
-            counter,
-            instructions,
-            tools,
-            fixed_bound,
-            fixed: None,
-            items: Vec::new(),
-            reported: None,
-        }
+        self.tools = tools;
+        self.fixed = None;
     }
 
     /// The tokens of the instructions and tool schemas, counted on first use.
     pub(crate) fn fixed(&mut self) -> usize {
         *self.fixed.get_or_insert_with(|| {
-            let (instructions, tools) = fixed(self.counter, self.instructions, self.tools);
+            let (instructions, tools) = fixed(self.counter, self.instructions, &self.tools);
             instructions + tools
         })
     }
@@ -182,14 +191,14 @@ mod tests {
     #[test]
     fn requests_under_the_threshold_by_their_bytes_are_not_counted() {
         let items = vec![Item::Message(Message::user("a".repeat(1000)))];
-        let mut count = RequestCount::new(&Forbidden, "instructions", &[]);
+        let mut count = RequestCount::new(&Forbidden, "instructions", Vec::new());
         assert_eq!(count.tokens(&items, 2000), (12 + 6 + 1006) / 4);
     }
 
     #[test]
     fn requests_near_the_threshold_are_counted_and_the_server_wins_when_it_says_more() {
         let mut items = vec![Item::Message(Message::user("a".repeat(4000)))];
-        let mut count = RequestCount::new(&CharEstimate, "", &[]);
+        let mut count = RequestCount::new(&CharEstimate, "", Vec::new());
         // 4000 characters at four a token, plus the framing of two items.
         assert_eq!(count.tokens(&items, 100), 1000 + 12);
         let usage = Usage { input_tokens: 5000, output_tokens: 10, ..Usage::default() };
