@@ -10,8 +10,7 @@ use serde_json::{Value, json};
 
 use crate::suite::{agent, command, exec::exec, session_id, stderr, stdout, transcript};
 
-#[path = "../../../agent-exec/tests/skip/mod.rs"]
-mod skip;
+use crate::skip;
 
 /// Where `scripts/mcp/setup.sh` installed the peers.
 fn peers_dir() -> PathBuf {
@@ -472,4 +471,22 @@ fn tools_call_answers_through_server_everything_over_streamable_http() {
     server.wait().unwrap();
     assert!(output.status.success(), "{}\n{}", stdout(&output), stderr(&output));
     assert_eq!(stdout(&output).trim(), "Echo: over http");
+}
+
+#[test]
+fn a_deny_hook_blocks_an_mcp_call_before_it_reaches_the_server() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let markers = tempfile::tempdir().unwrap();
+    let hook = "[[hooks.PreToolUse]]\nmatcher = \"mcp__py__.*\"\n\
+                command = \"echo 'hooks say no' >&2; exit 2\"\n";
+    let tables = format!("{}{hook}", py_table(&python, markers.path(), ""));
+    let config = config(dir.path(), &tables);
+    let args = ["tools", "call", "mcp__py__touch", r#"{"name":"m"}"#, "--config", &config];
+    let output = agent(dir.path(), &args);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(stdout(&output).contains("hooks say no"), "{}", stdout(&output));
+    // The effect: the server never ran the tool (the same call without the hook does; see
+    // `an_invalid_argument_is_refused_locally_and_never_reaches_the_server`).
+    assert_eq!(std::fs::read_dir(markers.path()).unwrap().count(), 0);
 }

@@ -1,8 +1,9 @@
 //! The tool events of hooks at the executor's single dispatch point: `PreToolUse` before a call
 //! is validated and judged, `PostToolUse` or `PostToolUseFailure` after its outcome.
 //!
-//! Every call that names a registered tool passes here, whoever made it (the model, a direct
-//! call, a tool added through the registry later), so a deny hook holds for all of them.
+//! Every call that names a known tool passes here, whoever made it (the model, a direct call)
+//! and wherever the tool came from (the registry, or an MCP server that joined late), so a deny
+//! hook holds for all of them.
 
 use std::{borrow::Cow, path::Path, time::Instant};
 
@@ -76,7 +77,9 @@ impl Executor {
         cancel: &CancellationToken,
     ) -> Outcome {
         let start = Instant::now();
-        let Some(spec) = self.registry.get(&call.name).map(|tool| tool.spec().clone()) else {
+        // `entry`, not the registry alone: tools that joined late (MCP servers) pass the same
+        // hooks as the built-ins.
+        let Some(spec) = self.entry(&call.name).map(|entry| entry.tool.spec().clone()) else {
             return self.dispatch(call, cancel, &Overrides::default()).await;
         };
         let tool = HookTool::of(&spec);
