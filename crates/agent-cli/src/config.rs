@@ -148,6 +148,9 @@ pub(crate) struct ConfigFile {
     pub(crate) hooks: HookTables,
     #[serde(default)]
     pub(crate) profiles: BTreeMap<String, Profile>,
+    /// MCP servers whose tools join every session (`[mcp_servers.NAME]`, see docs/mcp.md).
+    #[serde(default)]
+    pub(crate) mcp_servers: BTreeMap<String, agent_mcp::ServerConfig>,
 }
 
 impl ConfigFile {

@@ -110,7 +110,36 @@ pub(crate) enum ExecEvent {
         /// What went wrong (never contains a key).
         message: String,
     },
-    // Events of context compaction (`compaction`) go here, beside the other events of a turn.
+    /// A model request is about to be sent: its input tokens by the agent's own count (the
+    /// whole conversation, also when `previous_response_id` sends only the new items; a quarter
+    /// of its bytes while that is under the compaction threshold). The server's count follows
+    /// in `usage` when it reports one.
+    #[serde(rename = "request.started")]
+    RequestStarted {
+        /// The turn the request belongs to.
+        turn: usize,
+        /// The request's input tokens as the agent counted them.
+        estimated_input_tokens: usize,
+        /// The model's context window, in tokens.
+        window: u64,
+    },
+    /// Older turns were compacted to keep requests inside the window (see `docs/context.md`).
+    #[serde(rename = "compaction")]
+    Compaction {
+        /// What triggered it: `threshold`, `overflow` (the server refused a request as too
+        /// long; it is retried once) or `manual`.
+        reason: String,
+        /// The request's estimated tokens before.
+        tokens_before: usize,
+        /// And after.
+        tokens_after: usize,
+        /// Old tool outputs shrunk to their head and the path of their saved full text.
+        outputs_shrunk: usize,
+        /// Turns replaced by the summary and the ledger (0 when shrinking was enough).
+        turns_dropped: usize,
+        /// Whether the model wrote the summary (false when none was needed or it failed).
+        summarized: bool,
+    },
     /// The last event of a run that answered.
     #[serde(rename = "run.completed")]
     RunCompleted {
@@ -302,6 +331,21 @@ impl JsonStream {
                 ExecEvent::Usage { turn: self.turn, turn_usage, cumulative_usage: self.cumulative }
             }
             AgentEvent::Error { message } => ExecEvent::Error { message: message.clone() },
+            AgentEvent::Request { turn, estimated_input_tokens, window } => {
+                ExecEvent::RequestStarted {
+                    turn: *turn,
+                    estimated_input_tokens: *estimated_input_tokens,
+                    window: *window,
+                }
+            }
+            AgentEvent::Compaction { info, .. } => ExecEvent::Compaction {
+                reason: serde_json::to_value(info.reason).ok()?.as_str()?.to_owned(),
+                tokens_before: info.tokens_before,
+                tokens_after: info.tokens_after,
+                outputs_shrunk: info.outputs_shrunk,
+                turns_dropped: info.turns_dropped,
+                summarized: info.summarized,
+            },
             AgentEvent::Finished { .. } => return None,
         })
     }

@@ -61,7 +61,8 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     };
     // Read before the session starts, so a bad schema is a usage error with nothing begun.
     let output_schema = args.output_schema.as_deref().map(read_output_schema).transpose()?;
-    let mut session = match setup::open(options, launch)? {
+    let runtime = setup::tokio_runtime()?;
+    let mut session = match setup::open(options, launch, &runtime)? {
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
@@ -86,7 +87,6 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
             model: session.agent.model().name().to_owned(),
         });
     }
-    let runtime = setup::tokio_runtime()?;
     let source = if args.resume.is_some() { "resume" } else { "startup" };
     if let Err(reason) = runtime.block_on(session.start(source)) {
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");

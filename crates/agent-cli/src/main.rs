@@ -14,6 +14,7 @@ mod config;
 mod events;
 mod exec_cmd;
 mod hooks;
+mod mcp_cmd;
 mod render;
 mod repl;
 mod sandbox_cmd;
@@ -88,6 +89,13 @@ pub(crate) struct Options {
     /// (later turns are `auto`, so the model can answer once it has the result).
     #[arg(long, global = true, value_name = "CHOICE")]
     pub(crate) tool_choice: Option<String>,
+    /// The model's context window in tokens, overriding the profile's `context_window`, the
+    /// built-in table and the server's word.
+    #[arg(long, global = true, value_name = "TOKENS")]
+    pub(crate) context_window: Option<u64>,
+    /// Read no AGENTS.md project instructions.
+    #[arg(long, global = true)]
+    pub(crate) no_project_doc: bool,
     /// Config file (default: the platform config directory's agent/config.toml).
     #[arg(long, global = true)]
     pub(crate) config: Option<PathBuf>,
@@ -109,6 +117,9 @@ enum Command {
     /// List, show or call the built-in tools without a model.
     #[command(subcommand)]
     Tools(tools_cmd::ToolsCommand),
+    /// Serve the built-in tools to MCP clients (`agent mcp serve`).
+    #[command(subcommand)]
+    Mcp(mcp_cmd::McpCommand),
     /// Inspect the OS sandbox that confines every command the agent runs.
     #[command(subcommand)]
     Sandbox(sandbox_cmd::SandboxCommand),
@@ -126,6 +137,7 @@ fn main() -> ExitCode {
         Some(Command::Exec(args)) => exec_cmd::run(&cli.options, args),
         Some(Command::Tools(command)) => tools_cmd::run(&cli.options, command),
         Some(Command::Sandbox(command)) => Ok(sandbox_cmd::run(command)),
+        Some(Command::Mcp(command)) => mcp_cmd::run(&cli.options, command),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(shell, &mut Cli::command(), "agent", &mut std::io::stdout());

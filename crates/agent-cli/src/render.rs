@@ -120,7 +120,9 @@ impl Renderer {
                 self.streamed = false;
             }
             AgentEvent::Error { message } => eprintln!("agent: model error: {message}"),
+            AgentEvent::Compaction { info, .. } => eprintln!("{}", compaction_line(info)),
             AgentEvent::ReasoningDelta { .. }
+            | AgentEvent::Request { .. }
             | AgentEvent::Usage { .. }
             | AgentEvent::ItemAdded { .. } => {}
         }
@@ -128,6 +130,26 @@ impl Renderer {
 }
 
 /// What a person can do to let a refused call run, in this program's flags.
+/// One line saying what a compaction did.
+pub(crate) fn compaction_line(info: &agent_exec::context::CompactionInfo) -> String {
+    let what = if info.turns_dropped == 0 {
+        format!("{} old tool outputs shrunk", info.outputs_shrunk)
+    } else if info.summarized {
+        format!("{} turns summarised", info.turns_dropped)
+    } else {
+        format!("{} turns dropped behind the ledger (no summary)", info.turns_dropped)
+    };
+    format!(
+        "agent: context compacted ({}): {what}; about {} → {} tokens",
+        serde_json::to_value(info.reason)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        info.tokens_before,
+        info.tokens_after
+    )
+}
+
 pub(crate) fn remedy_advice(remedy: &Remedy) -> String {
     let quote = |rule: &String| format!("--allow '{}'", rule.replace('\'', "'\\''"));
     let rules: Vec<String> = remedy.rules.iter().map(quote).collect();

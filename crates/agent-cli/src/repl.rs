@@ -37,6 +37,8 @@ Ctrl-D or /exit quits and kills the jobs.
   /help   this help
   /tools  the tools the model may call
   /jobs   the background jobs, running and finished
+  /context  what the next request carries, the window, and the AGENTS.md files read
+  /compact  compact the conversation now (summary and ledger of the older turns)
   /clear  start a new conversation (a new session)
   /exit   quit";
 
@@ -48,6 +50,8 @@ enum Line {
     Help,
     Tools,
     Jobs,
+    Context,
+    Compact,
     Clear,
     Exit,
     /// Nothing to do (a blank line).
@@ -69,6 +73,8 @@ fn parse_line(line: &str) -> Line {
         "help" | "?" => Line::Help,
         "tools" => Line::Tools,
         "jobs" => Line::Jobs,
+        "context" | "status" => Line::Context,
+        "compact" => Line::Compact,
         "clear" | "new" => Line::Clear,
         "exit" | "quit" | "q" => Line::Exit,
         other => Line::Unknown(other.to_owned()),
@@ -85,11 +91,11 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         approver: Some(approver.clone()),
         trust: Trust::Ask,
     };
-    let mut session = match setup::open(options, launch)? {
+    let tokio = setup::tokio_runtime()?;
+    let mut session = match setup::open(options, launch, &tokio)? {
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
-    let tokio = setup::tokio_runtime()?;
     let source = if args.resume.is_some() { "resume" } else { "startup" };
     if let Err(reason) = tokio.block_on(session.start(source)) {
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");
@@ -130,6 +136,19 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             Line::Empty => {}
             Line::Help => eprintln!("{HELP}"),
             Line::Tools => eprintln!("{}", tool_list(&session)),
+            Line::Context => eprintln!("{}", context_report(&session)),
+            Line::Compact => {
+                let cancel = agent_core::CancellationToken::new();
+                let log = &mut session.log;
+                let compacted = tokio.block_on(session.agent.compact(&cancel, |event| {
+                    eprintln!("{}", render_compaction(&event));
+                    // The compacted state goes to the transcript, so `--resume` starts from it.
+                    let _ = log.transcript_mut().record(&event);
+                }));
+                if compacted.is_none() {
+                    eprintln!("agent: this session manages no context window");
+                }
+            }
             Line::Jobs => {
                 let lines = session.job_lines();
                 if lines.is_empty() {
@@ -190,6 +209,47 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
+fn render_compaction(event: &AgentEvent) -> String {
+    match event {
+        AgentEvent::Compaction { info, .. } => crate::render::compaction_line(info),
+        _ => String::new(),
+    }
+}
+
+/// What the next request carries, the window and where it came from, and the project
+/// instructions read.
+fn context_report(session: &Session) -> String {
+    let mut text = String::new();
+    if let Some(usage) = session.agent.context_usage() {
+        let percent = |tokens: u64| tokens * 100 / usage.window.max(1);
+        text.push_str(&format!(
+            "  instructions  {:>8} tokens\n  tools         {:>8} tokens\n  \
+             transcript    {:>8} tokens\n  total         {:>8} tokens ({}% of the window)\n  \
+             free          {:>8} tokens\n  window        {:>8} tokens ({}); compaction at {} \
+             tokens\n  counted with  {}\n",
+            usage.instructions,
+            usage.tools,
+            usage.transcript,
+            usage.total(),
+            percent(usage.total() as u64),
+            usage.free(),
+            usage.window,
+            usage.window_source,
+            usage.threshold,
+            usage.counter,
+        ));
+    }
+    if session.project_docs.is_empty() {
+        text.push_str("  project instructions: none (no AGENTS.md found, or --no-project-doc)");
+    } else {
+        text.push_str("  project instructions:");
+        for path in &session.project_docs {
+            text.push_str(&format!("\n    {}", path.display()));
+        }
+    }
+    text
+}
+
 /// The prompt, with the number of running background jobs beside it.
 fn prompt_text(jobs: usize) -> String {
     match jobs {
@@ -242,6 +302,9 @@ mod tests {
         check("   \t", Line::Empty);
         check("/help", Line::Help);
         check(" /tools ", Line::Tools);
+        check("/context", Line::Context);
+        check("/status", Line::Context);
+        check("/compact", Line::Compact);
         check("/clear", Line::Clear);
         check("/exit", Line::Exit);
         check("/jobs", Line::Jobs);

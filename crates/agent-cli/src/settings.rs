@@ -7,9 +7,11 @@ use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
     jobs::{Jobs, JobsConfig},
+    project_doc::ProjectDocs,
     sandbox::{NetNamespace, SandboxConfig, SandboxPolicy},
     secret::{SecretFiles, Secrets},
 };
+use agent_mcp::{McpSession, McpTools, ServerEnv};
 use agent_tools::{BashConfig, BuiltinConfig, FileTracker, ProviderKind, WebSearchConfig};
 use anyhow::Context;
 
@@ -62,6 +64,17 @@ impl Settings {
         Ok(Self { file, profile_name, profile, model, options })
     }
 
+    /// The project instructions (`AGENTS.md` from the repository root down to the workspace,
+    /// after the user's own beside the config file), or none with `--no-project-doc`.
+    pub(crate) fn project_docs(&self) -> anyhow::Result<ProjectDocs> {
+        if self.options.no_project_doc {
+            return Ok(ProjectDocs::default());
+        }
+        let config = self.options.config.clone().or_else(ConfigFile::default_path);
+        let user_dir = config.as_deref().and_then(std::path::Path::parent);
+        Ok(ProjectDocs::discover(&self.workspace()?, user_dir))
+    }
+
     /// The tool limits: the file's `[limits]`, overridden by the profile's.
     fn limits(&self) -> Limits {
         self.file.limits.overridden_by(self.profile.limits)
@@ -73,6 +86,20 @@ impl Settings {
             Some(path) => Ok(path.clone()),
             None => std::env::current_dir().context("reading the current directory"),
         }
+    }
+
+    /// Starts the configured MCP servers in the background (inside a tokio runtime); `None`
+    /// when none is configured. Problems are reported on stderr, once each.
+    pub(crate) fn mcp_tools(
+        &self,
+        session_dir: Option<PathBuf>,
+    ) -> anyhow::Result<Option<Arc<McpTools>>> {
+        if self.file.mcp_servers.is_empty() {
+            return Ok(None);
+        }
+        let env = ServerEnv { workspace: self.workspace()?, session_dir };
+        let session = McpSession::new(&self.file.mcp_servers, env)?;
+        Ok(Some(McpTools::start(session, |problem| eprintln!("agent: {problem}"))))
     }
 
     /// A builder with the workspace, the built-in tools (sharing `tracker`), every permission

@@ -7,6 +7,7 @@ use agent_core::{CancellationToken, ModelClient};
 use agent_exec::{
     Agent, Approver, ExecutorConfig, HookEvent, PermissionMode, Transcript,
     agent::{AgentEvent, Conversation, Finish},
+    context::ContextConfig,
     jobs::{EndPolicy, JobEnd},
 };
 use agent_model::{ApiKey, ChatClient, ClientConfig, ReplayClient, ResponsesClient};
@@ -39,6 +40,8 @@ pub(crate) struct Launch<'a> {
 pub(crate) struct Session {
     pub(crate) agent: Agent,
     pub(crate) log: SessionLog,
+    /// The AGENTS.md files whose text is sent with the instructions.
+    pub(crate) project_docs: Vec<PathBuf>,
     /// Whether a failed log write was already reported, so it is reported once.
     log_failed: bool,
 }
@@ -48,6 +51,7 @@ pub(crate) struct Session {
 pub(crate) fn open(
     options: &Options,
     launch: Launch<'_>,
+    runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<Result<Session, ExitCode>> {
     let settings = Settings::load(options)?;
     // A replay needs no server, so a missing key only matters when a real model is called.
@@ -75,6 +79,15 @@ pub(crate) fn open(
     let mut executor = ExecutorConfig::new(log.id());
     executor.session_dir = Some(log.dir().to_path_buf());
     let mut builder = settings.builder(launch.default_mode, FileTracker::new(), executor)?;
+    let docs = settings.project_docs()?;
+    if docs.cut_bytes > 0 {
+        eprintln!(
+            "agent: warning: project instructions cut at {} KiB ({} bytes left out)",
+            agent_exec::project_doc::PROJECT_DOC_CAP / 1024,
+            docs.cut_bytes
+        );
+    }
+    builder = builder.project_instructions(&docs.text).context(context_config(&settings));
     if let Some(approver) = launch.approver {
         builder = builder.approver(approver);
     }
@@ -82,6 +95,21 @@ pub(crate) fn open(
     builder = builder.hooks(hooks.transcript_path(log.transcript().path()));
     if let Some(max_turns) = settings.options.max_turns {
         builder = builder.max_turns(max_turns);
+    }
+    // MCP servers start in the background on `runtime`; no model request waits for them, and
+    // each joins from the first turn after it is ready.
+    let mcp = {
+        let _inside = runtime.enter();
+        settings.mcp_tools(Some(log.dir().to_path_buf()))?
+    };
+    if let Some(mcp) = mcp {
+        // Servers marked `required` are the exception: the session starts only with them.
+        // The failure itself was already reported, with the server's stderr.
+        if runtime.block_on(mcp.wait_required()).is_err() {
+            eprintln!("agent: a required MCP server did not start, so the session cannot begin");
+            return Ok(Err(ExitCode::from(2)));
+        }
+        builder = builder.late_tools(mcp);
     }
     let mut agent = builder.build_boxed(model)?;
     for warning in agent.executor().policy().warnings() {
@@ -93,10 +121,11 @@ pub(crate) fn open(
         &agent.executor().specs(),
     );
     if launch.resume.is_some() {
-        let items = Transcript::read_items(log.transcript().path())?;
-        agent.set_conversation(Conversation { items, continuation: None });
+        // From the last compaction on, so a resumed session starts from the compacted state.
+        let conversation = Transcript::read_conversation(log.transcript().path())?;
+        agent.set_conversation(Conversation { continuation: None, ..conversation });
     }
-    Ok(Ok(Session { agent, log, log_failed: false }))
+    Ok(Ok(Session { agent, log, project_docs: docs.files, log_failed: false }))
 }
 
 impl Session {
@@ -222,11 +251,28 @@ pub(crate) fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
+/// How the loop keeps requests inside the window: the model's own counter, and the window from
+/// `--context-window`, the profile, the built-in table, or the conservative default.
+fn context_config(settings: &Settings) -> ContextConfig {
+    let model = &settings.model.model;
+    let configured = settings.options.context_window.or(settings.profile.context_window);
+    let (window, source) = match (configured, agent_model::context_window(model)) {
+        (Some(window), _) => (window, "configured"),
+        (None, Some(window)) => (window, "known model"),
+        (None, None) => (agent_model::DEFAULT_CONTEXT_WINDOW, "default for an unknown model"),
+    };
+    ContextConfig::new(agent_model::counter_for(model), window, source)
+}
+
 /// Warns once when the instructions and tool schemas alone take more than half of the model's
 /// known context window: every request pays for them, and little room is left for the work.
 fn warn_if_crowded(model: &str, configured: Option<u64>, specs: &[agent_core::ToolSpec]) {
     let Some(window) = configured.or_else(|| agent_model::context_window(model)) else { return };
-    let fixed = agent_model::fixed_tokens(agent_exec::DEFAULT_INSTRUCTIONS, specs) as u64;
+    // Four characters a token: a start-up warning must not build a vocabulary's tables (tens of
+    // milliseconds) before the first request.
+    let chars = agent_exec::DEFAULT_INSTRUCTIONS.len()
+        + agent_model::chat_tools_json(specs).to_string().len();
+    let fixed = chars.div_ceil(4) as u64;
     if fixed * 2 > window {
         eprintln!(
             "agent: warning: the instructions and {} tool schemas take about {fixed} tokens, more \

@@ -46,6 +46,10 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
     let mut config = ExecutorConfig::new("cli");
     config.session_dir = Some(scratch.path().to_path_buf());
     let tracker = FileTracker::new();
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
     // A person typed the call, so the mode defaults to bypass; deny rules (from flags and the
     // config file alike) still apply.
     let mut builder = settings.builder(PermissionMode::Bypass, tracker.clone(), config)?;
@@ -53,6 +57,16 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
     if matches!(command, ToolsCommand::Call { .. }) {
         let trust = hooks::Trust::OnlyTrusted;
         builder = builder.hooks(hooks::load(&settings.file.hooks, &settings.workspace()?, trust)?);
+    }
+    // Listing and calling need every configured MCP server, so here they are waited for (each
+    // within its startup timeout).
+    let mcp = {
+        let _inside = tokio.enter();
+        settings.mcp_tools(Some(scratch.path().to_path_buf()))?
+    };
+    if let Some(mcp) = &mcp {
+        tokio.block_on(mcp.wait_all());
+        builder = builder.late_tools(mcp.clone());
     }
     let executor = builder.build_executor()?;
     for warning in executor.policy().warnings() {
@@ -99,10 +113,6 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
         ToolsCommand::Call { name, arguments } => {
             mark_target_read(&executor, &tracker, &name, &arguments);
             let call = ToolCall { call_id: "cli".to_owned(), name, arguments, item_id: None };
-            let tokio = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .context("starting the async runtime")?;
             let outcome = tokio.block_on(executor.execute(&call, &CancellationToken::new()));
             println!("{}", outcome.text);
             if let Some(remedy) = &outcome.remedy {

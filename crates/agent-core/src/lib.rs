@@ -56,6 +56,7 @@ mod item;
 mod model;
 mod output;
 pub mod schema;
+mod tokens;
 mod tool;
 mod typed;
 
@@ -68,6 +69,7 @@ pub use crate::{
         ModelStream, StopReason, ToolChoice, Usage,
     },
     output::OutputSchema,
+    tokens::{CharEstimate, TokenCounter},
     tool::{Access, BoxFuture, Effects, PreparedCall, Tool, ToolOutput, ToolSpec},
     typed::{Typed, TypedTool},
 };

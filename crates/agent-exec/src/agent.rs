@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use agent_core::{
     CancellationToken, Continuation, Item, ModelClient, ModelError, ModelErrorKind, ModelEvent,
-    ModelRequest, OutputSchema, ToolCall, ToolChoice, Usage,
+    ModelRequest, OutputSchema, ToolCall, ToolChoice, ToolSpec, Usage,
 };
 use futures_util::StreamExt;
 use serde::Serialize;
 use tracing::Instrument;
 
 use crate::{
+    context::{self, CompactionInfo, CompactionReason, ContextConfig, Ledger, RequestCount},
     executor::{Executor, Outcome},
     hooks::HookEvent,
 };
@@ -35,6 +36,9 @@ pub struct AgentConfig {
     /// A schema the final answer must match: sent with every request, checked when the model
     /// answers, and the model asked once more with the error when the answer does not fit.
     pub output_schema: Option<OutputSchema>,
+    /// How requests are kept inside the model's context window; `None` (the default) sends the
+    /// whole transcript however long it grows.
+    pub context: Option<ContextConfig>,
 }
 
 impl AgentConfig {
@@ -47,6 +51,7 @@ impl AgentConfig {
             parallel_tool_calls: true,
             repeat_failure_limit: 3,
             output_schema: None,
+            context: None,
         }
     }
 }
@@ -58,6 +63,8 @@ pub struct Conversation {
     pub items: Vec<Item>,
     /// The stored response to continue, when the model supports it.
     pub continuation: Option<Continuation>,
+    /// What compactions dropped so far.
+    pub ledger: Ledger,
 }
 
 /// What happened during a run, for any front end (terminal, JSON lines, a GUI).
@@ -116,6 +123,31 @@ pub enum AgentEvent {
         /// or mode that would allow it (absent otherwise).
         #[serde(skip_serializing_if = "Option::is_none")]
         remedy: Option<crate::Remedy>,
+    },
+    /// A model request is about to be sent: what it carries by the loop's own count (the
+    /// server's count follows in [`AgentEvent::Usage`] when it reports one). Only sent when the
+    /// loop manages the context window.
+    Request {
+        /// The turn number within this run.
+        turn: usize,
+        /// The request's input tokens as the loop counted them (the whole conversation, also
+        /// when only the new items go on the wire with `previous_response_id`).
+        estimated_input_tokens: usize,
+        /// The model's context window.
+        window: u64,
+    },
+    /// Older turns were compacted. The transcript file records the compacted items with it, so
+    /// a resumed session continues from the compacted state.
+    Compaction {
+        /// What was done.
+        #[serde(flatten)]
+        info: CompactionInfo,
+        /// The conversation after the compaction (written to transcripts, not to event streams).
+        #[serde(skip)]
+        items: Vec<Item>,
+        /// The ledger after the compaction (likewise).
+        #[serde(skip)]
+        ledger: Ledger,
     },
     /// Token usage of one model response.
     Usage {
@@ -184,11 +216,19 @@ pub async fn run(
     cancel: &CancellationToken,
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Finish {
-    let tools = executor.specs();
+    let mut tools = executor.specs();
     let mut failures = RepeatedFailures::default();
     let mut stop_hook_active = false;
     let mut output_retry = config.output_schema.is_some();
+    let mut window = config.context.as_ref().map(|ctx| Window::new(ctx, config, tools.clone()));
     for turn in 1..=config.max_turns {
+        // Tools that became ready since the last request (MCP servers) join from this turn.
+        if executor.refresh_late_tools().await {
+            tools = executor.specs();
+            if let Some(window) = &mut window {
+                window.counts.set_tools(tools.clone());
+            }
+        }
         let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
         // Jobs that finished since the last request: here, after every output of the previous
@@ -200,23 +240,45 @@ pub async fn run(
                 conversation.items.push(item);
             }
         }
-        let turn_start = conversation.items.len();
-        let continuation =
-            if model.supports_continuation() { conversation.continuation.clone() } else { None };
-        let request = ModelRequest {
-            instructions: &config.instructions,
-            items: &conversation.items,
-            tools: &tools,
-            tool_choice: &config.tool_choice,
-            parallel_tool_calls: config.parallel_tool_calls,
-            continuation: continuation.as_ref(),
-            output_schema: config.output_schema.as_ref(),
-        };
-        let response = tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err(cancelled_error()),
-            response = read_response(model, request, on_event)
-                .instrument(tracing::debug_span!(parent: &turn_span, "model_request")) => response,
+        let mut overflowed = false;
+        let (turn_start, response) = loop {
+            if let Some(window) = &mut window {
+                window.before_request(model, executor, conversation, turn, cancel, on_event).await;
+            }
+            let turn_start = conversation.items.len();
+            let continuation = if model.supports_continuation() {
+                conversation.continuation.clone()
+            } else {
+                None
+            };
+            let request = ModelRequest {
+                instructions: &config.instructions,
+                items: &conversation.items,
+                tools: &tools,
+                tool_choice: &config.tool_choice,
+                parallel_tool_calls: config.parallel_tool_calls,
+                continuation: continuation.as_ref(),
+                output_schema: config.output_schema.as_ref(),
+            };
+            let response = tokio::select! {
+                biased;
+                () = cancel.cancelled() => Err(cancelled_error()),
+                response = read_response(model, request, on_event)
+                    .instrument(tracing::debug_span!(parent: &turn_span, "model_request")) => response,
+            };
+            // A server that says the request was over its window gets one compaction and one
+            // retry: our count was wrong for this model, the server's word is final.
+            if let (Err(err), Some(window)) = (&response, &mut window)
+                && err.kind == ModelErrorKind::ContextTooLong
+                && !overflowed
+            {
+                turn_span.in_scope(|| tracing::warn!(error = %err, "context overflow; compacting"));
+                overflowed = true;
+                let reason = CompactionReason::Overflow;
+                window.compact(model, executor, conversation, reason, cancel, on_event).await;
+                continue;
+            }
+            break (turn_start, response);
         };
         let response = match response {
             Ok(response) => response,
@@ -236,6 +298,9 @@ pub async fn run(
             on_event(AgentEvent::ItemAdded { item: item.clone() });
         }
         conversation.items.extend(response.items);
+        if let (Some(window), Some(usage)) = (&mut window, &response.usage) {
+            window.counts.observe(conversation.items.len(), usage);
+        }
         let calls: Vec<ToolCall> = conversation.items[turn_start..]
             .iter()
             .filter_map(|item| match item {
@@ -360,6 +425,7 @@ struct Response {
     items: Vec<Item>,
     text: String,
     response_id: Option<String>,
+    usage: Option<Usage>,
 }
 
 async fn read_response(
@@ -368,7 +434,8 @@ async fn read_response(
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Result<Response, ModelError> {
     let mut stream = model.stream(request).await?;
-    let mut response = Response { items: Vec::new(), text: String::new(), response_id: None };
+    let mut response =
+        Response { items: Vec::new(), text: String::new(), response_id: None, usage: None };
     while let Some(event) = stream.next().await {
         match event? {
             ModelEvent::TextDelta(text) => on_event(AgentEvent::TextDelta { text }),
@@ -382,7 +449,10 @@ async fn read_response(
             }
             ModelEvent::ToolCall(call) => response.items.push(Item::ToolCall(call)),
             ModelEvent::Reasoning(reasoning) => response.items.push(Item::Reasoning(reasoning)),
-            ModelEvent::Usage(usage) => on_event(AgentEvent::Usage { usage }),
+            ModelEvent::Usage(usage) => {
+                response.usage = Some(usage);
+                on_event(AgentEvent::Usage { usage });
+            }
             ModelEvent::Completed { response_id, .. } => {
                 response.response_id = response_id;
                 return Ok(response);
@@ -393,6 +463,68 @@ async fn read_response(
         ModelErrorKind::BadResponse,
         "the model's stream ended without a completion event",
     ))
+}
+
+/// The loop's view of the context window during one run: what each request carries.
+struct Window<'a> {
+    ctx: &'a ContextConfig,
+    counts: RequestCount<'a>,
+}
+
+impl<'a> Window<'a> {
+    fn new(ctx: &'a ContextConfig, config: &'a AgentConfig, tools: Vec<ToolSpec>) -> Self {
+        Self { ctx, counts: RequestCount::new(&*ctx.counter, &config.instructions, tools) }
+    }
+
+    /// Compacts when the next request would pass the threshold, then reports its size.
+    async fn before_request(
+        &mut self,
+        model: &dyn ModelClient,
+        executor: &Executor,
+        conversation: &mut Conversation,
+        turn: usize,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(AgentEvent) + Send),
+    ) {
+        let mut tokens = self.tokens(conversation);
+        if tokens > self.ctx.threshold_tokens() {
+            let reason = CompactionReason::Threshold;
+            self.compact(model, executor, conversation, reason, cancel, on_event).await;
+            tokens = self.tokens(conversation);
+        }
+        on_event(AgentEvent::Request {
+            turn,
+            estimated_input_tokens: tokens,
+            window: self.ctx.window,
+        });
+    }
+
+    fn tokens(&mut self, conversation: &Conversation) -> usize {
+        self.counts.tokens(&conversation.items, self.ctx.threshold_tokens())
+    }
+
+    async fn compact(
+        &mut self,
+        model: &dyn ModelClient,
+        executor: &Executor,
+        conversation: &mut Conversation,
+        reason: CompactionReason,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(AgentEvent) + Send),
+    ) {
+        let fixed = self.counts.fixed();
+        let info =
+            context::compact(model, self.ctx, executor, conversation, fixed, reason, cancel).await;
+        // The server's chain holds the old transcript: the next request starts a new one from
+        // the compacted input.
+        conversation.continuation = None;
+        self.counts.reset();
+        on_event(AgentEvent::Compaction {
+            info,
+            items: conversation.items.clone(),
+            ledger: conversation.ledger.clone(),
+        });
+    }
 }
 
 /// Counts identical failing calls in a row: same tool, same arguments, same error code.

@@ -14,9 +14,10 @@ use std::{
 use agent_core::{CancellationToken, Item, Message, ModelClient, Tool, ToolChoice};
 
 use crate::{
-    Approver, Executor, ExecutorConfig, Hooks, PermissionMode, PolicyBuilder, Registry, RuleAction,
-    ToolLimits, Workspace,
+    Approver, Executor, ExecutorConfig, Hooks, LateTools, PermissionMode, PolicyBuilder, Registry,
+    RuleAction, ToolLimits, Workspace,
     agent::{self, AgentConfig, AgentEvent, Conversation, Finish, FinishReason},
+    context::{self, CompactionInfo, CompactionReason, ContextConfig, ContextUsage},
     error::{Error, Result},
     hooks::HookEvent,
 };
@@ -51,6 +52,7 @@ pub struct AgentBuilder {
     mode: PermissionMode,
     rules: Vec<(RuleAction, String, String)>,
     approver: Option<Arc<dyn Approver>>,
+    late: Option<Arc<dyn LateTools>>,
     hooks: Hooks,
     config: AgentConfig,
     executor: ExecutorConfig,
@@ -68,6 +70,7 @@ impl AgentBuilder {
             mode: PermissionMode::Default,
             rules: Vec::new(),
             approver: None,
+            late: None,
             jobs: None,
             hooks: Hooks::default(),
             config: AgentConfig::new(DEFAULT_INSTRUCTIONS),
@@ -134,6 +137,13 @@ impl AgentBuilder {
         self
     }
 
+    /// Tools that join after the session started (MCP servers still starting); the `only_tools`
+    /// filter does not apply to them.
+    pub fn late_tools(mut self, late: Arc<dyn LateTools>) -> Self {
+        self.late = Some(late);
+        self
+    }
+
     /// Commands to run around tool calls and at the other points of a session (see
     /// [`crate::hooks`]); they get the executor's session id and the workspace.
     pub fn hooks(mut self, hooks: Hooks) -> Self {
@@ -156,6 +166,23 @@ impl AgentBuilder {
     /// How the model may use tools on every turn (default: automatic).
     pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
         self.config.tool_choice = choice;
+        self
+    }
+
+    /// Keeps every request inside the model's context window: counts tokens, compacts when a
+    /// request would pass the threshold or the server reports an overflow (see
+    /// `docs/context.md`). Without it the whole transcript is sent however long it grows.
+    pub fn context(mut self, context: ContextConfig) -> Self {
+        self.config.context = Some(context);
+        self
+    }
+
+    /// Adds project instructions (the `AGENTS.md` files, see [`crate::project_doc`]) after the
+    /// instructions; they are sent with them on every request and never compacted.
+    pub fn project_instructions(mut self, text: &str) -> Self {
+        if !text.is_empty() {
+            self.config.instructions = format!("{}\n\n{text}", self.config.instructions);
+        }
         self
     }
 
@@ -219,6 +246,9 @@ impl AgentBuilder {
         let mut executor = Executor::new(registry, policy.build(), self.executor);
         if let Some(approver) = self.approver {
             executor = executor.with_approver(approver);
+        }
+        if let Some(late) = self.late {
+            executor = executor.with_late_tools(late);
         }
         if let Some(jobs) = self.jobs {
             executor = executor.with_jobs(jobs);
@@ -307,6 +337,57 @@ impl Agent {
             &mut on_event,
         )
         .await
+    }
+
+    /// Compacts the conversation now (the REPL's `/compact`): old outputs shrink, and the older
+    /// turns are replaced by a summary and the ledger. `None` when the agent manages no context
+    /// window.
+    pub async fn compact(
+        &mut self,
+        cancel: &CancellationToken,
+        mut on_event: impl FnMut(AgentEvent) + Send,
+    ) -> Option<CompactionInfo> {
+        let ctx = self.config.context.as_ref()?;
+        let (instructions, tools) =
+            context::count::fixed(&*ctx.counter, &self.config.instructions, &self.executor.specs());
+        let reason = CompactionReason::Manual;
+        let info = context::compact(
+            self.model.as_ref(),
+            ctx,
+            &self.executor,
+            &mut self.conversation,
+            instructions + tools,
+            reason,
+            cancel,
+        )
+        .await;
+        self.conversation.continuation = None;
+        on_event(AgentEvent::Compaction {
+            info: info.clone(),
+            items: self.conversation.items.clone(),
+            ledger: self.conversation.ledger.clone(),
+        });
+        Some(info)
+    }
+
+    /// What the next request would carry, by part (the REPL's `/context`); `None` when the
+    /// agent manages no context window.
+    pub fn context_usage(&self) -> Option<ContextUsage> {
+        let ctx = self.config.context.as_ref()?;
+        let counter = &*ctx.counter;
+        let (instructions, tools) =
+            context::count::fixed(counter, &self.config.instructions, &self.executor.specs());
+        let transcript =
+            self.conversation.items.iter().map(|item| context::count::item(counter, item)).sum();
+        Some(ContextUsage {
+            instructions,
+            tools,
+            transcript,
+            window: ctx.window,
+            window_source: ctx.window_source.clone(),
+            counter: counter.name().to_owned(),
+            threshold: ctx.threshold_tokens(),
+        })
     }
 
     /// The conversation so far.

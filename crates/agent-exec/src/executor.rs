@@ -4,6 +4,7 @@
 //! a cancellation token → cap the output → [`Outcome`]. Every failure on the way is an outcome
 //! with a stable error code; nothing here panics, and a panicking tool is caught.
 
+mod late;
 mod tool_hooks;
 
 use std::{
@@ -29,7 +30,7 @@ use crate::{
     permission::{
         Approval, ApprovalRequest, Approver, Ask, PermissionMode, PermissionPolicy, Remedy, Verdict,
     },
-    registry::Registry,
+    registry::{LateTools, Registry},
 };
 
 /// How the executor runs calls. Build it with [`ExecutorConfig::new`] and change fields as needed.
@@ -130,6 +131,7 @@ pub struct Executor {
     session_id: Arc<str>,
     tenant_id: Option<Arc<str>>,
     user_id: Option<Arc<str>>,
+    late: Option<Arc<dyn LateTools>>,
     jobs: Option<crate::jobs::Jobs>,
 }
 
@@ -147,6 +149,7 @@ impl Executor {
             approver: None,
             hooks: Hooks::default(),
             config,
+            late: None,
             jobs: None,
         }
     }
@@ -201,12 +204,6 @@ impl Executor {
         &self.config
     }
 
-    /// The specs to send to the model: registration order, without the tools the policy hides
-    /// (bare deny rules; mutating tools in plan mode).
-    pub fn specs(&self) -> Vec<agent_core::ToolSpec> {
-        self.registry.specs().filter(|spec| self.policy.offers(spec)).cloned().collect()
-    }
-
     /// Runs one call and returns its one outcome. Never panics (the tokio runtime must have its
     /// timer enabled). Cancelling `cancel` stops the call: it is cancelled before it starts, its
     /// approval is abandoned, or its tool's token is cancelled and it gets the grace period.
@@ -245,7 +242,7 @@ impl Executor {
     ) -> Outcome {
         let start = Instant::now();
         let call = &*overrides.call(call);
-        let Some(entry) = self.registry.entry(&call.name) else {
+        let Some(entry) = self.entry(&call.name) else {
             return self.failure(call, &call.name, self.unknown_tool(&call.name), start);
         };
         let tool = &entry.tool;

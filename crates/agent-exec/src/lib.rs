@@ -46,6 +46,7 @@ mod batch;
 mod builder;
 #[cfg(feature = "code")]
 pub mod code;
+pub mod context;
 mod error;
 mod executor;
 pub mod hooks;
@@ -53,6 +54,7 @@ pub mod jobs;
 mod output;
 pub mod permission;
 pub mod process;
+pub mod project_doc;
 mod registry;
 pub mod sandbox;
 mod schema_tool;
@@ -70,7 +72,7 @@ pub use crate::{
         Approval, ApprovalRequest, Approver, Decision, PermissionMode, PermissionPolicy,
         PolicyBuilder, Remedy, RuleAction, RuleWarning, Verdict,
     },
-    registry::{Registry, ToolLimits},
+    registry::{LateTools, Registry, ToolLimits},
     schema_tool::SchemaTool,
     transcript::Transcript,
     workspace::Workspace,

@@ -331,10 +331,9 @@ impl PermissionPolicy {
     /// Whether the tool is offered to the model at all: a bare deny rule removes it, and plan mode
     /// removes tools that write files or run processes.
     pub fn offers(&self, spec: &ToolSpec) -> bool {
-        let denied = self
-            .deny
-            .iter()
-            .any(|rule| matches!(rule.specifier, Specifier::Any) && rule.tool == spec.rule_name);
+        let denied = self.deny.iter().any(|rule| {
+            matches!(rule.specifier, Specifier::Any) && rule.names_tool(&spec.rule_name)
+        });
         let mutating = spec.effects.writes_files || spec.effects.runs_processes;
         let hidden_by_plan = self.mode == PermissionMode::Plan && mutating;
         !(denied || hidden_by_plan)

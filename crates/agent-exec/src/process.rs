@@ -9,6 +9,10 @@
 
 #![allow(unsafe_code)]
 
+mod service;
+
+pub use self::service::{ServiceChild, spawn_service};
+
 use std::{
     collections::VecDeque,
     ffi::OsString,

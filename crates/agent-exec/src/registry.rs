@@ -7,7 +7,7 @@ use std::{
     time::Duration,
 };
 
-use agent_core::{Tool, ToolSpec};
+use agent_core::{BoxFuture, Tool, ToolSpec};
 
 use crate::error::{Error, Result};
 
@@ -18,6 +18,20 @@ pub struct ToolLimits {
     pub timeout: Option<Duration>,
     /// The output cap of one call, in characters.
     pub output_cap: Option<usize>,
+}
+
+/// Tools that join a session after it started: MCP servers that finish starting after the first
+/// model request, or whose tool list changed. The executor offers and runs them beside the
+/// registry's tools; their names must not clash with those.
+pub trait LateTools: Send + Sync {
+    /// Takes in what became ready since the last call and says whether the set changed. The
+    /// agent loop awaits it before each model request, so new tools join from the next turn; it
+    /// should wait for nothing that is still starting.
+    fn refresh(&self) -> BoxFuture<'_, bool>;
+    /// The current tools and their limits, in a stable order.
+    fn tools(&self) -> Vec<(Arc<dyn Tool>, ToolLimits)>;
+    /// The tool named `name`, if it is one of these.
+    fn get(&self, name: &str) -> Option<(Arc<dyn Tool>, ToolLimits)>;
 }
 
 /// A registered tool and its limits.

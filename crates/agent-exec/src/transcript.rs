@@ -1,7 +1,9 @@
 //! Transcripts on disk: one JSON object a line, flushed after every line, secrets redacted.
 //!
-//! Each line is `{"item": …}` (a conversation [`Item`], the state a resumed session restores) or
-//! `{"event": …}` (an [`AgentEvent`], what happened, for people and tools reading the log).
+//! Each line is `{"item": …}` (a conversation [`Item`], the state a resumed session restores),
+//! `{"event": …}` (an [`AgentEvent`], what happened, for people and tools reading the log), or
+//! `{"compaction": …}` (what a compaction did, with the whole compacted conversation: a resumed
+//! session starts from there and appends the items after it).
 //! Writing items as the loop appends them means a crash loses nothing that was already part of
 //! the conversation.
 
@@ -15,7 +17,8 @@ use agent_core::Item;
 use serde::Serialize;
 
 use crate::{
-    agent::AgentEvent,
+    agent::{AgentEvent, Conversation},
+    context::{CompactionInfo, Ledger},
     error::{Error, Result},
 };
 
@@ -37,6 +40,15 @@ pub struct Transcript {
 enum Line<'a> {
     Item(&'a Item),
     Event(&'a AgentEvent),
+    Compaction(CompactionLine<'a>),
+}
+
+#[derive(Serialize)]
+struct CompactionLine<'a> {
+    #[serde(flatten)]
+    info: &'a CompactionInfo,
+    ledger: &'a Ledger,
+    items: &'a [Item],
 }
 
 impl Transcript {
@@ -78,6 +90,9 @@ impl Transcript {
     pub fn record(&mut self, event: &AgentEvent) -> Result<()> {
         match event {
             AgentEvent::ItemAdded { item } => self.item(item),
+            AgentEvent::Compaction { info, items, ledger } => {
+                self.write(&Line::Compaction(CompactionLine { info, ledger, items }))
+            }
             other => self.event(other),
         }
     }
@@ -96,11 +111,22 @@ impl Transcript {
         written.map_err(|source| Error::Transcript { path: self.path.clone(), source })
     }
 
-    /// The conversation items of a transcript file, in order; event lines are skipped.
+    /// The conversation items of a transcript file, every one ever appended, in order (what a
+    /// replay plays back); event and compaction lines are skipped.
     pub fn read_items(path: &Path) -> Result<Vec<Item>> {
+        Ok(Self::read(path, false)?.items)
+    }
+
+    /// The conversation a resumed session continues: the state after the last compaction, then
+    /// the items appended since.
+    pub fn read_conversation(path: &Path) -> Result<Conversation> {
+        Self::read(path, true)
+    }
+
+    fn read(path: &Path, compacted: bool) -> Result<Conversation> {
         let io_error = |source| Error::Transcript { path: path.to_path_buf(), source };
         let file = File::open(path).map_err(io_error)?;
-        let mut items = Vec::new();
+        let mut conversation = Conversation::default();
         for (number, line) in BufReader::new(file).lines().enumerate() {
             let line = line.map_err(io_error)?;
             if line.trim().is_empty() {
@@ -116,10 +142,16 @@ impl Transcript {
             if let Some(item) = value.get("item") {
                 let item = serde_json::from_value(item.clone())
                     .map_err(|err| bad(format!("not a transcript item: {err}")))?;
-                items.push(item);
+                conversation.items.push(item);
+            } else if let Some(compaction) = value.get("compaction").filter(|_| compacted) {
+                let read = |key: &str| compaction.get(key).cloned().unwrap_or_default();
+                conversation.items = serde_json::from_value(read("items"))
+                    .map_err(|err| bad(format!("not a compaction record: {err}")))?;
+                conversation.ledger = serde_json::from_value(read("ledger"))
+                    .map_err(|err| bad(format!("not a compaction record: {err}")))?;
             }
         }
-        Ok(items)
+        Ok(conversation)
     }
 }
 
@@ -146,6 +178,44 @@ mod tests {
         assert_eq!(
             Transcript::read_items(&path).unwrap(),
             vec![Item::Message(Message::user("my key is [redacted], ab"))]
+        );
+    }
+
+    #[test]
+    fn a_resumed_conversation_starts_from_the_last_compaction() {
+        use crate::context::{CompactionInfo, CompactionReason, Ledger};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut log = Transcript::open(&path, Vec::new()).unwrap();
+        let user = |text: &str| Item::Message(Message::user(text));
+        for text in ["goal", "old 1", "old 2"] {
+            log.record(&AgentEvent::ItemAdded { item: user(text) }).unwrap();
+        }
+        let mut ledger = Ledger::default();
+        ledger.files_read.insert("src/lib.rs".to_owned());
+        let info = CompactionInfo {
+            reason: CompactionReason::Threshold,
+            tokens_before: 100,
+            tokens_after: 10,
+            items_before: 3,
+            items_after: 2,
+            outputs_shrunk: 0,
+            turns_dropped: 2,
+            summarized: true,
+            summary_error: None,
+        };
+        let items = vec![user("goal"), user("summary")];
+        log.record(&AgentEvent::Compaction { info, items, ledger: ledger.clone() }).unwrap();
+        log.record(&AgentEvent::ItemAdded { item: user("new") }).unwrap();
+        let resumed = Transcript::read_conversation(&path).unwrap();
+        assert_eq!(resumed.items, vec![user("goal"), user("summary"), user("new")]);
+        assert_eq!(resumed.ledger, ledger);
+        // A replay still sees every item ever appended.
+        assert_eq!(Transcript::read_items(&path).unwrap().len(), 4);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains(r#"{"compaction":{"reason":"threshold","tokens_before":100"#),
+            "{text}"
         );
     }
 

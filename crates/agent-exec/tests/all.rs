@@ -6,9 +6,11 @@
 
 mod suite {
     mod batch;
+    mod context;
     mod errors;
     mod executor;
     mod permission;
+    mod project_doc;
     mod proptest;
     mod snapshots;
     mod support;

@@ -66,7 +66,10 @@ pub use crate::{
     config::{ApiKey, ClientConfig, RetryPolicy},
     replay::ReplayClient,
     responses::ResponsesClient,
-    tokens::{context_window, estimate_tokens, fixed_tokens, tool_tokens},
+    tokens::{
+        BpeCounter, DEFAULT_CONTEXT_WINDOW, Encoding, context_window, counter_for, estimate_tokens,
+        fixed_tokens, tool_tokens,
+    },
     tools::{chat_tools_json, responses_tools_json},
 };
 

@@ -39,12 +39,13 @@ use self::render::Ids;
 pub use self::{
     bench::{Throughput, serde_only_throughput, sse_parse_throughput},
     http::RecordedRequest,
-    script::{Fault, Quirks, Script, ScriptedCall, Turn},
+    script::{Fault, Quirks, Script, ScriptedCall, Standing, Turn},
 };
 
 #[derive(Default)]
 struct State {
     turns: VecDeque<Turn>,
+    standing: Vec<Standing>,
     requests: Vec<RecordedRequest>,
 }
 
@@ -67,8 +68,11 @@ impl ScriptedServer {
     pub async fn start(script: Script) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let state =
-            Arc::new(Mutex::new(State { turns: script.turns.into(), requests: Vec::new() }));
+        let state = Arc::new(Mutex::new(State {
+            turns: script.turns.into(),
+            standing: script.standing,
+            requests: Vec::new(),
+        }));
         let shared = state.clone();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
@@ -138,7 +142,13 @@ async fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
         let mut state = lock(&state);
         state.requests.push(request);
         let n = state.requests.len();
-        (n, api.and(state.turns.pop_front()))
+        let raw = state.requests.last().map(|request| request.body.as_str()).unwrap_or_default();
+        let standing = state.standing.iter().find(|s| raw.contains(&s.when_body_contains));
+        let turn = match standing {
+            Some(standing) => Some(standing.turn.clone()),
+            None => state.turns.pop_front(),
+        };
+        (n, api.and(turn))
     };
     let stream = reader.into_inner();
     let Some(api) = api else {

@@ -1,37 +1,117 @@
-//! Token estimates for what every request carries (instructions and tool schemas), and the
-//! context windows of known models, so a front end can show what tools cost and warn early.
+//! Token counts for what requests carry, and the context windows of known models, so the loop can
+//! keep every request inside the window and a front end can show what tools cost.
 //!
-//! These are estimates, not a tokenizer: an exact count needs the model's own vocabulary, and
-//! the maintained BPE crates (tiktoken-rs and the like) embed megabytes of vocabulary and a regex
-//! engine for one family of models only. The estimate is one token per four characters, the
-//! usual rule of thumb for English and JSON with BPE vocabularies. Measured against SmolLM2's
-//! tokenizer (llama-cpp-python's `/extras/tokenize`) on the compact Chat schemas of the ten
-//! built-in tools: 13,992 characters are 3,576 tokens (3.9 characters per token); per tool the
-//! estimate is within 6 % (see `docs/models.md`).
+//! OpenAI's models are counted exactly with their own BPE encodings (`o200k_base` for GPT-4o,
+//! GPT-4.1, GPT-5 and the o-series, `cl100k_base` for GPT-4 and GPT-3.5) through tiktoken-rs.
+//! Every other model is counted with [`CharEstimate`] (four characters a token): its vocabulary
+//! is not ours to know, and an OpenAI table costs about 40 MB of memory once built, too much to
+//! pay for an estimate. The estimate's measured error is in `docs/models.md`; the loop also takes
+//! a server's reported usage when it is higher. An encoding's tables are built on first use,
+//! never at start-up.
 
-use agent_core::ToolSpec;
+use std::sync::Arc;
+
+use agent_core::{CharEstimate, TokenCounter, ToolSpec};
 
 use crate::chat_tools_json;
 
-/// Characters per token.
-const CHARS_PER_TOKEN: usize = 4;
-
-/// An estimate of the tokens `text` takes.
-pub fn estimate_tokens(text: &str) -> usize {
-    text.chars().count().div_ceil(CHARS_PER_TOKEN)
+/// An OpenAI BPE encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// GPT-4o, GPT-4.1, GPT-5, o1, o3, o4.
+    O200kBase,
+    /// GPT-4, GPT-3.5.
+    Cl100kBase,
 }
 
-/// An estimate of the tokens one tool's schema costs in every request (its Chat Completions
-/// `tools` entry, compact JSON).
+impl Encoding {
+    /// The encoding OpenAI uses for `model` (its name without any `provider/` part), or `None`
+    /// for a model that is not OpenAI's.
+    pub fn for_model(model: &str) -> Option<Self> {
+        let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+        const O200K: &[&str] =
+            &["gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss"];
+        const CL100K: &[&str] = &["gpt-4", "gpt-3.5", "text-embedding-3", "text-embedding-ada"];
+        if O200K.iter().any(|prefix| name.starts_with(prefix)) {
+            Some(Self::O200kBase)
+        } else if CL100K.iter().any(|prefix| name.starts_with(prefix)) {
+            Some(Self::Cl100kBase)
+        } else {
+            None
+        }
+    }
+
+    fn bpe(self) -> &'static tiktoken_rs::CoreBPE {
+        match self {
+            Self::O200kBase => tiktoken_rs::o200k_base_singleton(),
+            Self::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+        }
+    }
+
+    /// The encoding's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::O200kBase => "o200k_base",
+            Self::Cl100kBase => "cl100k_base",
+        }
+    }
+}
+
+/// A counter over one OpenAI encoding: exact for the models that use it.
+#[derive(Debug, Clone, Copy)]
+pub struct BpeCounter {
+    encoding: Encoding,
+}
+
+impl BpeCounter {
+    /// Counts with `encoding`.
+    pub fn new(encoding: Encoding) -> Self {
+        Self { encoding }
+    }
+}
+
+impl TokenCounter for BpeCounter {
+    fn count(&self, text: &str) -> usize {
+        // Special-token text such as `<|endoftext|>` in a tool output is counted as ordinary
+        // text, which is how the server sees it too.
+        self.encoding.bpe().encode_ordinary(text).len()
+    }
+
+    fn name(&self) -> &str {
+        self.encoding.name()
+    }
+}
+
+/// The counter for `model`: its own encoding for OpenAI's models, four characters a token for
+/// any other.
+pub fn counter_for(model: &str) -> Arc<dyn TokenCounter> {
+    match Encoding::for_model(model) {
+        Some(encoding) => Arc::new(BpeCounter::new(encoding)),
+        None => Arc::new(CharEstimate),
+    }
+}
+
+/// The tokens `text` takes with `o200k_base`: exact for current OpenAI models, a close estimate
+/// for other BPE models (see `docs/models.md`).
+pub fn estimate_tokens(text: &str) -> usize {
+    Encoding::O200kBase.bpe().encode_ordinary(text).len()
+}
+
+/// The tokens one tool's schema costs in every request (its Chat Completions `tools` entry,
+/// compact JSON), counted as [`estimate_tokens`] does.
 pub fn tool_tokens(spec: &ToolSpec) -> usize {
     estimate_tokens(&chat_tools_json(std::slice::from_ref(spec)).to_string())
 }
 
-/// An estimate of what every request carries before the conversation: the instructions and the
-/// tool schemas.
+/// What every request carries before the conversation: the instructions and the tool schemas.
 pub fn fixed_tokens(instructions: &str, specs: &[ToolSpec]) -> usize {
     estimate_tokens(instructions) + specs.iter().map(tool_tokens).sum::<usize>()
 }
+
+/// The window assumed when neither the configuration, the table below nor the server names one:
+/// small enough for the local models people run on a laptop, so compaction starts early rather
+/// than the server refusing a request.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 32_768;
 
 /// The context window of a known model, by its name (a prefix match on the name without any
 /// `provider/` part, case-insensitive). A local server may serve a model with a smaller window
@@ -42,7 +122,12 @@ pub fn context_window(model: &str) -> Option<u64> {
     const KNOWN: &[(&str, u64)] = &[
         ("gpt-4.1", 1_047_576),
         ("gpt-4o", 128_000),
+        ("gpt-4-turbo", 128_000),
+        ("gpt-4", 8_192),
+        ("gpt-3.5-turbo", 16_385),
         ("gpt-5", 400_000),
+        ("gpt-oss", 131_072),
+        ("o1", 200_000),
         ("o3", 200_000),
         ("o4-mini", 200_000),
         ("deepseek-chat", 128_000),
@@ -66,16 +151,29 @@ mod tests {
     }
 
     #[test]
-    fn four_characters_make_a_token() {
+    fn o200k_counts_known_texts() {
         check("", 0);
-        check("hello world", 3);
+        check("hello world", 2);
         check(r#"{"type":"object"}"#, 5);
-        check("大写", 1);
+    }
+
+    #[test]
+    fn models_get_their_own_encoding() {
+        assert_eq!(Encoding::for_model("gpt-4o-mini"), Some(Encoding::O200kBase));
+        assert_eq!(Encoding::for_model("openai/gpt-5"), Some(Encoding::O200kBase));
+        assert_eq!(Encoding::for_model("gpt-4-0613"), Some(Encoding::Cl100kBase));
+        assert_eq!(Encoding::for_model("qwen3-8b"), None);
+        assert_eq!(counter_for("gpt-4").name(), "cl100k_base");
+        assert_eq!(counter_for("qwen3-8b").name(), "estimate");
+        // The two vocabularies differ on the same text.
+        let text = "fn main() { println!(\"héllo, wörld\"); }";
+        assert_ne!(counter_for("gpt-4").count(text), counter_for("gpt-4o").count(text));
     }
 
     #[test]
     fn known_models_have_windows_and_unknown_ones_none() {
         assert_eq!(context_window("gpt-4.1-mini"), Some(1_047_576));
+        assert_eq!(context_window("gpt-4-0613"), Some(8_192));
         assert_eq!(context_window("HuggingFaceTB/SmolLM2-135M-Instruct"), Some(8_192));
         assert_eq!(context_window("smollm2-135m"), Some(8_192));
         assert_eq!(context_window("my-finetune"), None);

@@ -40,14 +40,23 @@ fn run_in(
         ));
         let mut rss = Vec::new();
         let mut bytes: [Vec<f64>; 3] = Default::default();
+        let (mut max_tokens, mut compactions) = (Vec::new(), Vec::new());
         for run in 0..runs {
             let session = long_session(bins, api, &scratch.join(format!("session-{api}-{run}")))?;
             rss.push(session.peak_rss_mb);
+            max_tokens.push(session.max_request_tokens as f64);
+            compactions.push(session.compactions as f64);
             for (slot, turn) in bytes.iter_mut().zip([1, 2, 200]) {
                 slot.push(session.request_bytes[turn - 1] as f64);
             }
         }
         figures.push(Figure::of(&format!("session.rss.{api}"), "MB", rss));
+        figures.push(Figure::of(
+            &format!("session.max_request_tokens.{api}"),
+            "tokens",
+            max_tokens,
+        ));
+        figures.push(Figure::of(&format!("session.compactions.{api}"), "count", compactions));
         for (values, turn) in bytes.into_iter().zip([1, 2, 200]) {
             let name = format!("session.request_bytes.{api}.turn{turn}");
             figures.push(Figure::of(&name, "bytes", values));
@@ -174,8 +183,18 @@ struct Server {
 
 impl Server {
     fn start(bins: &Bins, dir: &Path, turns: &Value) -> anyhow::Result<Self> {
+        Self::start_with(bins, dir, turns, &json!([]))
+    }
+
+    /// Starts a server with standing answers as well (see the scripted server's `standing`).
+    fn start_with(
+        bins: &Bins,
+        dir: &Path,
+        turns: &Value,
+        standing: &Value,
+    ) -> anyhow::Result<Self> {
         let script = dir.join("script.json");
-        std::fs::write(&script, json!({"turns": turns}).to_string())?;
+        std::fs::write(&script, json!({"turns": turns, "standing": standing}).to_string())?;
         let mut child = Command::new(&bins.server)
             .arg(&script)
             .stdin(Stdio::piped())
@@ -244,9 +263,21 @@ fn two_turn(bins: &Bins, runs: usize, scratch: &Path) -> anyhow::Result<Vec<f64>
 /// What one long session measured.
 struct Session {
     peak_rss_mb: f64,
-    /// The size of each model turn's request body (the rejected continuation excluded).
+    /// The size of each model turn's request body (the rejected continuation and the compaction
+    /// summaries excluded).
     request_bytes: Vec<usize>,
+    /// The largest request by the agent's own count (its `request` events): the whole
+    /// conversation, also when `previous_response_id` sends only the new items.
+    max_request_tokens: usize,
+    /// How many compactions the session made.
+    compactions: usize,
 }
+
+/// The context window the long sessions run with.
+pub(crate) const WINDOW: u64 = 32_768;
+/// The words every compaction summary request starts with (`agent_exec::context::SUMMARY_MARKER`);
+/// the scripted server answers those requests without consuming a turn.
+const SUMMARY_MARKER: &str = "You are compacting a conversation";
 
 const TURNS: usize = 200;
 /// A command that prints 1 MiB of text lines.
@@ -273,12 +304,15 @@ fn long_session(bins: &Bins, api: &str, dir: &Path) -> anyhow::Result<Session> {
         let fault = json!({"fault": {"kind": "status", "status": 400, "body": error.to_string()}});
         turns.insert(1, fault);
     }
-    let server = Server::start(bins, dir, &Value::Array(turns))?;
+    let standing = json!([{"when_body_contains": SUMMARY_MARKER, "turn": {"text": "Printing a megabyte, 200 times."}}]);
+    let server = Server::start_with(bins, dir, &Value::Array(turns), &standing)?;
     let wire_api = if api == "chat" { "chat" } else { "responses" };
     let stderr = std::fs::File::create(dir.join("agent.stderr"))?;
+    let stdout = std::fs::File::create(dir.join("agent.jsonl"))?;
     let mut child = agent_exec(bins, &server.url, wire_api, dir, "Print a megabyte, 200 times.")
-        .args(["--permission-mode", "bypass", "--max-turns", "1000"])
-        .stdout(Stdio::null())
+        .args(["--permission-mode", "bypass", "--max-turns", "1000", "--json"])
+        .args(["--context-window", &WINDOW.to_string()])
+        .stdout(stdout)
         .stderr(stderr)
         .spawn()
         .context("starting agent exec")?;
@@ -301,6 +335,20 @@ fn long_session(bins: &Bins, api: &str, dir: &Path) -> anyhow::Result<Session> {
         let log = std::fs::read_to_string(dir.join("agent.stderr")).unwrap_or_default();
         bail!("agent exec ({api}) exited with {status}: {}", tail(&log));
     }
+    let (mut max_request_tokens, mut compactions) = (0, 0);
+    for line in std::fs::read_to_string(dir.join("agent.jsonl"))?.lines() {
+        let event: Value = serde_json::from_str(line).context("an agent --json event")?;
+        match event["type"].as_str() {
+            Some("request.started") => {
+                let tokens = event["estimated_input_tokens"].as_u64().unwrap_or(u64::MAX);
+                max_request_tokens = max_request_tokens.max(tokens as usize);
+            }
+            Some("compaction") => compactions += 1,
+            _ => {}
+        }
+    }
+    let bodies: Vec<Value> =
+        bodies.into_iter().filter(|body| !body.to_string().contains(SUMMARY_MARKER)).collect();
     let request_bytes: Vec<usize> = bodies
         .iter()
         .filter(|body| api != "responses_stateless" || body["previous_response_id"].is_null())
@@ -313,11 +361,19 @@ fn long_session(bins: &Bins, api: &str, dir: &Path) -> anyhow::Result<Session> {
             request_bytes.len()
         );
     }
-    if api == "responses_prev" && bodies.iter().skip(1).any(|b| b["previous_response_id"].is_null())
+    // A compaction restarts the stored chain, so only most requests continue one.
+    if api == "responses_prev"
+        && bodies.iter().skip(1).filter(|b| b["previous_response_id"].is_null()).count()
+            > compactions
     {
-        bail!("responses_prev: a request after the first did not continue the stored response");
+        bail!("responses_prev: requests that started a new chain without a compaction");
     }
-    Ok(Session { peak_rss_mb: peak_kb as f64 / 1024.0, request_bytes })
+    Ok(Session {
+        peak_rss_mb: peak_kb as f64 / 1024.0,
+        request_bytes,
+        max_request_tokens,
+        compactions,
+    })
 }
 
 fn vm_hwm_kb(status: &str) -> Option<u64> {

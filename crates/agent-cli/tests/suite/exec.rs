@@ -104,6 +104,12 @@ async fn json_mode_prints_one_event_per_line() {
     assert_eq!(finished["call_id"], "call_1");
     assert_eq!(events.last().unwrap()["type"], "run.completed");
     assert_eq!(events.last().unwrap()["answer"], "HELLO it is.");
+    // Each request is announced with the loop's own count of its input tokens and the window
+    // (the default for a model the table does not know).
+    let requests: Vec<&Value> = events.iter().filter(|e| e["type"] == "request.started").collect();
+    assert_eq!(requests.len(), 2);
+    assert!(requests.iter().all(|e| e["estimated_input_tokens"].as_u64().unwrap() > 100));
+    assert!(requests.iter().all(|e| e["window"] == 32_768));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -237,6 +243,33 @@ async fn debug_logs_show_a_span_per_turn_and_per_call_without_escape_codes() {
     assert_eq!(count(":model_request"), 2, "{closes:?}");
     assert_eq!(count(":tool_call{tool=uppercase call_id=call_1}"), 1, "{closes:?}");
     assert!(log.contains("tool call finished"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_md_files_go_with_the_instructions_unless_switched_off() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("AGENTS.md"), "PROJECT: run the tests with make check.")
+        .unwrap();
+    let user = dir.path().join(".no-config/agent");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("AGENTS.md"), "USER: answer briefly.").unwrap();
+    let system =
+        |bodies: &[Value]| bodies[0]["messages"][0]["content"].as_str().unwrap().to_owned();
+
+    let (output, bodies) =
+        exec(dir.path(), vec![Turn::text("ok")], &["--api", "chat", "exec", "go"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = system(&bodies);
+    let (user_at, project_at) =
+        (text.find("USER: answer").unwrap(), text.find("PROJECT: run").unwrap());
+    assert!(user_at < project_at, "the user's own file comes first: {text}");
+    assert!(text.contains("AGENTS.md"), "each file is introduced by its path: {text}");
+
+    let args = ["--api", "chat", "--no-project-doc", "exec", "go"];
+    let (output, bodies) = exec(dir.path(), vec![Turn::text("ok")], &args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = system(&bodies);
+    assert!(!text.contains("USER: answer") && !text.contains("PROJECT: run"), "{text}");
 }
 
 /// The last `--json` line of a run.

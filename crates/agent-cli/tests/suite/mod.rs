@@ -4,6 +4,7 @@ mod exec;
 mod help;
 mod hooks;
 mod interrupt;
+mod mcp;
 mod options;
 mod output;
 mod repl;

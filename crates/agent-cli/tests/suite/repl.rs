@@ -84,3 +84,19 @@ async fn a_refusal_reaches_the_model_with_its_reason() {
     assert!(observation.contains("not today"), "{observation}");
     assert!(stderr(&output).contains("no command /nope"), "{}", stderr(&output));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_shows_the_window_and_the_agents_md_read_and_compact_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
+    let lines = ["/context", "hello", "/compact", "/exit"];
+    let (output, bodies) = chat(dir.path(), vec![Turn::text("Hi.")], &lines).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("32768 tokens (default for an unknown model)"), "{err}");
+    assert!(err.contains("free "), "{err}");
+    let agents = dir.path().canonicalize().unwrap().join("AGENTS.md");
+    assert!(err.contains(&agents.display().to_string()), "{err}");
+    assert!(err.contains("agent: context compacted (manual)"), "{err}");
+    assert_eq!(bodies.len(), 1, "a conversation this short has nothing to summarise");
+}

@@ -61,11 +61,9 @@ const FILE_CHANGERS: &[&str] = &[
 impl PermissionPolicy {
     /// A path outside the workspace is denied by the boundary, unless a deny rule says it first.
     pub(super) fn deny_rules_or(&self, spec: &ToolSpec, err: ToolError) -> Judged {
-        match self
-            .deny
-            .iter()
-            .find(|rule| rule.tool == spec.rule_name && matches!(rule.specifier, Specifier::Any))
-        {
+        match self.deny.iter().find(|rule| {
+            rule.names_tool(&spec.rule_name) && matches!(rule.specifier, Specifier::Any)
+        }) {
             Some(rule) => Judged::Deny(denied_by(rule)),
             None => Judged::Deny(err),
         }
@@ -496,7 +494,7 @@ fn file_arguments(segment: &Segment) -> impl Iterator<Item = &str> {
 
 /// Whether a rule applies to a target of a call of `spec`.
 fn applies(rule: &Rule, spec: &ToolSpec, target: &Target<'_>) -> bool {
-    let same_tool = rule.tool == spec.rule_name;
+    let same_tool = rule.names_tool(&spec.rule_name);
     match (&rule.specifier, target) {
         (Specifier::Any, _) => same_tool,
         (Specifier::Never, _) => false,

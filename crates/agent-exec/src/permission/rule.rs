@@ -103,6 +103,13 @@ const DOMAIN_TOOLS: &[&str] = &["WebSearch", "WebFetch"];
 const BARE_TOOLS: &[&str] = &["ExecuteCode", "Uppercase"];
 
 impl Rule {
+    /// Whether this rule names the tool whose rule name is `rule_name`: the same name; or, for
+    /// MCP tools, a server (`mcp__github` names every `mcp__github__…` tool) or a glob with `*`
+    /// (`mcp__github__list_*`).
+    pub(crate) fn names_tool(&self, rule_name: &str) -> bool {
+        mcp_tool_matches(&self.tool, rule_name)
+    }
+
     /// Parses `text`. Syntax errors are `Err`; a rule that parses but can never match is returned
     /// with [`Specifier::Never`] and a warning.
     pub(crate) fn parse(
@@ -124,7 +131,14 @@ impl Rule {
         if tool.is_empty() {
             return Err(bad("the tool name is missing; write `Tool` or `Tool(specifier)`"));
         }
-        if !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        // `*` is a wildcard in MCP tool names only (`mcp__github__*`); a built-in name is exact.
+        let allowed = |c: char| {
+            c.is_ascii_alphanumeric()
+                || c == '_'
+                || c == '-'
+                || (c == '*' && tool.starts_with("mcp__"))
+        };
+        if !tool.chars().all(allowed) {
             return Err(bad("a tool name has only letters, digits, `_` and `-`"));
         }
         let warn = |message: String| RuleWarning {
@@ -195,6 +209,38 @@ impl Rule {
         };
         Ok((rule, warning))
     }
+}
+
+/// `Rule::names_tool` on plain strings: the exact name, an MCP server prefix, or an MCP glob.
+pub(crate) fn mcp_tool_matches(rule_tool: &str, rule_name: &str) -> bool {
+    if rule_tool == rule_name {
+        return true;
+    }
+    if !rule_tool.starts_with("mcp__") || !rule_name.starts_with("mcp__") {
+        return false;
+    }
+    if rule_tool.contains('*') {
+        return wildcard_matches(rule_tool, rule_name);
+    }
+    // `mcp__server` (no second `__`) names the whole server.
+    let server_only = !rule_tool["mcp__".len()..].contains("__");
+    server_only && rule_name.strip_prefix(rule_tool).is_some_and(|rest| rest.starts_with("__"))
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+fn wildcard_matches(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = text.strip_prefix(first) else { return false };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else { return rest.is_empty() };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// A `Bash(…)` specifier: variables the rule names (`RUST_LOG=debug` in
@@ -337,6 +383,28 @@ mod tests {
         check("ls *", "./ls", false);
         check("ls *", "bin/ls -la", false);
         check("ls *", "/tmp/x/ls", false);
+    }
+
+    #[test]
+    fn mcp_rules_name_a_tool_a_server_or_a_glob() {
+        let names = |rule: &str, tool: &str| mcp_tool_matches(rule, tool);
+        assert!(names("mcp__github__create_issue", "mcp__github__create_issue"));
+        assert!(names("mcp__github", "mcp__github__create_issue"));
+        assert!(names("mcp__github__*", "mcp__github__create_issue"));
+        assert!(names("mcp__*__create_*", "mcp__gitlab__create_mr"));
+        assert!(names("mcp__*", "mcp__x__y"));
+        // A prefix is not a server: `mcp__git` must not reach `mcp__github__…`.
+        assert!(!names("mcp__git", "mcp__github__create_issue"));
+        assert!(!names("mcp__github__create", "mcp__github__create_issue"));
+        assert!(!names("mcp__github__list_*", "mcp__github__create_issue"));
+        // Wildcards and prefixes stay MCP-only: `Bash*` is not a rule, `mcp__*` never names `Bash`.
+        assert!(!names("mcp__*", "Bash"));
+        check_parse("mcp__github__*", "ok");
+        assert!(check_error("Bash*"));
+    }
+
+    fn check_error(text: &str) -> bool {
+        Rule::parse(RuleAction::Allow, text, "test", Path::new("/ws"), &[]).is_err()
     }
 
     #[track_caller]

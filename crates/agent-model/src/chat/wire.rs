@@ -141,7 +141,7 @@ pub(crate) fn build<'a>(
                         r#type: "function",
                         function: RequestFunctionCall {
                             name: &call.name,
-                            arguments: &call.arguments,
+                            arguments: crate::quirks::replay_arguments(&call.arguments),
                         },
                     });
                 }

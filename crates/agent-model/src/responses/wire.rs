@@ -147,7 +147,7 @@ fn input_item(item: &Item, stateless: bool) -> Option<InputItem<'_>> {
             id: if stateless { None } else { call.item_id.as_deref() },
             call_id: &call.call_id,
             name: &call.name,
-            arguments: &call.arguments,
+            arguments: crate::quirks::replay_arguments(&call.arguments),
         },
         Item::ToolOutput(output) => {
             InputItem::FunctionCallOutput { call_id: &output.call_id, output: &output.output }

@@ -10,12 +10,33 @@ use serde_json::Value;
 pub struct Script {
     /// The turns.
     pub turns: Vec<Turn>,
+    /// Answers given, without consuming a turn, to every request whose body contains a text:
+    /// for requests a test cannot place in the script in advance, such as the loop's compaction
+    /// summaries. The first match wins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub standing: Vec<Standing>,
+}
+
+/// An answer to every request whose body contains `when_body_contains`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Standing {
+    /// The text to look for in the raw request body.
+    pub when_body_contains: String,
+    /// The answer.
+    pub turn: Turn,
 }
 
 impl Script {
     /// A script of these turns.
     pub fn new(turns: impl IntoIterator<Item = Turn>) -> Self {
-        Self { turns: turns.into_iter().collect() }
+        Self { turns: turns.into_iter().collect(), standing: Vec::new() }
+    }
+
+    /// Adds a standing answer: `turn` answers every request whose body contains `text`.
+    pub fn with_standing(mut self, text: impl Into<String>, turn: Turn) -> Self {
+        self.standing.push(Standing { when_body_contains: text.into(), turn });
+        self
     }
 
     /// Reads a script from its JSON form (see `docs/models.md`).

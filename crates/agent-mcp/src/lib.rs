@@ -1,0 +1,25 @@
+//! MCP on both sides: the tools of any MCP server as ordinary registry tools, and the
+//! registry served to MCP clients ([`ToolServer`]).
+//!
+//! The protocol and its transports are the official Rust SDK, `rmcp`. An MCP tool implements
+//! `agent_core::Tool` ([`McpTool`]), so it takes the one dispatch path of the built-ins:
+//! validation, permission, time limit and cancellation, output cap. Decisions: `docs/mcp.md`.
+
+mod config;
+mod content;
+mod late;
+mod name;
+mod serve;
+mod server;
+mod session;
+mod tool;
+
+pub use crate::{
+    config::{ConfigError, ServerConfig, TransportKind},
+    late::McpTools,
+    name::{MAX_NAME, hashed_name, tool_name},
+    serve::{ServeError, ToolServer, annotations, mcp_tool},
+    server::{MAX_RESTARTS, Server, ServerEnv, StartError, UNAVAILABLE},
+    session::{McpSession, ServerStatus, Started},
+    tool::{BadTool, McpTool, effects},
+};

@@ -1,0 +1,148 @@
+//! `ToolServer`: an `agent_exec::Executor` served to MCP clients (`agent mcp serve`).
+//!
+//! Each `tools/call` runs through the executor like a model's call: the same validation,
+//! workspace, OS sandbox, permission policy and output cap. Tool annotations are derived from each
+//! tool's `Effects`; a long call reports progress every second to a client that sent a
+//! `progressToken`; `notifications/cancelled` cancels the call's token.
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use agent_core::{Effects, ToolCall, ToolSpec};
+use agent_exec::Executor;
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler, ServiceExt as _,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+        ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
+        ServerConfig, Tool, ToolAnnotations,
+    },
+    service::RequestContext,
+};
+use serde_json::Value;
+
+/// How often a running call tells a client that asked for progress that it is still running.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// The executor's tools, as an MCP server.
+pub struct ToolServer {
+    executor: Arc<Executor>,
+    calls: AtomicU64,
+}
+
+impl std::fmt::Debug for ToolServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolServer").finish_non_exhaustive()
+    }
+}
+
+/// The server could not run.
+#[derive(Debug, thiserror::Error)]
+#[error("mcp server: {0}")]
+pub struct ServeError(String);
+
+impl ToolServer {
+    /// A server for `executor`'s tools.
+    pub fn new(executor: Executor) -> Self {
+        Self { executor: Arc::new(executor), calls: AtomicU64::new(0) }
+    }
+
+    /// Serves one client over this process's stdin and stdout until it disconnects.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|err| ServeError(err.to_string()))?;
+        running.waiting().await.map_err(|err| ServeError(err.to_string()))?;
+        Ok(())
+    }
+}
+
+/// The MCP tool for a spec: same name, description and schema, annotations from its effects.
+pub fn mcp_tool(spec: &ToolSpec) -> Tool {
+    let schema = match &spec.parameters {
+        Value::Object(map) => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    let mut tool = Tool::new(spec.name.clone(), spec.description.clone(), schema);
+    tool.annotations = Some(annotations(spec.effects));
+    tool
+}
+
+/// `Effects` as MCP hints: read-only tools are `readOnlyHint`; tools that write files or run
+/// processes may destroy what is there (`destructiveHint`); network tools reach an open world.
+pub fn annotations(effects: Effects) -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(effects.read_only)
+        .destructive(!effects.read_only && (effects.writes_files || effects.runs_processes))
+        .open_world(effects.network)
+}
+
+impl ServerHandler for ToolServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("agent", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "The agent's built-in tools, run in the served workspace under its sandbox and \
+                 permission policy. A refused call names the rule that would allow it.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.executor.specs().iter().map(mcp_tool).collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let arguments = match request.arguments {
+            Some(map) => Value::Object(map).to_string(),
+            None => "{}".to_owned(),
+        };
+        let call = ToolCall {
+            call_id: format!("mcp_{number}"),
+            name: request.name.to_string(),
+            arguments,
+            item_id: None,
+        };
+        // `context.ct` is cancelled by the client's notifications/cancelled.
+        let running = self.executor.execute(&call, &context.ct);
+        tokio::pin!(running);
+        let token = context.meta.get_progress_token();
+        let mut ticks = 0u32;
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut running => break outcome,
+                () = tokio::time::sleep(PROGRESS_EVERY), if token.is_some() => {
+                    ticks += 1;
+                    if let Some(token) = &token {
+                        let message = format!("`{}` is running ({ticks} s)", call.name);
+                        let param = ProgressNotificationParam::new(token.clone(), f64::from(ticks))
+                            .with_message(message);
+                        let _ = context.peer.notify_progress(param).await;
+                    }
+                }
+            }
+        };
+        let content = vec![ContentBlock::text(outcome.text)];
+        let result = if outcome.ok {
+            CallToolResult::success(content)
+        } else {
+            CallToolResult::error(content)
+        };
+        Ok(result.into())
+    }
+}

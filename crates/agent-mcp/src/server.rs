@@ -1,0 +1,419 @@
+//! One configured MCP server: starting it, its connection, and restarting it after a crash.
+//!
+//! A stdio server is a child process started through `agent_exec::process::spawn_service` (its
+//! stderr goes to a log file in the session folder); an HTTP server is a streamable HTTP session.
+//! Either way rmcp speaks the protocol. When the connection breaks, the next call starts the
+//! server again, with backoff, and gives up after [`MAX_RESTARTS`] failures in a row.
+
+use std::{
+    collections::HashMap,
+    ffi::OsString,
+    io::{Read as _, Seek as _, SeekFrom},
+    path::PathBuf,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use agent_core::{ToolError, ToolErrorKind};
+use agent_exec::process::{ProcessSpec, ServiceChild, spawn_service};
+use futures_util::FutureExt as _;
+use rmcp::{
+    ClientHandler, Peer, RoleClient, ServiceExt as _,
+    model::{
+        ClientCapabilities, ClientConfig, Implementation, ServerNotification, SubscriptionFilter,
+    },
+    service::{NotificationContext, RunningService, Subscription},
+    transport::{
+        StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
+    },
+};
+
+use crate::config::{ServerConfig, TransportKind};
+
+/// Restarts tried in a row before a server is given up for the session.
+pub const MAX_RESTARTS: u32 = 3;
+
+/// The observation code of a call whose server is not running.
+pub const UNAVAILABLE: &str = "mcp_server_unavailable";
+
+/// Where a server's files go and where it runs.
+#[derive(Debug, Clone)]
+pub struct ServerEnv {
+    /// The default working directory of stdio servers.
+    pub workspace: PathBuf,
+    /// The session folder: server logs (`mcp/NAME.log`) and saved images go under it.
+    pub session_dir: Option<PathBuf>,
+}
+
+impl ServerEnv {
+    /// The file a server's stderr is appended to.
+    pub fn log_path(&self, server: &str) -> Option<PathBuf> {
+        self.session_dir.as_ref().map(|dir| dir.join("mcp").join(format!("{server}.log")))
+    }
+}
+
+/// Why a server could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("mcp server `{server}` did not start: {reason}{}", tail.as_ref().map(|t| format!("\nits stderr ended with:\n{t}")).unwrap_or_default())]
+pub struct StartError {
+    /// The server's name.
+    pub server: String,
+    /// What went wrong.
+    pub reason: String,
+    /// The last lines the server wrote to stderr, when it wrote any.
+    pub tail: Option<String>,
+}
+
+/// The client side of one connection: reports `tools/list_changed`.
+#[derive(Debug, Clone)]
+struct Handler {
+    changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("agent", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.store(true, Ordering::Release);
+    }
+}
+
+struct Connection {
+    service: RunningService<RoleClient, Handler>,
+    /// `subscriptions/listen` for `tools/list_changed`, on servers that speak the 2026 protocol
+    /// (older ones send the notification unasked, and [`Handler`] sees it).
+    subscription: Option<Subscription>,
+    // Dropped after the service: killing the group ends a server rmcp is still reading.
+    _child: Option<ServiceChild>,
+}
+
+struct State {
+    connection: Option<Connection>,
+    /// Failed starts in a row since the last good one.
+    failures: u32,
+    /// No restart before this instant.
+    not_before: Option<Instant>,
+    last_error: Option<String>,
+}
+
+/// One server for the session, shared by all its tools.
+pub struct Server {
+    name: String,
+    config: ServerConfig,
+    env: ServerEnv,
+    changed: Arc<AtomicBool>,
+    state: tokio::sync::Mutex<State>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// A server not yet started.
+    pub fn new(name: &str, config: ServerConfig, env: ServerEnv) -> Arc<Self> {
+        Arc::new(Self {
+            name: name.to_owned(),
+            config,
+            env,
+            changed: Arc::new(AtomicBool::new(false)),
+            state: tokio::sync::Mutex::new(State {
+                connection: None,
+                failures: 0,
+                not_before: None,
+                last_error: None,
+            }),
+        })
+    }
+
+    /// The configured name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The server's table.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// Whether the server announced `tools/list_changed` since the last call of this method.
+    pub async fn take_list_changed(&self) -> bool {
+        // A server being restarted by a call holds the lock; its list is looked at next time.
+        let Ok(mut state) = self.state.try_lock() else { return false };
+        // Not connected yet (still starting) or no longer: its next listing comes with its start.
+        if state.connection.is_none() {
+            return false;
+        }
+        if let Some(subscription) =
+            state.connection.as_mut().and_then(|connection| connection.subscription.as_mut())
+        {
+            // Only what already arrived: the loop must not wait here.
+            while let Some(Ok(Some(notification))) = subscription.next().now_or_never() {
+                if matches!(notification, ServerNotification::ToolListChangedNotification(_)) {
+                    self.changed.store(true, Ordering::Release);
+                }
+            }
+        }
+        self.changed.swap(false, Ordering::AcqRel)
+    }
+
+    /// The last start or call failure, for `agent mcp list`.
+    pub async fn last_error(&self) -> Option<String> {
+        self.state.lock().await.last_error.clone()
+    }
+
+    /// Starts the server (within its startup timeout) and lists its tools.
+    pub async fn start(&self) -> Result<Vec<rmcp::model::Tool>, StartError> {
+        // The state is not locked while the server starts: the loop asks every server for
+        // changes before each request and must not wait for one that is still starting.
+        let connected = self.connect().await;
+        let peer = {
+            let mut state = self.state.lock().await;
+            match connected {
+                Ok(connection) => {
+                    let peer = connection.service.peer().clone();
+                    state.connection = Some(connection);
+                    state.failures = 0;
+                    peer
+                }
+                Err(err) => {
+                    state.last_error = Some(err.reason.clone());
+                    return Err(err);
+                }
+            }
+        };
+        self.list_tools(&peer).await
+    }
+
+    /// Lists the server's tools again (after `tools/list_changed`).
+    pub async fn list_tools(
+        &self,
+        peer: &Peer<RoleClient>,
+    ) -> Result<Vec<rmcp::model::Tool>, StartError> {
+        match tokio::time::timeout(self.config.startup_timeout(), peer.list_all_tools()).await {
+            Ok(Ok(tools)) => Ok(tools),
+            Ok(Err(err)) => Err(self.start_error(format!("tools/list failed: {err}"))),
+            Err(_) => Err(self.start_error(format!(
+                "tools/list did not answer within {}s",
+                self.config.startup_timeout_sec
+            ))),
+        }
+    }
+
+    /// The connection's peer, starting the server again when it died (with backoff: 1 s, 2 s,
+    /// 4 s; given up after [`MAX_RESTARTS`] failures in a row).
+    pub async fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+        let mut state = self.state.lock().await;
+        if let Some(connection) = &state.connection {
+            if !connection.service.is_closed() {
+                return Ok(connection.service.peer().clone());
+            }
+            state.connection = None;
+        }
+        if state.failures >= MAX_RESTARTS {
+            return Err(self.unavailable(&format!(
+                "it failed to start {MAX_RESTARTS} times in a row and was given up for this \
+                 session{}",
+                last(&state.last_error)
+            )));
+        }
+        if let Some(at) = state.not_before
+            && Instant::now() < at
+        {
+            let wait = at.saturating_duration_since(Instant::now()).as_secs_f64().ceil();
+            return Err(self.unavailable(&format!(
+                "it stopped and is restarted on a call after {wait}s{}",
+                last(&state.last_error)
+            )));
+        }
+        match self.connect().await {
+            Ok(connection) => {
+                let peer = connection.service.peer().clone();
+                state.connection = Some(connection);
+                state.failures = 0;
+                state.not_before = None;
+                Ok(peer)
+            }
+            Err(err) => {
+                state.failures += 1;
+                state.not_before =
+                    Some(Instant::now() + Duration::from_secs(1 << (state.failures - 1).min(5)));
+                state.last_error = Some(err.to_string());
+                Err(self.unavailable(&format!("restarting it failed: {err}")))
+            }
+        }
+    }
+
+    /// Notes that a call found the connection broken: the next call restarts the server.
+    pub async fn connection_lost(&self, why: &str) {
+        let mut state = self.state.lock().await;
+        state.connection = None;
+        state.last_error = Some(why.to_owned());
+        // The first restart after a crash may happen at once; repeated failures back off.
+        state.not_before = None;
+    }
+
+    /// An `mcp_server_unavailable` error for a call.
+    pub fn unavailable(&self, why: &str) -> ToolError {
+        ToolError::new(
+            ToolErrorKind::Other(UNAVAILABLE),
+            format!(
+                "the MCP server `{}` is not available: {why}. Use another tool or try again later.",
+                self.name
+            ),
+        )
+    }
+
+    fn start_error(&self, reason: String) -> StartError {
+        StartError { server: self.name.clone(), reason, tail: self.stderr_tail() }
+    }
+
+    /// The last few lines of the server's stderr log.
+    pub fn stderr_tail(&self) -> Option<String> {
+        const TAIL: u64 = 2048;
+        let path = self.env.log_path(&self.name)?;
+        let mut file = std::fs::File::open(path).ok()?;
+        let len = file.metadata().ok()?.len();
+        file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).ok()?;
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.lines().filter(|line| !line.trim().is_empty()).collect();
+        let tail = lines[lines.len().saturating_sub(10)..].join("\n");
+        (!tail.is_empty()).then_some(tail)
+    }
+
+    async fn connect(&self) -> Result<Connection, StartError> {
+        let kind =
+            self.config.check(&self.name).map_err(|err| self.start_error(err.to_string()))?;
+        let handler = Handler { changed: self.changed.clone() };
+        let timeout = self.config.startup_timeout();
+        let timed_out = || {
+            self.start_error(format!(
+                "it did not finish `initialize` within {}s (startup_timeout_sec)",
+                self.config.startup_timeout_sec
+            ))
+        };
+        match kind {
+            TransportKind::Stdio => {
+                let mut child = self.spawn().map_err(|reason| self.start_error(reason))?;
+                let Some(stdio) = child.take_stdio() else {
+                    return Err(self.start_error("the child has no pipes".to_owned()));
+                };
+                match tokio::time::timeout(timeout, handler.serve(stdio)).await {
+                    Ok(Ok(service)) => {
+                        let subscription = listen(&service).await;
+                        Ok(Connection { service, subscription, _child: Some(child) })
+                    }
+                    Ok(Err(err)) => Err(self.start_error(format!("initialize failed: {err}"))),
+                    Err(_) => Err(timed_out()),
+                }
+            }
+            TransportKind::Http => {
+                let transport = self.http_transport().map_err(|reason| self.start_error(reason))?;
+                match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                    Ok(Ok(service)) => {
+                        let subscription = listen(&service).await;
+                        Ok(Connection { service, subscription, _child: None })
+                    }
+                    Ok(Err(err)) => Err(self.start_error(format!("initialize failed: {err}"))),
+                    Err(_) => Err(timed_out()),
+                }
+            }
+        }
+    }
+
+    fn spawn(&self) -> Result<ServiceChild, String> {
+        let command = self.config.command.as_deref().unwrap_or_default();
+        let mut spec = ProcessSpec::new(command);
+        spec.args = self.config.args.iter().map(OsString::from).collect();
+        spec.cwd = Some(match &self.config.cwd {
+            Some(cwd) if cwd.is_absolute() => cwd.clone(),
+            Some(cwd) => self.env.workspace.join(cwd),
+            None => self.env.workspace.clone(),
+        });
+        let stderr = match self.env.log_path(&self.name) {
+            Some(path) => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|err| format!("creating {}: {err}", dir.display()))?;
+                }
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+                    .map_err(|err| format!("opening {}: {err}", path.display()))?
+            }
+            None => std::fs::File::options()
+                .write(true)
+                .open("/dev/null")
+                .map_err(|err| format!("opening /dev/null: {err}"))?,
+        };
+        let env: Vec<(OsString, OsString)> =
+            self.config.env.iter().map(|(k, v)| (k.into(), v.into())).collect();
+        spawn_service(&spec, &env, stderr).map_err(|err| err.to_string())
+    }
+
+    fn http_transport(&self) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+        let url = self.config.url.clone().unwrap_or_default();
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+        if let Some(var) = &self.config.bearer_token_env_var {
+            // The token is read here and handed to the transport only: never logged or shown.
+            match std::env::var(var) {
+                Ok(token) if !token.is_empty() => config = config.auth_header(token),
+                _ => return Err(format!("the variable `{var}` (bearer_token_env_var) is not set")),
+            }
+        }
+        let mut headers = HashMap::new();
+        for (name, value) in &self.config.http_headers {
+            let name = reqwest::header::HeaderName::try_from(name.as_str())
+                .map_err(|err| format!("http_headers `{name}`: {err}"))?;
+            let value = reqwest::header::HeaderValue::try_from(value.as_str())
+                .map_err(|err| format!("http_headers `{name}`: {err}"))?;
+            headers.insert(name, value);
+        }
+        config = config.custom_headers(headers);
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .build()
+            .map_err(|err| format!("building the HTTP client: {err}"))?;
+        Ok(StreamableHttpClientTransport::with_client(client, config))
+    }
+}
+
+/// Asks a server that announces `tools.listChanged` for those notifications, where the protocol
+/// needs a subscription for them; `None` when it does not announce them or refuses (then they
+/// come unasked, if at all).
+async fn listen(service: &RunningService<RoleClient, Handler>) -> Option<Subscription> {
+    let announces = service
+        .peer()
+        .peer_info()
+        .and_then(|info| info.capabilities.tools.as_ref().and_then(|tools| tools.list_changed))
+        .unwrap_or(false);
+    if !announces {
+        return None;
+    }
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let listening = service.peer().listen(filter);
+    match tokio::time::timeout(Duration::from_secs(5), listening).await {
+        Ok(Ok(subscription)) => Some(subscription),
+        _ => None,
+    }
+}
+
+fn last(error: &Option<String>) -> String {
+    match error {
+        Some(error) => format!(" (last error: {error})"),
+        None => String::new(),
+    }
+}

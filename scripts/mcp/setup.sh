@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the real MCP peers the agent-mcp tests talk to, pinned by the lockfiles beside this
+# script: the Node reference server `@modelcontextprotocol/server-everything` (package-lock.json)
+# and the Python MCP SDK (requirements.txt), into one cache directory.
+#
+#   scripts/mcp/setup.sh            # into $AGENT_MCP_PEERS, else ~/.cache/agent/mcp-peers
+#
+# The tests find the peers through AGENT_MCP_PEERS (or that default path). Running it again is
+# cheap: npm ci and pip skip what is already installed at the pinned versions.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+dest="${AGENT_MCP_PEERS:-${HOME}/.cache/agent/mcp-peers}"
+mkdir -p "$dest/node"
+
+cp "$here/package.json" "$here/package-lock.json" "$dest/node/"
+# --ignore-scripts: nothing from the registry runs at install time.
+(cd "$dest/node" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+
+if [ ! -x "$dest/venv/bin/python" ]; then
+    python3 -m venv "$dest/venv"
+fi
+"$dest/venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+
+echo "MCP peers ready in $dest (export AGENT_MCP_PEERS=$dest if that is not the default)"
