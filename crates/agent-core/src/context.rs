@@ -38,6 +38,14 @@ pub trait Boundary: fmt::Debug + Send + Sync {
         let _ = path;
         None
     }
+
+    /// For a canonical path: `Some(rule)` when a deny rule forbids reading it (`Read(src/**)`), so
+    /// a tool that walks a directory must leave it out; `None` otherwise. The permission policy
+    /// judges only the path a tool names, so walks below it need this check.
+    fn read_denied(&self, path: &Path) -> Option<String> {
+        let _ = path;
+        None
+    }
 }
 
 /// The context of one tool call. Cheap to clone: shared parts are reference-counted.

@@ -248,6 +248,17 @@ impl PolicyBuilder {
             .workspace
             .with_outside(PathSet::union(outside_read), PathSet::union(outside_write))
             .with_secrets(secrets);
+        // The policy judges the path a tool names; walks below it consult these instead.
+        let read_denied = deny
+            .iter()
+            .filter_map(|rule: &Rule| match &rule.specifier {
+                Specifier::Path(set) if rule.tool == "Read" => {
+                    Some((rule.text.clone(), set.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        let workspace = workspace.with_read_denied(read_denied);
         let has_command_denies =
             deny.iter().any(|rule| matches!(rule.specifier, Specifier::Command(_)));
         PermissionPolicy {

@@ -31,6 +31,8 @@ pub struct Workspace {
     outside_read: PathSet,
     outside_write: PathSet,
     secrets: Secrets,
+    /// `Read(…)` deny rules with path specifiers, as (rule text, paths), for walks.
+    read_denied: Arc<[(String, PathSet)]>,
 }
 
 impl Workspace {
@@ -46,6 +48,7 @@ impl Workspace {
             outside_read: PathSet::default(),
             outside_write: PathSet::default(),
             secrets: Secrets::default(),
+            read_denied: Arc::new([]),
         })
     }
 
@@ -62,6 +65,21 @@ impl Workspace {
     pub(crate) fn with_secrets(mut self, secrets: Secrets) -> Self {
         self.secrets = secrets;
         self
+    }
+
+    /// The same workspace, where walks leave out what these `Read(…)` deny rules match (built by
+    /// the permission policy).
+    pub(crate) fn with_read_denied(mut self, rules: Vec<(String, PathSet)>) -> Self {
+        self.read_denied = rules.into();
+        self
+    }
+
+    /// The text of the first `Read(…)` deny rule matching the canonical `path`.
+    pub fn read_denied(&self, canonical: &Path) -> Option<String> {
+        self.read_denied
+            .iter()
+            .find(|(_, set)| set.matches(canonical))
+            .map(|(rule, _)| rule.clone())
     }
 
     /// The secret files of the session, with what allow rules expose.
@@ -179,6 +197,10 @@ impl Boundary for Workspace {
 
     fn secret(&self, path: &Path) -> Option<String> {
         Workspace::secret(self, path)
+    }
+
+    fn read_denied(&self, path: &Path) -> Option<String> {
+        Workspace::read_denied(self, path)
     }
 }
 

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::{
-    blocking, paths, render,
+    blocking, grep, paths, render,
     walk::{self, Skipped},
 };
 
@@ -84,6 +84,7 @@ fn glob(ws: &dyn Boundary, input: &GlobInput, ctx: &ToolContext) -> Result<ToolO
     let include_ignored = input.include_ignored.unwrap_or(false);
     let mut walked = 0;
     let mut found: Vec<(SystemTime, PathBuf)> = Vec::new();
+    let mut denied = Vec::new();
     for entry in walk::builder(&dir, include_hidden, include_ignored).build() {
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new(ToolErrorKind::Cancelled, "glob was cancelled"));
@@ -91,6 +92,11 @@ fn glob(ws: &dyn Boundary, input: &GlobInput, ctx: &ToolContext) -> Result<ToolO
         // An unreadable directory should not hide everything else: skip it, as ripgrep does.
         let Ok(entry) = entry else { continue };
         if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        // A file a `Read(…)` deny rule matches is not listed: its name is under the denied path.
+        if let Some(rule) = ws.read_denied(entry.path()) {
+            denied.push(rule);
             continue;
         }
         walked += 1;
@@ -105,10 +111,11 @@ fn glob(ws: &dyn Boundary, input: &GlobInput, ctx: &ToolContext) -> Result<ToolO
             found.push((mtime, entry.path().to_path_buf()));
         }
     }
+    let notice = grep::denied_note(denied, "files");
     if found.is_empty() {
         let skipped = Skipped::count(&dir, include_hidden, include_ignored, walked);
         return Ok(ToolOutput::text(format!(
-            "No files match {:?} under {shown} ({walked} files checked).{}",
+            "No files match {:?} under {shown} ({walked} files checked).{}{notice}",
             input.pattern,
             skipped.describe(0).replace("to search them", "to include them")
         )));
@@ -131,5 +138,5 @@ fn glob(ws: &dyn Boundary, input: &GlobInput, ctx: &ToolContext) -> Result<ToolO
         out.push_str(&paths::display(ws.root(), path));
         out.push('\n');
     }
-    Ok(ToolOutput::text(out.trim_end_matches('\n')))
+    Ok(ToolOutput::text(format!("{}{notice}", out.trim_end_matches('\n'))))
 }

@@ -203,6 +203,8 @@ fn grep(
     let results: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     // Secret files the walk met, as (shown path, the rule that would include them).
     let secrets: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+    // The `Read(…)` deny rules that left files out.
+    let denied: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
     walker.threads(threads).build_parallel().run(|| {
         let mut searcher = SearcherBuilder::new()
@@ -216,7 +218,7 @@ fn grep(
         let glob = &glob;
         let target = &target;
         let (searched, binary, timed_out, results) = (&searched, &binary, &timed_out, &results);
-        let secrets = &secrets;
+        let (secrets, denied) = (&secrets, &denied);
         Box::new(move |entry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
@@ -227,6 +229,13 @@ fn grep(
             }
             let Ok(entry) = entry else { return WalkState::Continue };
             if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            // A denied file is left out wherever it is, the named `path` too: no approval lifts a
+            // deny rule. The check comes before the glob's, so that the note tells nothing about
+            // the names below a denied path.
+            if let Some(rule) = ws.read_denied(entry.path()) {
+                denied.lock().unwrap_or_else(|p| p.into_inner()).push(rule);
                 return WalkState::Continue;
             }
             if let Some((by_name, glob)) = glob {
@@ -287,6 +296,7 @@ fn grep(
         String::new()
     };
     notice.push_str(&secret_note(secrets.into_inner().unwrap_or_else(|p| p.into_inner())));
+    notice.push_str(&denied_note(denied.into_inner().unwrap_or_else(|p| p.into_inner()), "files"));
     if files.is_empty() {
         let skipped = if target.is_dir() {
             Skipped::count(&target, include_hidden, include_ignored, searched)
@@ -371,6 +381,20 @@ pub(crate) fn secret_note(mut skipped: Vec<(String, String)>) -> String {
             names.join(", ")
         )
     }
+}
+
+/// `Note: left out files matched by the deny rule `Read(src/**)`.` for the rules that left
+/// entries out of a walk; empty for none. It names no entry and gives no count, so that the note
+/// reveals neither names nor how many files below a denied path fit a filter.
+pub(crate) fn denied_note(mut rules: Vec<String>, what: &str) -> String {
+    if rules.is_empty() {
+        return String::new();
+    }
+    rules.sort();
+    rules.dedup();
+    let named = rules.iter().map(|rule| format!("`{rule}`")).collect::<Vec<_>>().join(", ");
+    let rule_word = if rules.len() == 1 { "rule" } else { "rules" };
+    format!("\nNote: left out {what} matched by the deny {rule_word} {named}.")
 }
 
 /// Content-mode lines across files: `path:n:text` for matches, `path-n-text` for context, `--`

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use crate::{
     blocking::{self, io_error},
-    paths, render,
+    grep, paths, render,
 };
 
 const DEFAULT_DEPTH: usize = 2;
@@ -75,6 +75,9 @@ impl TypedTool for ListDir {
 
 struct Walk<'a> {
     root: &'a Path,
+    boundary: &'a dyn Boundary,
+    /// The `Read(…)` deny rules that left entries out.
+    denied: Vec<String>,
     include_hidden: bool,
     include_ignored: bool,
     max_depth: usize,
@@ -105,6 +108,8 @@ fn list(ws: &dyn Boundary, input: &ListDirInput) -> Result<ToolOutput, ToolError
     }
     let mut walk = Walk {
         root: ws.root(),
+        boundary: ws,
+        denied: Vec::new(),
         include_hidden: input.include_hidden.unwrap_or(false),
         include_ignored: input.include_ignored.unwrap_or(false),
         max_depth: input.depth.map_or(DEFAULT_DEPTH, |d| d as usize).clamp(1, MAX_DEPTH),
@@ -184,7 +189,8 @@ fn list(ws: &dyn Boundary, input: &ListDirInput) -> Result<ToolOutput, ToolError
         }
         let _ = writeln!(out, "{note}. Set {} to list them.", flags.join(" / "));
     }
-    Ok(ToolOutput::text(out.trim_end_matches('\n')))
+    let notice = grep::denied_note(std::mem::take(&mut walk.denied), "entries");
+    Ok(ToolOutput::text(format!("{}{notice}", out.trim_end_matches('\n'))))
 }
 
 impl Walk<'_> {
@@ -209,6 +215,11 @@ impl Walk<'_> {
             if self.lines.len() >= MAX_COLLECTED {
                 self.truncated = true;
                 break;
+            }
+            // An entry a `Read(…)` deny rule matches is not listed, nor is anything below it.
+            if let Some(rule) = self.boundary.read_denied(&path) {
+                self.denied.push(rule);
+                continue;
             }
             if name.starts_with('.') && !self.include_hidden {
                 self.hidden += 1;

@@ -230,3 +230,24 @@ fn commands_see_a_secret_file_only_when_an_allow_rule_exposes_it() {
     let shown = agent(dir.path(), &["--allow", "Read(./.env)", "tools", "call", "bash", args]);
     assert!(stdout(&shown).contains("tok-5ecret-value"), "{}{}", stdout(&shown), stderr(&shown));
 }
+
+#[test]
+fn a_read_deny_rule_holds_for_grep_walks_and_read_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/vault.rs"), "// vault-6c1e body\n").unwrap();
+    let deny = ["--deny", "Read(src/**)", "tools", "call"];
+    for path in [".", "src"] {
+        for mode in ["files_with_matches", "content", "count"] {
+            let args = format!(r#"{{"pattern":"6c1e","path":"{path}","output_mode":"{mode}"}}"#);
+            let output = agent(dir.path(), &[&deny[..], &["grep", &args]].concat());
+            let out = stdout(&output);
+            assert!(!out.contains("vault"), "{path}/{mode}: {out}{}", stderr(&output));
+            assert!(out.contains("No matches"), "{path}/{mode}: {out}{}", stderr(&output));
+        }
+    }
+    let output =
+        agent(dir.path(), &[&deny[..], &["read_file", r#"{"path":"src/vault.rs"}"#]].concat());
+    assert!(stdout(&output).contains(r#""error":"permission_denied""#), "{}", stdout(&output));
+    assert!(!stdout(&output).contains("vault-6c1e"), "{}", stdout(&output));
+}

@@ -1,6 +1,7 @@
 //! Shared fixture: a temporary workspace and the built-in tools, called as the executor would.
 
 mod bash;
+mod denied;
 mod edit_file;
 mod execute_code;
 mod glob;
