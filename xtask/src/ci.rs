@@ -35,6 +35,8 @@ const STEPS: &[(&str, Step)] = &[
     // The real-server tier: the agent binary against real third-party servers and a real model.
     // Its setup is cached per machine outside the work tree (`$AGENT_REALMODEL_CACHE`).
     ("realmodel", Step::Task(run_realmodel)),
+    // The real MCP peers the MCP tests talk to, pinned in `scripts/mcp/` (npm and pip).
+    ("mcp-peers", Step::Task(run_mcp_peers)),
     // A sandbox test that cannot run fails here rather than skipping: the checks CI relies on are
     // the ones that ran (`crates/agent-exec/tests/skip/mod.rs`).
     ("test", Step::Cargo(&["test", "--workspace"], &[("AGENT_REQUIRE_SANDBOX", "1")])),
@@ -92,6 +94,21 @@ fn run_tidy(root: &Path) -> anyhow::Result<()> {
     }
     if !problems.is_empty() {
         bail!("tidy found {} problem(s)", problems.len());
+    }
+    Ok(())
+}
+
+/// Installs the MCP peers (`scripts/mcp/setup.sh`), so the README's test command works on a fresh
+/// machine as written; a second run only checks them.
+fn run_mcp_peers(root: &Path) -> anyhow::Result<()> {
+    let script = root.join("scripts/mcp/setup.sh");
+    let status = Command::new("bash")
+        .arg(&script)
+        .current_dir(root)
+        .status()
+        .context("could not start scripts/mcp/setup.sh (needs bash, npm and python3)")?;
+    if !status.success() {
+        bail!("scripts/mcp/setup.sh exited with {status} (it needs npm and python3 with venv)");
     }
     Ok(())
 }
