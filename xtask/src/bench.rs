@@ -71,7 +71,8 @@ pub(crate) struct Bins {
     examples: PathBuf,
 }
 
-const EXAMPLES: &[&str] = &[
+/// The benchmark examples that run as they are; `tool_bench` (built too) needs a generated tree.
+const IN_PROCESS: &[&str] = &[
     "dispatch",
     "batch",
     "spawn_cost",
@@ -80,7 +81,6 @@ const EXAMPLES: &[&str] = &[
     "sse_throughput",
     "token_count",
     "compaction",
-    "tool_bench",
 ];
 
 /// Builds everything, runs every benchmark and prints the table or the JSON array.
@@ -101,17 +101,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let mut notes = Vec::new();
     let quick: &[&str] = if options.quick { &["--quick"] } else { &[] };
 
-    let in_process = [
-        "dispatch",
-        "batch",
-        "spawn_cost",
-        "hook_cost",
-        "job_cost",
-        "sse_throughput",
-        "token_count",
-        "compaction",
-    ];
-    for example in in_process {
+    for example in IN_PROCESS {
         progress(&format!("running example {example}…"));
         run_example(&bins, example, quick, &[], &mut figures, &mut notes)?;
     }
@@ -165,7 +155,7 @@ fn build(root: &Path, agent: PathBuf) -> anyhow::Result<Bins> {
         .args(["build", "--release", "--quiet"])
         .args(["-p", "agent-model", "--features", "agent-model/scripted-server"])
         .args(["--bin", "scripted-server", "-p", "agent-exec", "-p", "agent-tools"]);
-    for example in EXAMPLES {
+    for example in IN_PROCESS.iter().chain(&["tool_bench"]) {
         command.args(["--example", example]);
     }
     let status = command.current_dir(root).status().context("running cargo build")?;

@@ -272,6 +272,18 @@ async fn agents_md_files_go_with_the_instructions_unless_switched_off() {
     assert!(!text.contains("USER: answer") && !text.contains("PROJECT: run"), "{text}");
 }
 
+/// A model that starts `command` as a background job, then answers.
+fn start_in_background(command: &str) -> Vec<Turn> {
+    vec![
+        Turn::tool_calls([ScriptedCall::new(
+            "call_1",
+            "bash",
+            json!({"command": command, "background": true}),
+        )]),
+        Turn::text("Started."),
+    ]
+}
+
 /// The last `--json` line of a run.
 fn jobs_ended(output: &std::process::Output) -> Value {
     let out = stdout(output);
@@ -282,14 +294,7 @@ fn jobs_ended(output: &std::process::Output) -> Value {
 async fn jobs_still_running_at_the_answer_are_killed_and_reported() {
     let dir = tempfile::tempdir().unwrap();
     let command = "echo $$ > job.pid; sleep 1000";
-    let turns = vec![
-        Turn::tool_calls([ScriptedCall::new(
-            "call_1",
-            "bash",
-            json!({"command": command, "background": true}),
-        )]),
-        Turn::text("Started."),
-    ];
+    let turns = start_in_background(command);
     let args = ["exec", "--json", "--allow", "Bash", "start it"];
     let (output, _) = exec(dir.path(), turns, &args).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
@@ -307,14 +312,7 @@ async fn jobs_still_running_at_the_answer_are_killed_and_reported() {
 async fn jobs_wait_lets_them_finish() {
     let dir = tempfile::tempdir().unwrap();
     let command = "sleep 0.3; exit 4";
-    let turns = vec![
-        Turn::tool_calls([ScriptedCall::new(
-            "call_1",
-            "bash",
-            json!({"command": command, "background": true}),
-        )]),
-        Turn::text("Started."),
-    ];
+    let turns = start_in_background(command);
     let args = ["exec", "--json", "--jobs", "wait", "--allow", "Bash", "start it"];
     let (output, _) = exec(dir.path(), turns, &args).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
