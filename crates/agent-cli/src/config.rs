@@ -151,6 +151,9 @@ pub(crate) struct ConfigFile {
     /// MCP servers whose tools join every session (`[mcp_servers.NAME]`, see docs/mcp.md).
     #[serde(default)]
     pub(crate) mcp_servers: BTreeMap<String, agent_mcp::ServerConfig>,
+    /// The most tokens the MCP tools' schemas may take together before the model gets
+    /// `tool_search` in their place (default 8000; docs/mcp.md).
+    pub(crate) mcp_tool_budget_tokens: Option<usize>,
 }
 
 impl ConfigFile {

@@ -11,7 +11,7 @@ use agent_exec::{
     sandbox::{NetNamespace, SandboxConfig, SandboxPolicy},
     secret::{SecretFiles, Secrets},
 };
-use agent_mcp::{McpSession, McpTools, ServerEnv};
+use agent_mcp::{McpSession, McpTools, ServerEnv, ToolBudget};
 use agent_tools::{BashConfig, BuiltinConfig, FileTracker, ProviderKind, WebSearchConfig};
 use anyhow::Context;
 
@@ -89,17 +89,40 @@ impl Settings {
     }
 
     /// Starts the configured MCP servers in the background (inside a tokio runtime); `None`
-    /// when none is configured. Problems are reported on stderr, once each.
+    /// when none is configured. Problems are reported on stderr, once each. Every tool is
+    /// offered, whatever its schemas take (for `agent tools`).
     pub(crate) fn mcp_tools(
         &self,
         session_dir: Option<PathBuf>,
+    ) -> anyhow::Result<Option<Arc<McpTools>>> {
+        self.start_mcp(session_dir, None)
+    }
+
+    /// [`Settings::mcp_tools`] for a model's session: while the tools' schemas together take
+    /// more than `mcp_tool_budget_tokens`, the model gets `tool_search` instead (docs/mcp.md).
+    pub(crate) fn session_mcp_tools(
+        &self,
+        session_dir: Option<PathBuf>,
+    ) -> anyhow::Result<Option<Arc<McpTools>>> {
+        let tokens = self.file.mcp_tool_budget_tokens.unwrap_or(ToolBudget::DEFAULT_TOKENS);
+        // Counted as the schema is sent (its Chat Completions entry) with `o200k_base`, the
+        // same count `agent mcp list` shows.
+        let budget = ToolBudget { tokens, cost: Arc::new(agent_model::tool_tokens) };
+        self.start_mcp(session_dir, Some(budget))
+    }
+
+    fn start_mcp(
+        &self,
+        session_dir: Option<PathBuf>,
+        budget: Option<ToolBudget>,
     ) -> anyhow::Result<Option<Arc<McpTools>>> {
         if self.file.mcp_servers.is_empty() {
             return Ok(None);
         }
         let env = ServerEnv { workspace: self.workspace()?, session_dir };
         let session = McpSession::new(&self.file.mcp_servers, env)?;
-        Ok(Some(McpTools::start(session, |problem| eprintln!("agent: {problem}"))))
+        let report = |problem: &str| eprintln!("agent: {problem}");
+        Ok(Some(McpTools::start_with_budget(session, budget, report)))
     }
 
     /// A builder with the workspace, the built-in tools (sharing `tracker`), every permission

@@ -502,6 +502,9 @@ impl Executor {
     }
 
     fn unknown_tool(&self, name: &str) -> ToolError {
+        if let Some(err) = self.late.as_ref().and_then(|late| late.unavailable(name)) {
+            return err;
+        }
         let mut names: Vec<&str> = self.registry.specs().map(|spec| spec.name.as_str()).collect();
         names.truncate(50);
         let hint = match self.registry.near_miss(name) {

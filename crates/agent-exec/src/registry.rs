@@ -7,7 +7,7 @@ use std::{
     time::Duration,
 };
 
-use agent_core::{BoxFuture, Tool, ToolSpec};
+use agent_core::{BoxFuture, Tool, ToolError, ToolSpec};
 
 use crate::error::{Error, Result};
 
@@ -32,6 +32,12 @@ pub trait LateTools: Send + Sync {
     fn tools(&self) -> Vec<(Arc<dyn Tool>, ToolLimits)>;
     /// The tool named `name`, if it is one of these.
     fn get(&self, name: &str) -> Option<(Arc<dyn Tool>, ToolLimits)>;
+    /// Why `name`, a tool these tools know but do not offer now, cannot be called: the
+    /// observation the model reads instead of `unknown_tool` (an MCP tool that must be loaded
+    /// with `tool_search` first). `None`, the default, for a name they do not know.
+    fn unavailable(&self, _name: &str) -> Option<ToolError> {
+        None
+    }
 }
 
 /// A registered tool and its limits.

@@ -9,6 +9,7 @@ mod config;
 mod content;
 mod late;
 mod name;
+mod search;
 mod serve;
 mod server;
 mod session;
@@ -16,7 +17,7 @@ mod tool;
 
 pub use crate::{
     config::{ConfigError, ServerConfig, TransportKind},
-    late::McpTools,
+    late::{McpTools, ToolBudget, ToolCost},
     name::{MAX_NAME, hashed_name, tool_name},
     serve::{ServeError, ToolServer, annotations, mcp_tool},
     server::{MAX_RESTARTS, Server, ServerEnv, StartError, UNAVAILABLE},

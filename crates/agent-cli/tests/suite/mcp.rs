@@ -21,7 +21,7 @@ fn peers_dir() -> PathBuf {
 }
 
 /// The server-everything executable, or `None` after saying the test is skipped.
-fn everything() -> Option<PathBuf> {
+pub(super) fn everything() -> Option<PathBuf> {
     let path = peers_dir().join("node/node_modules/.bin/mcp-server-everything");
     present(path, "server-everything")
 }
@@ -47,7 +47,7 @@ fn py_server() -> PathBuf {
 }
 
 /// Writes a config file with `tables` (TOML) into `dir` and returns its path as a string.
-fn config(dir: &Path, tables: &str) -> String {
+pub(super) fn config(dir: &Path, tables: &str) -> String {
     let path = dir.join("config.toml");
     std::fs::write(&path, tables).unwrap();
     path.display().to_string()
@@ -57,7 +57,7 @@ fn config(dir: &Path, tables: &str) -> String {
 /// whole suite may take many seconds to start a Python interpreter.
 const STARTUP: &str = "startup_timeout_sec = 120\n";
 
-fn everything_table(bin: &Path) -> String {
+pub(super) fn everything_table(bin: &Path) -> String {
     format!(
         "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n{STARTUP}",
         bin.display()
@@ -148,7 +148,7 @@ fn secrets_in_our_environment_never_reach_a_server() {
 }
 
 /// The tool outputs of a finished `exec` session, in order.
-fn outputs(workspace: &Path, id: &str) -> Vec<Value> {
+pub(super) fn outputs(workspace: &Path, id: &str) -> Vec<Value> {
     transcript(workspace, id)
         .into_iter()
         .filter(|line| line["item"]["type"] == "tool_output")
@@ -157,7 +157,7 @@ fn outputs(workspace: &Path, id: &str) -> Vec<Value> {
 }
 
 /// The `error` of an output, or "ok".
-fn code(output: &Value) -> String {
+pub(super) fn code(output: &Value) -> String {
     match serde_json::from_str::<Value>(output["output"].as_str().unwrap_or_default()) {
         Ok(value) if value["ok"] == false => value["error"].as_str().unwrap_or("?").to_owned(),
         _ => "ok".to_owned(),
@@ -185,12 +185,12 @@ async fn exec_py(
     (output, bodies, outputs)
 }
 
-fn call(id: &str, tool: &str, args: Value) -> Turn {
+pub(super) fn call(id: &str, tool: &str, args: Value) -> Turn {
     Turn::tool_calls([ScriptedCall::new(id, tool, args)])
 }
 
 /// The last request is valid: every call made so far has exactly one output after it.
-fn assert_valid_next_request(bodies: &[Value], call_ids: &[&str]) {
+pub(super) fn assert_valid_next_request(bodies: &[Value], call_ids: &[&str]) {
     let messages = bodies.last().unwrap()["messages"].as_array().unwrap();
     for id in call_ids {
         let answered = messages.iter().filter(|m| m["role"] == "tool" && m["tool_call_id"] == *id);
