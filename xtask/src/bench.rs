@@ -9,6 +9,7 @@
 //! criterion: the figures are milliseconds of whole processes or rounds of 200,000 calls, where
 //! criterion's statistics add minutes of build and run time on two cores and nothing we use.
 
+mod mcp;
 mod process;
 
 use std::{
@@ -81,6 +82,7 @@ const IN_PROCESS: &[&str] = &[
     "sse_throughput",
     "token_count",
     "compaction",
+    "mcp_call",
 ];
 
 /// Builds everything, runs every benchmark and prints the table or the JSON array.
@@ -154,7 +156,16 @@ fn build(root: &Path, agent: PathBuf) -> anyhow::Result<Bins> {
     command
         .args(["build", "--release", "--quiet"])
         .args(["-p", "agent-model", "--features", "agent-model/scripted-server"])
-        .args(["--bin", "scripted-server", "-p", "agent-exec", "-p", "agent-tools"]);
+        .args([
+            "--bin",
+            "scripted-server",
+            "-p",
+            "agent-exec",
+            "-p",
+            "agent-tools",
+            "-p",
+            "agent-mcp",
+        ]);
     for example in IN_PROCESS.iter().chain(&["tool_bench"]) {
         command.args(["--example", example]);
     }
@@ -260,6 +271,9 @@ fn target(figure: &Figure) -> Option<(String, bool)> {
         "startup.version" => at_most(5.0, "≤ 5 ms"),
         // Against the scripted server on http://127.0.0.1: no TLS trust store is loaded.
         "startup.first_request" => at_most(8.0, "≤ 8 ms (local server)"),
+        // Three MCP servers configured, one taking 5 s to start: the request waits for none.
+        "startup.first_request_mcp.diff" => at_most(5.0, "≤ 5 ms over startup.first_request"),
+        "mcp.call_overhead.ratio" => Some(("< 1× (ours faster)".to_owned(), figure.median < 1.0)),
         "e2e.two_turn" => at_most(60.0, "≤ 60 ms"),
         // Eight 200 ms calls cannot finish before 200 ms; anything close means they overlapped.
         "batch.eight_reads" => at_most(220.0, "≈ 200 ms (≤ 220)"),

@@ -30,7 +30,7 @@ fn run_in(
 ) -> anyhow::Result<()> {
     let runs = if options.quick { 8 } else { 30 };
     figures.push(Figure::of("startup.version", "ms", startup_version(bins, runs)?));
-    figures.push(Figure::of("startup.first_request", "ms", first_request(bins, runs, scratch)?));
+    super::mcp::first_requests(bins, runs, scratch, figures)?;
     let runs = if options.quick { 5 } else { 15 };
     figures.push(Figure::of("e2e.two_turn", "ms", two_turn(bins, runs, scratch)?));
     let runs = if options.quick { 1 } else { 3 };
@@ -112,30 +112,45 @@ fn fresh_dir(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Time from spawning `agent exec` until its first request's headers arrive at a socket we
-/// listen on; the agent is then killed, so no model answer is part of the figure.
-fn first_request(bins: &Bins, runs: usize, scratch: &Path) -> anyhow::Result<Vec<f64>> {
-    let dir = scratch.join("first-request");
-    let mut times = Vec::new();
-    for round in 0..runs + 2 {
-        fresh_dir(&dir)?;
-        let listener = TcpListener::bind("127.0.0.1:0")?;
-        listener.set_nonblocking(true)?;
-        let url = format!("http://{}/v1", listener.local_addr()?);
-        let started = Instant::now();
-        let mut child = agent_exec(bins, &url, "chat", &dir, "hello")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting agent exec")?;
-        let took = wait_for_request(&listener, &mut child, started);
-        let _ = child.kill();
-        let _ = child.wait();
-        if round >= 2 {
-            times.push(took?);
-        }
+/// Time from spawning `agent exec` (with the config file `config`, if any) until its first
+/// request's headers arrive at a socket we listen on; the agent is then killed, with the process
+/// groups of the MCP servers it started, so no model answer is part of the figure.
+pub(super) fn first_request(bins: &Bins, dir: &Path, config: Option<&Path>) -> anyhow::Result<f64> {
+    fresh_dir(dir)?;
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    listener.set_nonblocking(true)?;
+    let url = format!("http://{}/v1", listener.local_addr()?);
+    let mut command = agent_exec(bins, &url, "chat", dir, "hello");
+    if let Some(config) = config {
+        command.arg("--config").arg(config);
     }
-    Ok(times)
+    let started = Instant::now();
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting agent exec")?;
+    let took = wait_for_request(&listener, &mut child, started);
+    // MCP servers lead process groups of their own, which outlive a killed agent.
+    let groups = children(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    for group in groups {
+        let _ = Command::new("kill").args(["-KILL", "--", &format!("-{group}")]).status();
+    }
+    took
+}
+
+/// The child processes of `pid`, from `/proc` (every thread's list).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace().filter_map(|pid| pid.parse().ok()).collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// Polls the listener (every 50 µs) until a connection delivers a whole request head.
