@@ -59,10 +59,20 @@ impl Figure {
 }
 
 /// Options of one bench run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Options {
     pub(crate) json: bool,
     pub(crate) quick: bool,
+    /// `--only GROUP,…`: run only these groups (an example's name, `tool_bench`, `binary`,
+    /// `startup`, `e2e`, `session`), for a loaded machine where the whole run does not fit.
+    pub(crate) only: Option<Vec<String>>,
+}
+
+impl Options {
+    /// Whether the group `name` runs.
+    pub(crate) fn wants(&self, name: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.iter().any(|group| group == name))
+    }
 }
 
 /// The release binaries the benchmarks run.
@@ -87,40 +97,40 @@ const IN_PROCESS: &[&str] = &[
 
 /// Builds everything, runs every benchmark and prints the table or the JSON array.
 pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
-    let mut options = Options { json: false, quick: false };
-    for arg in args {
+    let mut options = Options::default();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
         match arg.as_str() {
             "--json" => options.json = true,
             "--quick" => options.quick = true,
-            other => bail!("unknown bench option `{other}` (expected --json, --quick)"),
+            "--only" => {
+                let Some(groups) = args.next() else { bail!("--only needs GROUP,…") };
+                options.only = Some(groups.split(',').map(str::to_owned).collect());
+            }
+            other => bail!("unknown bench option `{other}` (expected --json, --quick, --only)"),
         }
     }
     let agent = install(root)?;
-    let bins = build(root, agent)?;
+    let bins = build(root, agent, &options)?;
     let load_before = load_average();
     let started = std::time::Instant::now();
-    let mut figures = vec![binary_size(&bins.agent)?];
+    let mut figures = Vec::new();
+    if options.wants("binary") {
+        figures.push(binary_size(&bins.agent)?);
+    }
     let mut notes = Vec::new();
     let quick: &[&str] = if options.quick { &["--quick"] } else { &[] };
 
-    for example in IN_PROCESS {
+    for example in IN_PROCESS.iter().filter(|example| options.wants(example)) {
         progress(&format!("running example {example}…"));
         run_example(&bins, example, quick, &[], &mut figures, &mut notes)?;
     }
-    progress("running example tool_bench (grep; the tree is generated once)…");
-    let tree = target_dir(root).join("bench-data/grep-tree");
-    let mut tree_args = vec!["--tree".to_owned(), tree.display().to_string()];
-    tree_args.extend(quick.iter().map(|arg| (*arg).to_owned()));
-    let rg = find_rg();
-    if rg.is_none() {
-        notes.push("rg not installed: grep.rg and grep.ratio_vs_rg skipped".to_owned());
+    if options.wants("tool_bench") {
+        tool_bench(root, &bins, quick, &mut figures, &mut notes)?;
     }
-    let env: Vec<(&str, String)> = rg.iter().map(|rg| ("RG", rg.clone())).collect();
-    let tree_args: Vec<&str> = tree_args.iter().map(String::as_str).collect();
-    run_example(&bins, "tool_bench", &tree_args, &env, &mut figures, &mut notes)?;
 
     progress("running whole-process benchmarks (start-up, end to end, long sessions)…");
-    process::run(&bins, options, &mut figures)?;
+    process::run(&bins, &options, &mut figures)?;
     let load_after = load_average();
     notes.push(format!(
         "load average {load_before} before, {load_after} after; {} s of benchmarks",
@@ -139,6 +149,27 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The grep benchmark, on a tree generated once.
+fn tool_bench(
+    root: &Path,
+    bins: &Bins,
+    quick: &[&str],
+    figures: &mut Vec<Figure>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    progress("running example tool_bench (grep; the tree is generated once)…");
+    let tree = target_dir(root).join("bench-data/grep-tree");
+    let mut tree_args = vec!["--tree".to_owned(), tree.display().to_string()];
+    tree_args.extend(quick.iter().map(|arg| (*arg).to_owned()));
+    let rg = find_rg();
+    if rg.is_none() {
+        notes.push("rg not installed: grep.rg and grep.ratio_vs_rg skipped".to_owned());
+    }
+    let env: Vec<(&str, String)> = rg.iter().map(|rg| ("RG", rg.clone())).collect();
+    let tree_args: Vec<&str> = tree_args.iter().map(String::as_str).collect();
+    run_example(bins, "tool_bench", &tree_args, &env, figures, notes)
+}
+
 fn progress(message: &str) {
     eprintln!("bench: {message}");
 }
@@ -149,32 +180,34 @@ fn target_dir(root: &Path) -> PathBuf {
 
 /// One release build of the scripted server and the examples, so their features are unified once.
 /// The `agent` binary is the one [`install`] put in place.
-fn build(root: &Path, agent: PathBuf) -> anyhow::Result<Bins> {
+fn build(root: &Path, agent: PathBuf, options: &Options) -> anyhow::Result<Bins> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     progress("building the scripted server and benchmark examples…");
     let mut command = Command::new(cargo);
     command
         .args(["build", "--release", "--quiet"])
         .args(["-p", "agent-model", "--features", "agent-model/scripted-server"])
-        .args([
-            "--bin",
-            "scripted-server",
-            "-p",
-            "agent-exec",
-            "-p",
-            "agent-tools",
-            "-p",
-            "agent-mcp",
-        ]);
-    for example in IN_PROCESS.iter().chain(&["tool_bench"]) {
+        .args(["-p", "agent-exec", "-p", "agent-tools", "-p", "agent-mcp"]);
+    let mut targets = 0;
+    if options.wants("e2e") || options.wants("session") {
+        command.args(["--bin", "scripted-server"]);
+        targets += 1;
+    }
+    for example in IN_PROCESS.iter().chain(&["tool_bench"]).filter(|name| options.wants(name)) {
         command.args(["--example", example]);
+        targets += 1;
+    }
+    let release = target_dir(root).join("release");
+    let bins =
+        Bins { agent, server: release.join("scripted-server"), examples: release.join("examples") };
+    if targets == 0 {
+        return Ok(bins);
     }
     let status = command.current_dir(root).status().context("running cargo build")?;
     if !status.success() {
         bail!("cargo build --release failed");
     }
-    let release = target_dir(root).join("release");
-    Ok(Bins { agent, server: release.join("scripted-server"), examples: release.join("examples") })
+    Ok(bins)
 }
 
 /// Installs `agent` as a user does (`cargo install --path crates/agent-cli`, into

@@ -19,7 +19,7 @@ const HELP: &str = "\
 cargo xtask <task>
 
 tasks:
-  bench   [--json] [--quick] benchmarks of the release binaries and crates (not part of ci)
+  bench   [--json] [--quick] [--only GROUP,…] benchmarks of the release binaries and crates (not part of ci)
   ci      what .ci/run runs: fmt --check, tidy, cargo deny, clippy -D warnings, docs, tests
   demo    [NAME] offline demos: the real agent binary against a scripted model server
   realmodel  the real-server tier: the agent binary against llama-cpp-python, llama-server and

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::{Bins, Figure, Options, progress};
 
 /// Runs the start-up, end-to-end and long-session benchmarks.
-pub(crate) fn run(bins: &Bins, options: Options, figures: &mut Vec<Figure>) -> anyhow::Result<()> {
+pub(crate) fn run(bins: &Bins, options: &Options, figures: &mut Vec<Figure>) -> anyhow::Result<()> {
     let scratch = std::env::temp_dir().join(format!("agent-bench-{}", std::process::id()));
     let result = run_in(bins, options, figures, &scratch);
     let _ = std::fs::remove_dir_all(&scratch);
@@ -24,15 +24,22 @@ pub(crate) fn run(bins: &Bins, options: Options, figures: &mut Vec<Figure>) -> a
 
 fn run_in(
     bins: &Bins,
-    options: Options,
+    options: &Options,
     figures: &mut Vec<Figure>,
     scratch: &Path,
 ) -> anyhow::Result<()> {
     let runs = if options.quick { 8 } else { 30 };
-    figures.push(Figure::of("startup.version", "ms", startup_version(bins, runs)?));
-    super::mcp::first_requests(bins, runs, scratch, figures)?;
+    if options.wants("startup") {
+        figures.push(Figure::of("startup.version", "ms", startup_version(bins, runs)?));
+        super::mcp::first_requests(bins, runs, scratch, figures)?;
+    }
     let runs = if options.quick { 5 } else { 15 };
-    figures.push(Figure::of("e2e.two_turn", "ms", two_turn(bins, runs, scratch)?));
+    if options.wants("e2e") {
+        figures.push(Figure::of("e2e.two_turn", "ms", two_turn(bins, runs, scratch)?));
+    }
+    if !options.wants("session") {
+        return Ok(());
+    }
     let runs = if options.quick { 1 } else { 3 };
     for api in ["chat", "responses_prev", "responses_stateless"] {
         progress(&format!(
