@@ -306,7 +306,7 @@ impl Server {
         };
         match kind {
             TransportKind::Stdio => {
-                let mut child = self.spawn().map_err(|reason| self.start_error(reason))?;
+                let mut child = self.spawn().await.map_err(|reason| self.start_error(reason))?;
                 let Some(stdio) = child.take_stdio() else {
                     return Err(self.start_error("the child has no pipes".to_owned()));
                 };
@@ -333,7 +333,7 @@ impl Server {
         }
     }
 
-    fn spawn(&self) -> Result<ServiceChild, String> {
+    async fn spawn(&self) -> Result<ServiceChild, String> {
         let command = self.config.command.as_deref().unwrap_or_default();
         let mut spec = ProcessSpec::new(command);
         spec.args = self.config.args.iter().map(OsString::from).collect();
@@ -342,26 +342,25 @@ impl Server {
             Some(cwd) => self.env.workspace.join(cwd),
             None => self.env.workspace.clone(),
         });
-        let stderr = match self.env.log_path(&self.name) {
-            Some(path) => {
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)
-                        .map_err(|err| format!("creating {}: {err}", dir.display()))?;
-                }
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&path)
-                    .map_err(|err| format!("opening {}: {err}", path.display()))?
-            }
-            None => std::fs::File::options()
-                .write(true)
-                .open("/dev/null")
-                .map_err(|err| format!("opening /dev/null: {err}"))?,
+        // A missing program is the usual failure; found here, before the blocking thread, it is
+        // reported at once, even in a session that ends before a thread could run.
+        let path_var = match self.config.env.get("PATH") {
+            Some(path) => Some(OsString::from(path)),
+            None => std::env::var_os("PATH"),
         };
+        if !findable(command, spec.cwd.as_deref(), path_var.as_deref()) {
+            return Err(format!("could not start `{command}`: no such program"));
+        }
+        let log = self.env.log_path(&self.name);
         let env: Vec<(OsString, OsString)> =
             self.config.env.iter().map(|(k, v)| (k.into(), v.into())).collect();
-        spawn_service(&spec, &env, stderr).map_err(|err| err.to_string())
+        // Starting a process holds the thread until the child has exec'd (a millisecond or
+        // more, several under load), and the session's first model request is being sent on
+        // the same thread at that moment: on a blocking thread, it waits for no server.
+        let spawned = tokio::task::spawn_blocking(move || {
+            spawn_service(&spec, &env, open_log(log.as_deref())?).map_err(|err| err.to_string())
+        });
+        spawned.await.map_err(|err| format!("starting the server: {err}"))?
     }
 
     fn http_transport(&self) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
@@ -415,5 +414,36 @@ fn last(error: &Option<String>) -> String {
     match error {
         Some(error) => format!(" (last error: {error})"),
         None => String::new(),
+    }
+}
+
+/// Whether `program` may exist: a path (with a `/`) as it is or from `cwd`, a bare name in a
+/// directory of `path`. Only a certain miss is false; the spawn itself has the last word.
+fn findable(program: &str, cwd: Option<&std::path::Path>, path: Option<&std::ffi::OsStr>) -> bool {
+    if program.contains('/') {
+        let program = std::path::Path::new(program);
+        return program.exists() || cwd.is_some_and(|cwd| cwd.join(program).exists());
+    }
+    path.is_none_or(|path| std::env::split_paths(path).any(|dir| dir.join(program).exists()))
+}
+
+/// The server's stderr log, appended to (`/dev/null` without a session folder).
+fn open_log(path: Option<&std::path::Path>) -> Result<std::fs::File, String> {
+    match path {
+        Some(path) => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|err| format!("creating {}: {err}", dir.display()))?;
+            }
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|err| format!("opening {}: {err}", path.display()))
+        }
+        None => std::fs::File::options()
+            .write(true)
+            .open("/dev/null")
+            .map_err(|err| format!("opening /dev/null: {err}")),
     }
 }
