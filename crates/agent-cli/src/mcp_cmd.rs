@@ -2,41 +2,24 @@
 
 use std::process::ExitCode;
 
-use agent_exec::{ExecutorConfig, PermissionMode};
-use agent_mcp::ToolServer;
-use agent_tools::FileTracker;
-use anyhow::Context;
 use clap::Subcommand;
 
-use crate::{Options, settings::Settings};
+use crate::{Options, mcp_serve::ServeArgs};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum McpCommand {
-    /// Serve the built-in tools over MCP on stdin and stdout, in the workspace, with the same
-    /// sandbox, permission rules and output cap as `exec`. The permission mode defaults to
-    /// dont-ask: a call that would ask is refused, naming the rule that would allow it.
-    Serve,
+    /// Serve the built-in tools over MCP, on stdin and stdout or (with --http) over streamable
+    /// HTTP, in the workspace, with the same sandbox, permission rules and output cap as `exec`.
+    ///
+    /// The permission mode defaults to dont-ask: a call that would ask is refused, naming the rule
+    /// that would allow it. With `--permission-mode default` (or accept-edits) such a call is put
+    /// to the client as an elicitation when the client supports it; accepting runs it, declining
+    /// refuses it. See docs/mcp.md.
+    Serve(ServeArgs),
 }
 
 pub(crate) fn run(options: &Options, command: McpCommand) -> anyhow::Result<ExitCode> {
     match command {
-        McpCommand::Serve => serve(options),
+        McpCommand::Serve(args) => crate::mcp_serve::run(options, &args),
     }
-}
-
-fn serve(options: &Options) -> anyhow::Result<ExitCode> {
-    let settings = Settings::load(options)?;
-    // Full outputs of capped calls are kept for the life of the server.
-    let scratch = tempfile::tempdir().context("creating a session directory")?;
-    let mut config = ExecutorConfig::new("mcp-serve");
-    config.session_dir = Some(scratch.path().to_path_buf());
-    // The configured MCP servers are not served on: a client that wants them connects to them.
-    let executor =
-        settings.builder(PermissionMode::DontAsk, FileTracker::new(), config)?.build_executor()?;
-    for warning in executor.policy().warnings() {
-        eprintln!("agent: warning: {warning}");
-    }
-    let runtime = crate::setup::tokio_runtime()?;
-    runtime.block_on(ToolServer::new(executor).serve_stdio())?;
-    Ok(ExitCode::SUCCESS)
 }

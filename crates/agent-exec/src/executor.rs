@@ -423,6 +423,9 @@ impl Executor {
             reason: ask.reason.clone(),
             suggested_rules: ask.remedy.rules.clone(),
         };
+        if !approver.can_answer(&request) {
+            return Err(self.policy.unanswered(spec, ask));
+        }
         let approval = tokio::select! {
             approval = AssertUnwindSafe(approver.approve(&request)).catch_unwind() => approval,
             () = cancel.cancelled() => return Err(cancelled_before_start()),

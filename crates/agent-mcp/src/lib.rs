@@ -7,9 +7,11 @@
 
 mod config;
 mod content;
+mod elicitation;
 mod late;
 mod name;
 mod serve;
+mod serve_http;
 mod server;
 mod session;
 mod tool;
@@ -19,6 +21,7 @@ pub use crate::{
     late::McpTools,
     name::{MAX_NAME, hashed_name, tool_name},
     serve::{ServeError, ToolServer, annotations, mcp_tool},
+    serve_http::{HttpAccess, HttpServer},
     server::{MAX_RESTARTS, Server, ServerEnv, StartError, UNAVAILABLE},
     session::{McpSession, ServerStatus, Started},
     tool::{BadTool, McpTool, effects},
