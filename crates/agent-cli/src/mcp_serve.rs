@@ -14,6 +14,7 @@ use clap::Args;
 use crate::{Options, settings::Settings};
 
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Serving")]
 pub(crate) struct ServeArgs {
     /// Serve over streamable HTTP at http://ADDR/mcp instead of stdin and stdout. ADDR is
     /// `IP:PORT`, `localhost:PORT` or a bare port (on 127.0.0.1); port 0 picks a free one, and the

@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use agent_core::{CancellationToken, Effects, ToolOutput, Typed};
+use agent_core::{BoxFuture, CancellationToken, Effects, ToolOutput, Typed};
 use agent_exec::{
-    Approval, Executor, ExecutorConfig, PermissionMode, PermissionPolicy, Registry, SchemaTool,
-    ToolLimits, Workspace,
+    Approval, ApprovalRequest, Approver, Executor, ExecutorConfig, PermissionMode,
+    PermissionPolicy, Registry, SchemaTool, ToolLimits, Workspace,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -148,6 +148,31 @@ async fn dont_ask_mode_never_calls_the_approver() {
     assert_eq!(outcome.error_code, Some("permission_denied"));
     assert!(outcome.text.contains("the permission mode is dont-ask"), "{}", outcome.text);
     assert_eq!(approver.count(), 0);
+}
+
+/// An approver that serves callers who cannot be asked (an MCP client without elicitation).
+struct Unaskable(Arc<Scripted>);
+
+impl Approver for Unaskable {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        self.0.approve(request)
+    }
+    fn can_answer(&self, _request: &ApprovalRequest) -> bool {
+        false
+    }
+}
+
+#[tokio::test]
+async fn a_call_the_approver_cannot_answer_is_refused_as_without_one() {
+    let approver = Scripted::new(Approval::AllowOnce);
+    let unaskable = Arc::new(Unaskable(approver.clone()));
+    let fx = fixture(Setup { approver: Some(unaskable), ..Setup::default() });
+    let outcome = fx.run("write_file", r#"{"path": "a.txt", "content": ""}"#).await;
+    assert_eq!(outcome.error_code, Some("permission_denied"));
+    assert!(outcome.text.contains("this run is non-interactive"), "{}", outcome.text);
+    assert!(outcome.text.contains("Edit(./a.txt)"), "{}", outcome.text);
+    assert_eq!(approver.count(), 0);
+    assert!(!fx.dir.path().join("a.txt").exists());
 }
 
 #[tokio::test]
