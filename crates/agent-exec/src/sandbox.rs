@@ -409,6 +409,8 @@ mod tests {
     /// Root removes the mode-000 mask directory whatever its mode, so as root the check runs again
     /// in a copy of this test binary that has dropped to `nobody`, like an ordinary user.
     #[test]
+    // The copy of the test binary is the test's own process, not a tool's: no sandbox applies.
+    #[allow(clippy::disallowed_methods)]
     fn the_mask_directory_is_removed_for_an_unprivileged_user() {
         if std::env::var_os(AS_NOBODY).is_some() || !super::capabilities().root {
             return masks_leave_nothing_behind();
