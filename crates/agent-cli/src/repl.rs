@@ -136,7 +136,13 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             Line::Empty => {}
             Line::Help => eprintln!("{HELP}"),
             Line::Tools => eprintln!("{}", tool_list(&session)),
-            Line::Context => eprintln!("{}", context_report(&session)),
+            Line::Context => {
+                // The user asked about the window, so the server's answer is worth waiting for.
+                if let Some(probe) = session.window_probe.take() {
+                    let _ = tokio.block_on(probe);
+                }
+                eprintln!("{}", context_report(&session));
+            }
             Line::Compact => {
                 let cancel = agent_core::CancellationToken::new();
                 let log = &mut session.log;

@@ -7,7 +7,7 @@ use agent_core::{CancellationToken, ModelClient};
 use agent_exec::{
     Agent, Approver, ExecutorConfig, HookEvent, PermissionMode, Transcript,
     agent::{AgentEvent, Conversation, Finish},
-    context::ContextConfig,
+    context::{ContextConfig, ServerWindow},
     jobs::{EndPolicy, JobEnd},
 };
 use agent_model::{ApiKey, ChatClient, ClientConfig, ReplayClient, ResponsesClient};
@@ -44,6 +44,8 @@ pub(crate) struct Session {
     pub(crate) project_docs: Vec<PathBuf>,
     /// Whether a failed log write was already reported, so it is reported once.
     log_failed: bool,
+    /// The question to the server about its context window, while it may still be open.
+    pub(crate) window_probe: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// Builds a session from the options, or the exit code of a configuration problem already
@@ -87,7 +89,8 @@ pub(crate) fn open(
             docs.cut_bytes
         );
     }
-    builder = builder.project_instructions(&docs.text).context(context_config(&settings));
+    let (context, window_probe) = context_config(&settings, runtime, launch.replay.is_none());
+    builder = builder.project_instructions(&docs.text).context(context);
     if let Some(approver) = launch.approver {
         builder = builder.approver(approver);
     }
@@ -125,7 +128,7 @@ pub(crate) fn open(
         let conversation = Transcript::read_conversation(log.transcript().path())?;
         agent.set_conversation(Conversation { continuation: None, ..conversation });
     }
-    Ok(Ok(Session { agent, log, project_docs: docs.files, log_failed: false }))
+    Ok(Ok(Session { agent, log, project_docs: docs.files, log_failed: false, window_probe }))
 }
 
 impl Session {
@@ -252,8 +255,14 @@ pub(crate) fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// How the loop keeps requests inside the window: the model's own counter, and the window from
-/// `--context-window`, the profile, the built-in table, or the conservative default.
-fn context_config(settings: &Settings) -> ContextConfig {
+/// `--context-window`, the profile, the built-in table, or the conservative default. With the
+/// default, the server is asked for its window in the background (`server` is false for a
+/// replay, which has none); its answer applies from the next request after it arrives.
+fn context_config(
+    settings: &Settings,
+    runtime: &tokio::runtime::Runtime,
+    server: bool,
+) -> (ContextConfig, Option<tokio::task::JoinHandle<()>>) {
     let model = &settings.model.model;
     let configured = settings.options.context_window.or(settings.profile.context_window);
     let (window, source) = match (configured, agent_model::context_window(model)) {
@@ -261,7 +270,20 @@ fn context_config(settings: &Settings) -> ContextConfig {
         (None, Some(window)) => (window, "known model"),
         (None, None) => (agent_model::DEFAULT_CONTEXT_WINDOW, "default for an unknown model"),
     };
-    ContextConfig::new(agent_model::counter_for(model), window, source)
+    let mut context = ContextConfig::new(agent_model::counter_for(model), window, source);
+    if configured.is_none() && agent_model::context_window(model).is_none() && server {
+        let report = Arc::new(ServerWindow::new());
+        let config = client_config(&settings.model);
+        let filled = report.clone();
+        let probe = runtime.spawn(async move {
+            if let Some(tokens) = agent_model::server_context_window(&config).await {
+                filled.set(tokens);
+            }
+        });
+        context.server_window = Some(report);
+        return (context, Some(probe));
+    }
+    (context, None)
 }
 
 /// Warns once when the instructions and tool schemas alone take more than half of the model's
@@ -292,16 +314,21 @@ fn tool_choice(text: &str) -> agent_core::ToolChoice {
     }
 }
 
-fn model_client(
-    settings: &ModelSettings,
-    first_turn_tool_choice: Option<&str>,
-) -> anyhow::Result<Box<dyn ModelClient>> {
+fn client_config(settings: &ModelSettings) -> ClientConfig {
     let mut config = ClientConfig::new(settings.base_url.clone(), settings.model.clone());
-    config.first_turn_tool_choice = first_turn_tool_choice.map(tool_choice);
     if let Some(key) = &settings.api_key {
         config = config.with_api_key(ApiKey::new(key.clone()));
     }
     config.stream = settings.stream;
+    config
+}
+
+fn model_client(
+    settings: &ModelSettings,
+    first_turn_tool_choice: Option<&str>,
+) -> anyhow::Result<Box<dyn ModelClient>> {
+    let mut config = client_config(settings);
+    config.first_turn_tool_choice = first_turn_tool_choice.map(tool_choice);
     Ok(match settings.api {
         Api::Chat => Box::new(ChatClient::new(&config)?),
         Api::Responses => Box::new(ResponsesClient::new(&config)?),

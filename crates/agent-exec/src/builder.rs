@@ -383,8 +383,8 @@ impl Agent {
             instructions,
             tools,
             transcript,
-            window: ctx.window,
-            window_source: ctx.window_source.clone(),
+            window: ctx.current_window(),
+            window_source: ctx.current_source().to_owned(),
             counter: counter.name().to_owned(),
             threshold: ctx.threshold_tokens(),
         })

@@ -13,7 +13,12 @@ use crate::suite::{Running, command, stderr, stdout};
 
 /// Runs `agent chat` against a scripted server, typing `lines`; returns the output and bodies.
 async fn chat(workspace: &Path, turns: Vec<Turn>, lines: &[&str]) -> (Output, Vec<Value>) {
-    let server = ScriptedServer::start(Script::new(turns)).await.unwrap();
+    chat_script(workspace, Script::new(turns), lines).await
+}
+
+/// [`chat`] with a whole script.
+async fn chat_script(workspace: &Path, script: Script, lines: &[&str]) -> (Output, Vec<Value>) {
+    let server = ScriptedServer::start(script).await.unwrap();
     let url = server.url();
     let input = lines.iter().map(|line| format!("{line}\n")).collect::<String>();
     let dir = workspace.to_path_buf();
@@ -99,4 +104,17 @@ async fn context_shows_the_window_and_the_agents_md_read_and_compact_reports() {
     assert!(err.contains(&agents.display().to_string()), "{err}");
     assert!(err.contains("agent: context compacted (manual)"), "{err}");
     assert_eq!(bodies.len(), 1, "a conversation this short has nothing to summarise");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_window_a_server_reports_replaces_the_default_for_an_unknown_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Script::new([Turn::text("Hi.")]).with_context_window(4_096);
+    let (output, bodies) = chat_script(dir.path(), script, &["/context", "hello", "/exit"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("4096 tokens (reported by the server); compaction at 3276"), "{err}");
+    // Asking for the window is not a model request, and uses no turn of the script.
+    assert_eq!(bodies.len(), 1);
+    assert!(stdout(&output).contains("Hi."));
 }
