@@ -14,6 +14,7 @@ mod config;
 mod events;
 mod exec_cmd;
 mod hooks;
+mod markdown;
 mod mcp_cmd;
 mod render;
 mod repl;

@@ -15,6 +15,7 @@ use crate::{
     Options,
     approval::TerminalApprover,
     hooks::Trust,
+    markdown::Screen,
     render::{Renderer, short},
     session::SessionLog,
     setup::{self, Launch, Session},
@@ -173,6 +174,8 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             Line::Unknown(command) => eprintln!("agent: no command /{command}; /help lists them"),
             Line::Prompt(prompt) => {
                 let _ = editor.add_history_entry(&prompt);
+                // Asked again for each prompt, so a resized terminal wraps at its new width.
+                renderer.markdown = Screen::detect();
                 let mut show = |event: &AgentEvent| {
                     match event {
                         AgentEvent::TurnStarted { .. } => spinner.start(),
