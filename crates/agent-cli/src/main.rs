@@ -23,6 +23,7 @@ mod session;
 mod settings;
 mod setup;
 mod spinner;
+mod status;
 mod tools_cmd;
 
 use crate::config::Api;

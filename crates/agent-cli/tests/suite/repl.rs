@@ -100,3 +100,32 @@ async fn context_shows_the_window_and_the_agents_md_read_and_compact_reports() {
     assert!(err.contains("agent: context compacted (manual)"), "{err}");
     assert_eq!(bodies.len(), 1, "a conversation this short has nothing to summarise");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_counts_tokens_and_model_switches_the_next_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let turns = vec![Turn::text("One."), Turn::text("Two.")];
+    let lines =
+        ["/help", "hello", "/status", "/model", "/model other-model", "again", "/status", "/exit"];
+    let (output, bodies) = chat(dir.path(), turns, &lines).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("/status") && err.contains("/model [NAME]"), "/help lists them: {err}");
+    // The scripted server reports 42 input tokens a response and a quarter of the text's bytes
+    // (plus one) as output.
+    let (first, second) =
+        err.split_once("agent: model other-model from the next prompt on").unwrap();
+    assert!(first.contains("  42 in · 2 out · "), "the line after the turn: {first}");
+    assert!(first.contains("  model        m\n"), "{first}");
+    assert!(first.contains("  api          chat\n"), "{first}");
+    assert!(first.contains("  tokens       42 in · 2 out this session\n"), "{first}");
+    assert!(first.contains("\n  m\n"), "/model alone names the model: {first}");
+    assert!(second.contains("  model        other-model\n"), "{second}");
+    assert!(second.contains("  tokens       84 in · 4 out this session\n"), "{second}");
+    assert!(second.contains("% of 32,768"), "the context is known: {second}");
+    // What the server received: the old model, then the new one with the whole conversation.
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0]["model"], "m");
+    assert_eq!(bodies[1]["model"], "other-model");
+    assert_eq!(user_messages(&bodies[1]), ["hello", "again"]);
+}
