@@ -66,7 +66,7 @@ pub(crate) fn render(text: &str, screen: Screen) -> String {
 #[derive(Debug)]
 pub(crate) struct MarkdownStream {
     screen: Screen,
-    /// The text of the piece not yet printed.
+    /// The text of the piece not yet printed (in a streamed code block: its unfinished line).
     pending: String,
     /// Where the current, incomplete line starts in `pending`.
     line_start: usize,
@@ -76,11 +76,17 @@ pub(crate) struct MarkdownStream {
     line_checked: bool,
     /// Whether the last complete line ended a block (a blank line, or a closing fence).
     after_block: bool,
-    /// The open code fence: its character and length.
-    fence: Option<(char, usize)>,
+    /// The open code fence inside the piece: its character and length.
+    fence: Option<Fence>,
+    /// The open code fence of a block printed line by line (one opened in the first column,
+    /// which nothing can contain).
+    code: Option<Fence>,
     /// Whether a block was printed, so the next one is set off by a blank line.
     printed: bool,
 }
+
+/// A code fence: its character (`` ` `` or `~`) and length.
+type Fence = (char, usize);
 
 impl MarkdownStream {
     pub(crate) fn new(screen: Screen) -> Self {
@@ -92,20 +98,21 @@ impl MarkdownStream {
             line_checked: false,
             after_block: false,
             fence: None,
+            code: None,
             printed: false,
         }
     }
 
-    /// Takes a delta; returns what can be printed now (complete blocks), possibly nothing.
+    /// Takes a delta; returns what can be printed now (complete blocks, and complete lines of
+    /// a code block), possibly nothing.
     pub(crate) fn push(&mut self, delta: &str) -> String {
         // The model's text never moves the cursor or changes colours on its own: control
         // characters other than newline and tab are dropped.
         self.pending.extend(delta.chars().filter(|c| *c == '\n' || *c == '\t' || !c.is_control()));
         let mut out = String::new();
         loop {
-            let line = &self.pending[self.line_start..];
-            let Some(first) = line.chars().next() else { break };
-            if !self.line_checked {
+            let Some(first) = self.pending[self.line_start..].chars().next() else { break };
+            if !self.line_checked && self.code.is_none() {
                 self.line_checked = true;
                 if self.after_block && !first.is_whitespace() {
                     let piece: String = self.pending.drain(..self.line_start).collect();
@@ -114,23 +121,66 @@ impl MarkdownStream {
                     out.push_str(&self.print(&piece));
                 }
             }
-            let Some(end) = self.pending[self.searched..].find('\n') else {
+            let Some(found) = self.pending[self.searched..].find('\n') else {
                 self.searched = self.pending.len();
                 break;
             };
-            let end = self.searched + end;
-            self.after_block = ends_block(&self.pending[self.line_start..end], &mut self.fence);
-            self.line_start = end + 1;
-            self.searched = self.line_start;
+            let end = self.searched + found;
+            let start = self.line_start;
+            let text = &self.pending[start..end];
+            let line = text.strip_suffix('\r').unwrap_or(text).to_owned();
             self.line_checked = false;
+            if let Some(fence) = self.code {
+                // A streamed code block keeps only its unfinished line pending.
+                self.pending.drain(..=end);
+                self.line_start = 0;
+                self.searched = 0;
+                if closes(&line, fence) {
+                    self.code = None;
+                    self.after_block = true;
+                } else {
+                    out.push_str(&printer::code_line(&line, self.screen));
+                }
+            } else if self.fence.is_none()
+                && let Some(fence) = opener(&line).filter(|(_, indent)| *indent == 0)
+            {
+                // A fence in the first column ends whatever came before (it may interrupt a
+                // paragraph or a list), and nothing contains it: its lines print as they come.
+                let rest = self.pending.split_off(end + 1);
+                self.pending.truncate(start);
+                let piece = std::mem::replace(&mut self.pending, rest);
+                out.push_str(&self.print(&piece));
+                self.line_start = 0;
+                self.searched = 0;
+                if std::mem::replace(&mut self.printed, true) {
+                    out.push('\n');
+                }
+                self.code = Some(fence.0);
+                self.after_block = false;
+            } else {
+                self.after_block = ends_block(&line, &mut self.fence);
+                self.line_start = end + 1;
+                self.searched = end + 1;
+            }
         }
         out
     }
 
     /// The end of the answer: prints what is left, and starts afresh for the next one.
     pub(crate) fn finish(&mut self) -> String {
-        let piece = std::mem::take(&mut self.pending);
-        let out = self.print(&piece);
+        let rest = std::mem::take(&mut self.pending);
+        let out = match self.code {
+            // An unclosed code block ends with the answer, as in CommonMark.
+            Some(fence) => {
+                let line = rest.strip_suffix('\r').unwrap_or(&rest);
+                if line.is_empty() || closes(line, fence) {
+                    String::new()
+                } else {
+                    printer::code_line(line, self.screen)
+                }
+            }
+            None => self.print(&rest),
+        };
         *self = Self::new(self.screen);
         out
     }
@@ -142,32 +192,43 @@ impl MarkdownStream {
     }
 }
 
-/// Whether `line` (without its newline) ends the block before the next line, keeping track of
-/// code fences: a blank line outside a fence does, and so does a closing fence. Only fences
-/// indented less than four columns count, as in CommonMark.
-fn ends_block(line: &str, fence: &mut Option<(char, usize)>) -> bool {
-    let line = line.strip_suffix('\r').unwrap_or(line);
+/// The fence `line` opens and its indent, if it opens one (up to three spaces of indent, as in
+/// CommonMark; a backtick fence's info string may not hold a backtick).
+fn opener(line: &str) -> Option<(Fence, usize)> {
     let body = line.trim_start_matches(' ');
-    let indented = line.len() - body.len() > 3;
-    let run = |c: char| body.chars().take_while(|d| *d == c).count();
-    if let Some((c, len)) = *fence {
-        let closes = !indented && run(c) >= len && body[run(c)..].trim().is_empty();
-        if closes {
+    let indent = line.len() - body.len();
+    if indent > 3 {
+        return None;
+    }
+    ['`', '~'].into_iter().find_map(|c| {
+        let len = body.chars().take_while(|d| *d == c).count();
+        let info = &body[len..];
+        (len >= 3 && !(c == '`' && info.contains('`'))).then_some(((c, len), indent))
+    })
+}
+
+/// Whether `line` closes `fence`: the same character, at least as many, nothing else after.
+fn closes(line: &str, (c, len): Fence) -> bool {
+    let body = line.trim_start_matches(' ');
+    let run = body.chars().take_while(|d| *d == c).count();
+    line.len() - body.len() <= 3 && run >= len && body[run..].trim().is_empty()
+}
+
+/// Whether `line` (without its newline) ends the block before the next line, keeping track of
+/// code fences inside a piece: a blank line outside a fence does, and so does a closing fence.
+fn ends_block(line: &str, fence: &mut Option<Fence>) -> bool {
+    if let Some(open) = *fence {
+        let closed = closes(line, open);
+        if closed {
             *fence = None;
         }
-        return closes;
+        return closed;
     }
     if line.trim().is_empty() {
         return true;
     }
-    if !indented {
-        for c in ['`', '~'] {
-            let len = run(c);
-            // A backtick fence's info string may not hold a backtick (it would be inline code).
-            if len >= 3 && !(c == '`' && body[len..].contains('`')) {
-                *fence = Some((c, len));
-            }
-        }
+    if let Some((open, _)) = opener(line) {
+        *fence = Some(open);
     }
     false
 }

@@ -326,17 +326,8 @@ impl Printer {
     }
 
     /// Paints a line without its trailing spaces (whatever their style).
-    fn paint_line(&mut self, mut spans: Vec<Span>) {
-        while let Some(last) = spans.last_mut() {
-            let kept = last.text.trim_end_matches(' ').len();
-            last.text.truncate(kept);
-            if kept > 0 {
-                break;
-            }
-            spans.pop();
-        }
-        self.out.push_str(&paint(&spans, self.screen.colour));
-        self.out.push('\n');
+    fn paint_line(&mut self, spans: Vec<Span>) {
+        self.out.push_str(&finish_line(spans, self.screen.colour));
     }
 
     /// A blank line inside the open quotes (item indents are left out).
@@ -383,11 +374,39 @@ impl Printer {
     /// A code block, indented by four columns and never wrapped (so it copies as it was), or
     /// an HTML block as it was written.
     fn print_verbatim(&mut self, text: &str, code: bool) {
-        let style = Style { code, ..Style::default() };
-        let indent = if code { "    " } else { "" };
         for line in text.strip_suffix('\n').unwrap_or(text).split('\n') {
-            let line = line.replace('\t', "    ");
-            self.line(vec![Span::new(indent, Style::default()), Span::new(line, style)]);
+            let spans = if code {
+                code_spans(line)
+            } else {
+                vec![Span::new(line.replace('\t', "    "), Style::default())]
+            };
+            self.line(spans);
         }
     }
+}
+
+/// One line of a code block: indented by four columns, tabs as four spaces, in the code style.
+fn code_spans(line: &str) -> Vec<Span> {
+    let style = Style { code: true, ..Style::default() };
+    vec![Span::new("    ", Style::default()), Span::new(line.replace('\t', "    "), style)]
+}
+
+/// One line of a top-level code block, printed as it streams.
+pub(super) fn code_line(line: &str, screen: Screen) -> String {
+    finish_line(code_spans(line), screen.colour)
+}
+
+/// A line painted without its trailing spaces (whatever their style), and its newline.
+fn finish_line(mut spans: Vec<Span>, colour: bool) -> String {
+    while let Some(last) = spans.last_mut() {
+        let kept = last.text.trim_end_matches(' ').len();
+        last.text.truncate(kept);
+        if kept > 0 {
+            break;
+        }
+        spans.pop();
+    }
+    let mut line = paint(&spans, colour);
+    line.push('\n');
+    line
 }

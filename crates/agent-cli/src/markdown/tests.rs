@@ -98,10 +98,24 @@ fn blocks_print_as_soon_as_the_next_one_starts() {
     assert_eq!(stream.push("First **para"), "");
     assert_eq!(stream.push("graph**.\n\n"), "");
     assert_eq!(stream.push("S"), "First paragraph.\n");
-    assert_eq!(stream.push("econd.\n\n```\ncode\n\n"), "\nSecond.\n");
-    assert_eq!(stream.push("more\n```\nx"), "\n    code\n\n    more\n");
+    // A code block in the first column prints line by line.
+    assert_eq!(stream.push("econd.\n\n```sh\ncode"), "\nSecond.\n\n");
+    assert_eq!(stream.push("\n\n"), "    code\n\n");
+    assert_eq!(stream.push("more\n```\nx"), "    more\n");
     assert_eq!(stream.finish(), "\nx\n");
     assert_eq!(stream.finish(), "", "a finished stream starts afresh");
+}
+
+#[test]
+fn a_fence_ends_the_paragraph_before_it_and_an_open_one_ends_with_the_answer() {
+    let mut stream = MarkdownStream::new(PLAIN);
+    assert_eq!(stream.push("Run:\n~~~\n"), "Run:\n\n");
+    assert_eq!(stream.push("make\n\tcheck"), "    make\n");
+    assert_eq!(stream.finish(), "        check\n");
+    // An indented fence may belong to a list item, so it prints with its block.
+    let mut stream = MarkdownStream::new(PLAIN);
+    assert_eq!(stream.push("- item\n  ```\n  code\n\n"), "");
+    assert_eq!(stream.push("  ```\n\nNext"), "• item\n      code\n\n");
 }
 
 /// Markdown-ish text: the pieces that decide where blocks start and end, in any order.
