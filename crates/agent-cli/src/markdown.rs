@@ -110,8 +110,7 @@ impl MarkdownStream {
         // characters other than newline and tab are dropped.
         self.pending.extend(delta.chars().filter(|c| *c == '\n' || *c == '\t' || !c.is_control()));
         let mut out = String::new();
-        loop {
-            let Some(first) = self.pending[self.line_start..].chars().next() else { break };
+        while let Some(first) = self.pending[self.line_start..].chars().next() {
             if !self.line_checked && self.code.is_none() {
                 self.line_checked = true;
                 if self.after_block && !first.is_whitespace() {
