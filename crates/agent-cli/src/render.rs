@@ -24,6 +24,8 @@ pub(crate) struct Renderer {
     pub(crate) markdown: Option<Screen>,
     /// The answer being rendered.
     answer: Option<MarkdownStream>,
+    /// Called before answer text is written (the REPL stops its spinner).
+    pub(crate) before_text: Option<Box<dyn Fn() + Send>>,
 }
 
 impl Renderer {
@@ -34,6 +36,7 @@ impl Renderer {
             stream_text: true,
             markdown: None,
             answer: None,
+            before_text: None,
         }
     }
 
@@ -89,7 +92,12 @@ impl Renderer {
                     }
                     None => text.clone(),
                 };
-                write_out(&shown);
+                if !shown.is_empty() {
+                    if let Some(before) = &self.before_text {
+                        before();
+                    }
+                    write_out(&shown);
+                }
             }
             AgentEvent::ToolCallStarted { name, arguments, .. } => {
                 self.end_text();

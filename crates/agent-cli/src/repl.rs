@@ -128,8 +128,12 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         session.agent.model().name(),
         session.log.id()
     );
-    let spinner = Spinner::new();
+    let spinner = Arc::new(Spinner::new());
     let mut renderer = Renderer::new(false);
+    // A rendered answer prints nothing until its first block is complete: the spinner keeps
+    // turning until then.
+    let stopper = Arc::clone(&spinner);
+    renderer.before_text = Some(Box::new(move || stopper.stop()));
     // What the server reported for this session (reset by `/clear`, which starts a new one).
     let mut tokens = Tally::default();
     loop {
@@ -209,6 +213,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                         AgentEvent::TurnStarted { .. } => spinner.start(),
                         AgentEvent::Usage { .. }
                         | AgentEvent::ReasoningDelta { .. }
+                        | AgentEvent::TextDelta { .. }
                         | AgentEvent::ItemAdded { .. } => {}
                         _ => spinner.stop(),
                     }
