@@ -136,3 +136,29 @@ async fn exec_on_a_terminal_renders_the_answer_at_the_terminal_width() {
     assert!(wrapped.len() >= 3, "{plain}");
     assert!(wrapped.iter().all(|line| line.chars().count() <= 50), "{wrapped:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_repl_renders_each_answer_when_asked_to() {
+    use std::io::Write;
+    let server = ScriptedServer::start(Script::new([Turn::text(ANSWER), Turn::text("*Again.*")]))
+        .await
+        .unwrap();
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--base-url", &url, "--model", "m", "--api", "chat", "chat"];
+    let mut command = command(dir.path(), &args);
+    command.stdin(std::process::Stdio::piped());
+    command.env("AGENT_RENDER", "markdown").env("NO_COLOR", "1");
+    let output = tokio::task::spawn_blocking(move || {
+        let mut running = Running::spawn(&mut command);
+        running.stdin().write_all(b"change it\nonce more\n/exit\n").unwrap();
+        running.finish("agent chat")
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(out.starts_with("Done. I changed `main.rs`:\n"), "{out}");
+    assert!(out.ends_with("main.rs │ greeting\nAgain.\n"), "each answer ends its own way: {out}");
+    assert!(!out.contains("**") && !out.contains("```") && !out.contains('\u{1b}'), "{out}");
+}
