@@ -2,10 +2,12 @@
 //! time, so nothing already printed is ever drawn again.
 //!
 //! The stream cuts the text into pieces at block boundaries that can be decided from the text
-//! seen so far (a line starting in the first column after a blank line or a closing code fence,
-//! outside a fence), and prints each piece once it is complete. Rendering a whole answer cuts it
-//! at the same places, so streamed and whole output are the same byte for byte, however the
-//! text was split into deltas. See docs/cli.md ("Rendered answers").
+//! seen so far (outside a code fence: a line starting in the first column after a blank line or
+//! a closing fence, a list item in the first column, a fence in the first column), and prints
+//! each piece once it is complete; a code block fenced in the first column prints line by line.
+//! Rendering a whole answer cuts it at the same places, so streamed and whole output are the
+//! same byte for byte, however the text was split into deltas. See docs/cli.md ("Rendered
+//! answers").
 
 mod printer;
 mod table;
@@ -83,6 +85,10 @@ pub(crate) struct MarkdownStream {
     code: Option<Fence>,
     /// Whether a block was printed, so the next one is set off by a blank line.
     printed: bool,
+    /// Whether the last piece printed ended with a list.
+    ended_in_list: bool,
+    /// Whether the next piece continues the list the last one ended with (no blank line).
+    join_next: bool,
 }
 
 /// A code fence: its character (`` ` `` or `~`) and length.
@@ -100,6 +106,8 @@ impl MarkdownStream {
             fence: None,
             code: None,
             printed: false,
+            ended_in_list: false,
+            join_next: false,
         }
     }
 
@@ -157,6 +165,16 @@ impl MarkdownStream {
                 self.code = Some(fence.0);
                 self.after_block = false;
             } else {
+                let mut end = end;
+                if self.fence.is_none() && start > 0 && starts_item(&line) {
+                    // An item in the first column starts a new item of a top-level list: what
+                    // came before is complete, so a list prints an item at a time.
+                    let rest = self.pending.split_off(start);
+                    let piece = std::mem::replace(&mut self.pending, rest);
+                    out.push_str(&self.print(&piece));
+                    self.join_next = self.ended_in_list;
+                    end -= start;
+                }
                 self.after_block = ends_block(&line, &mut self.fence);
                 self.line_start = end + 1;
                 self.searched = end + 1;
@@ -185,9 +203,13 @@ impl MarkdownStream {
     }
 
     fn print(&mut self, piece: &str) -> String {
-        let out = printer::print(piece, self.screen, self.printed);
-        self.printed |= !out.is_empty();
-        out
+        let printed = printer::print(piece, self.screen, self.printed && !self.join_next);
+        if !printed.text.is_empty() {
+            self.printed = true;
+            self.ended_in_list = printed.ends_in_list;
+            self.join_next = false;
+        }
+        printed.text
     }
 }
 
@@ -204,6 +226,21 @@ fn opener(line: &str) -> Option<(Fence, usize)> {
         let info = &body[len..];
         (len >= 3 && !(c == '`' && info.contains('`'))).then_some(((c, len), indent))
     })
+}
+
+/// Whether `line` starts a list item in the first column (`- `, `* `, `+ `, `1. `, `1) `).
+/// A line holding `|` may be a table's row, and is left to the parser.
+fn starts_item(line: &str) -> bool {
+    if line.contains('|') {
+        return false;
+    }
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    let marker = match line[digits..].chars().next() {
+        Some('.' | ')') if (1..=9).contains(&digits) => digits + 1,
+        Some('-' | '*' | '+') if digits == 0 => 1,
+        _ => return false,
+    };
+    line[marker..].is_empty() || line[marker..].starts_with([' ', '\t'])
 }
 
 /// Whether `line` closes `fence`: the same character, at least as many, nothing else after.

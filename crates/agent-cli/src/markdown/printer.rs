@@ -38,13 +38,23 @@ struct Printer {
     table: Option<Table>,
     /// A blank line is owed before the next block.
     blank: bool,
+    /// Whether the last block at the top level was a list.
+    last_was_list: bool,
+}
+
+/// What printing a piece gave.
+pub(super) struct Printed {
+    pub(super) text: String,
+    /// Whether its last top-level block was a list, so a next piece that starts with an item of
+    /// the same list follows it without a blank line.
+    pub(super) ends_in_list: bool,
 }
 
 const BULLETS: [&str; 3] = ["•", "◦", "▪"];
 
 /// Renders `text` (complete blocks) for `screen`; `blank_first` asks for a blank line before
 /// the first block, when something was printed before this piece.
-pub(super) fn print(text: &str, screen: Screen, blank_first: bool) -> String {
+pub(super) fn print(text: &str, screen: Screen, blank_first: bool) -> Printed {
     let mut printer = Printer {
         screen,
         out: String::new(),
@@ -57,6 +67,7 @@ pub(super) fn print(text: &str, screen: Screen, blank_first: bool) -> String {
         heading: None,
         table: None,
         blank: blank_first,
+        last_was_list: false,
     };
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
@@ -64,7 +75,7 @@ pub(super) fn print(text: &str, screen: Screen, blank_first: bool) -> String {
         printer.event(event);
     }
     printer.flush_inline();
-    printer.out
+    Printed { text: printer.out, ends_in_list: printer.last_was_list }
 }
 
 impl Printer {
@@ -195,6 +206,7 @@ impl Printer {
                 self.flush_inline();
                 self.lists.pop();
                 self.close_block();
+                self.last_was_list = true;
             }
             TagEnd::Item => {
                 self.flush_inline();
@@ -287,6 +299,7 @@ impl Printer {
     /// compact.
     fn close_block(&mut self) {
         self.blank = self.lists.is_empty();
+        self.last_was_list = false;
     }
 
     /// Columns left for text after the prefixes of the open containers.

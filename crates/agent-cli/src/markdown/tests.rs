@@ -118,6 +118,29 @@ fn a_fence_ends_the_paragraph_before_it_and_an_open_one_ends_with_the_answer() {
     assert_eq!(stream.push("  ```\n\nNext"), "• item\n      code\n\n");
 }
 
+#[test]
+fn a_list_prints_an_item_at_a_time() {
+    let mut stream = MarkdownStream::new(PLAIN);
+    assert_eq!(stream.push("Steps:\n- one\n"), "Steps:\n");
+    assert_eq!(stream.push("- two\n  - nested\n"), "\n• one\n");
+    assert_eq!(stream.push("- three\n\nDone"), "• two\n  ◦ nested\n• three\n");
+    assert_eq!(stream.push("."), "");
+    assert_eq!(stream.finish(), "\nDone.\n");
+    let mut stream = MarkdownStream::new(PLAIN);
+    assert_eq!(stream.push("1. a\n2. b\n10) c\n"), "1. a\n2. b\n");
+    assert_eq!(stream.finish(), "10. c\n");
+}
+
+#[test]
+fn item_markers() {
+    for item in ["- a", "* a", "+ a", "-", "1. a", "2) a", "123456789. a", "-\ta"] {
+        assert!(starts_item(item), "{item}");
+    }
+    for not in ["-a", "**bold**", "---", "1.5 s", "1234567890. a", " - a", "- a | b", "a"] {
+        assert!(!starts_item(not), "{not}");
+    }
+}
+
 /// Markdown-ish text: the pieces that decide where blocks start and end, in any order.
 fn markdownish() -> impl Strategy<Value = String> {
     let piece = prop::sample::select(vec![
