@@ -92,12 +92,7 @@ impl Renderer {
                     }
                     None => text.clone(),
                 };
-                if !shown.is_empty() {
-                    if let Some(before) = &self.before_text {
-                        before();
-                    }
-                    write_out(&shown);
-                }
+                self.emit(&shown);
             }
             AgentEvent::ToolCallStarted { name, arguments, .. } => {
                 self.end_text();
@@ -130,7 +125,7 @@ impl Renderer {
             AgentEvent::Finished { reason: FinishReason::InvalidOutput, .. } => self.end_text(),
             AgentEvent::Finished { text, .. } => match text {
                 Some(text) if !self.streamed => match self.markdown {
-                    Some(screen) => write_out(&markdown::render(text, screen)),
+                    Some(screen) => self.emit(&markdown::render(text, screen)),
                     None => println!("{text}"),
                 },
                 _ => self.end_text(),
@@ -153,7 +148,7 @@ impl Renderer {
     /// without a finish); raw text is left as it is, so a pipe sees the model's bytes alone.
     fn flush_answer(&mut self) {
         if let Some(mut answer) = self.answer.take() {
-            write_out(&answer.finish());
+            self.emit(&answer.finish());
         }
     }
 
@@ -162,18 +157,24 @@ impl Renderer {
     fn end_text(&mut self) {
         if std::mem::take(&mut self.streamed) {
             match self.answer.take() {
-                Some(mut answer) => write_out(&answer.finish()),
+                Some(mut answer) => self.emit(&answer.finish()),
                 None => println!(),
             }
         }
     }
-}
 
-/// Writes `text` to stdout and flushes it, so a reader sees it at once.
-fn write_out(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    /// Writes answer text to stdout and flushes it, so a reader sees it at once.
+    fn emit(&self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(before) = &self.before_text {
+            before();
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
 }
 
 /// One line saying what a compaction did.
