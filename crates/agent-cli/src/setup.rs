@@ -48,6 +48,8 @@ pub(crate) struct Session {
     model: ModelSettings,
     /// Whether a recorded transcript plays the model.
     replay: bool,
+    /// `--tool-choice`: each prompt's first turn, whichever model answers it.
+    tool_choice: Option<String>,
     /// The context window set by a flag or the profile, which outranks the model's own.
     configured_window: Option<u64>,
     /// How commands are sandboxed: the policy, and whether they may use the network.
@@ -144,6 +146,7 @@ pub(crate) fn open(
         project_docs: docs.files,
         model: settings.model.clone(),
         replay: launch.replay.is_some(),
+        tool_choice: options.tool_choice.clone(),
         configured_window,
         sandbox: (settings.sandbox_policy()?, settings.options.network),
         log_failed: false,
@@ -242,7 +245,7 @@ impl Session {
             bail!("a replayed session plays its recording; there is no model to switch");
         }
         let settings = ModelSettings { model: name.to_owned(), ..self.model.clone() };
-        self.agent.set_model(model_client(&settings, None)?);
+        self.agent.set_model(model_client(&settings, self.tool_choice.as_deref())?);
         let fresh = context_config(name, self.configured_window);
         if let Some(context) = &mut self.agent.config_mut().context {
             context.keep_recent_tokens = fresh.keep_recent_tokens;
@@ -268,7 +271,11 @@ impl Session {
         Facts {
             model: &self.model.model,
             api,
-            base_url: &self.model.base_url,
+            base_url: if self.replay {
+                "none (a recorded transcript)"
+            } else {
+                &self.model.base_url
+            },
             session: self.log.id(),
             transcript: self.log.transcript().path(),
             workspace: policy.workspace().root(),

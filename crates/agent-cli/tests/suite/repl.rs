@@ -129,3 +129,22 @@ async fn status_counts_tokens_and_model_switches_the_next_request() {
     assert_eq!(bodies[1]["model"], "other-model");
     assert_eq!(user_messages(&bodies[1]), ["hello", "again"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_session_has_no_model_to_switch() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--api", "chat", "exec", "hello"];
+    let (recorded, _) = crate::suite::exec::exec(dir.path(), vec![Turn::text("Hi.")], &args).await;
+    let id = crate::suite::session_id(&recorded);
+    let recording = crate::suite::data_dir(dir.path()).join("sessions").join(id);
+    let replay = recording.join("transcript.jsonl");
+    let args = ["chat", "--replay", replay.to_str().unwrap()];
+    let mut running = Running::spawn(command(dir.path(), &args).stdin(Stdio::piped()));
+    running.stdin().write_all(b"/model other\n/status\n/exit\n").unwrap();
+    let output = running.finish("agent chat --replay");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("agent: a replayed session plays its recording"), "{err}");
+    assert!(err.contains("  api          replay\n"), "{err}");
+    assert!(err.contains("  base url     none (a recorded transcript)\n"), "{err}");
+}
