@@ -83,11 +83,7 @@ impl Printer {
         match event {
             Event::Start(tag) => self.start(tag),
             Event::End(tag) => self.end(tag),
-            Event::Text(text) => match &mut self.verbatim {
-                Some((block, _)) => block.push_str(&text),
-                None => self.text(&text),
-            },
-            Event::Html(text) => match &mut self.verbatim {
+            Event::Text(text) | Event::Html(text) => match &mut self.verbatim {
                 Some((block, _)) => block.push_str(&text),
                 None => self.text(&text),
             },
