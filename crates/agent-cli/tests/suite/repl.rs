@@ -148,3 +148,31 @@ async fn a_replayed_session_has_no_model_to_switch() {
     assert!(err.contains("  api          replay\n"), "{err}");
     assert!(err.contains("  base url     none (a recorded transcript)\n"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switched_model_gets_the_whole_conversation_not_the_old_models_response_id() {
+    let turns = vec![Turn::text("One."), Turn::text("Two."), Turn::text("Three.")];
+    let server = ScriptedServer::start(Script::new(turns)).await.unwrap();
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--base-url", &url, "--model", "m", "--api", "responses", "chat"];
+    let mut command = command(dir.path(), &args);
+    command.stdin(Stdio::piped());
+    let output = tokio::task::spawn_blocking(move || {
+        let mut running = Running::spawn(&mut command);
+        running.stdin().write_all(b"hello\nagain\n/model other\nthird\n/exit\n").unwrap();
+        running.finish("agent chat")
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let bodies: Vec<Value> = server.requests().iter().map(|request| request.json()).collect();
+    assert_eq!(bodies.len(), 3);
+    // Before the switch the conversation continues the stored response; after it, the new
+    // model gets every item, since the old model's response id means nothing to it.
+    assert!(bodies[1]["previous_response_id"].is_string(), "{}", bodies[1]);
+    assert_eq!(bodies[2]["model"], "other");
+    assert!(bodies[2].get("previous_response_id").is_none(), "{}", bodies[2]);
+    let sent = bodies[2]["input"].to_string();
+    assert!(sent.contains("hello") && sent.contains("One.") && sent.contains("third"), "{sent}");
+}
