@@ -14,6 +14,7 @@ mod config;
 mod events;
 mod exec_cmd;
 mod hooks;
+mod markdown;
 mod mcp_cmd;
 mod render;
 mod repl;
@@ -22,6 +23,7 @@ mod session;
 mod settings;
 mod setup;
 mod spinner;
+mod status;
 mod tools_cmd;
 
 use crate::config::Api;

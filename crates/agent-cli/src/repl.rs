@@ -1,7 +1,7 @@
 //! The interactive REPL (`agent` or `agent chat`): line editing with history, streaming answers,
 //! approval prompts and slash commands. One conversation lasts until `/clear` or the end.
 
-use std::{path::PathBuf, process::ExitCode, sync::Arc};
+use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Instant};
 
 use agent_exec::{
     PermissionMode,
@@ -15,10 +15,12 @@ use crate::{
     Options,
     approval::TerminalApprover,
     hooks::Trust,
+    markdown::Screen,
     render::{Renderer, short},
     session::SessionLog,
     setup::{self, Launch, Session},
     spinner::Spinner,
+    status::{self, Tally},
 };
 
 #[derive(Debug, Default, Args)]
@@ -37,6 +39,8 @@ Ctrl-D or /exit quits and kills the jobs.
   /help   this help
   /tools  the tools the model may call
   /jobs   the background jobs, running and finished
+  /status  the model, server, session, sandbox, permissions, tokens used and context filled
+  /model [NAME]  show the model, or switch to NAME from the next prompt on
   /context  what the next request carries, the window, and the AGENTS.md files read
   /compact  compact the conversation now (summary and ledger of the older turns)
   /clear  start a new conversation (a new session)
@@ -50,6 +54,9 @@ enum Line {
     Help,
     Tools,
     Jobs,
+    Status,
+    /// `/model` alone shows the model; with a name, switches to it.
+    Model(Option<String>),
     Context,
     Compact,
     Clear,
@@ -65,6 +72,13 @@ fn parse_line(line: &str) -> Line {
     if trimmed.is_empty() {
         return Line::Empty;
     }
+    // `/model NAME` is the one command with an argument; model names hold no spaces.
+    if let Some(rest) = trimmed.strip_prefix("/model")
+        && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+        && rest.split_whitespace().count() <= 1
+    {
+        return Line::Model(rest.split_whitespace().next().map(str::to_owned));
+    }
     // A path such as `/etc/hosts what is this?` is a prompt, not a command: commands are one word.
     let Some(command) = trimmed.strip_prefix('/').filter(|rest| !rest.contains(['/', ' '])) else {
         return Line::Prompt(trimmed.to_owned());
@@ -73,7 +87,8 @@ fn parse_line(line: &str) -> Line {
         "help" | "?" => Line::Help,
         "tools" => Line::Tools,
         "jobs" => Line::Jobs,
-        "context" | "status" => Line::Context,
+        "context" => Line::Context,
+        "status" => Line::Status,
         "compact" => Line::Compact,
         "clear" | "new" => Line::Clear,
         "exit" | "quit" | "q" => Line::Exit,
@@ -113,8 +128,14 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         session.agent.model().name(),
         session.log.id()
     );
-    let spinner = Spinner::new();
+    let spinner = Arc::new(Spinner::new());
     let mut renderer = Renderer::new(false);
+    // A rendered answer prints nothing until its first block is complete: the spinner keeps
+    // turning until then.
+    let stopper = Arc::clone(&spinner);
+    renderer.before_text = Some(Box::new(move || stopper.stop()));
+    // What the server reported for this session (reset by `/clear`, which starts a new one).
+    let mut tokens = Tally::default();
     loop {
         // After Ctrl-C at an approval prompt, its reader still owns the next line typed.
         if approver.is_reading() {
@@ -143,6 +164,12 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 }
                 eprintln!("{}", context_report(&session));
             }
+            Line::Status => eprintln!("{}", status::report(&session.facts(tokens))),
+            Line::Model(None) => eprintln!("  {}", session.model_name()),
+            Line::Model(Some(name)) => match session.switch_model(&name) {
+                Ok(()) => eprintln!("agent: model {name} from the next prompt on"),
+                Err(err) => eprintln!("agent: {err:#}"),
+            },
             Line::Compact => {
                 let cancel = agent_core::CancellationToken::new();
                 let log = &mut session.log;
@@ -173,17 +200,26 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                     eprintln!("agent: a SessionStart hook stopped the session: {reason}");
                     break;
                 }
+                tokens = Tally::default();
                 eprintln!("agent: new conversation, session {}", session.log.id());
             }
             Line::Exit => break,
             Line::Unknown(command) => eprintln!("agent: no command /{command}; /help lists them"),
             Line::Prompt(prompt) => {
                 let _ = editor.add_history_entry(&prompt);
+                // Asked again for each prompt, so a resized terminal wraps at its new width.
+                renderer.markdown = Screen::detect();
+                let started = Instant::now();
+                let mut turn = Tally::default();
                 let mut show = |event: &AgentEvent| {
+                    if let AgentEvent::Usage { usage } = event {
+                        turn.add(usage);
+                    }
                     match event {
                         AgentEvent::TurnStarted { .. } => spinner.start(),
                         AgentEvent::Usage { .. }
                         | AgentEvent::ReasoningDelta { .. }
+                        | AgentEvent::TextDelta { .. }
                         | AgentEvent::ItemAdded { .. } => {}
                         _ => spinner.stop(),
                     }
@@ -194,6 +230,9 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 };
                 let finish = tokio.block_on(session.prompt(prompt, &mut show))?;
                 spinner.stop();
+                tokens.merge(&turn);
+                let line = status::turn_line(&turn, started.elapsed(), session.context_fill());
+                eprintln!("{}", status::dim_on_stderr(&line));
                 if let Finish::MaxTurns(turns) = finish {
                     eprintln!(
                         "agent: stopped after {turns} turns without an answer (raise --max-turns)"
@@ -309,7 +348,12 @@ mod tests {
         check("/help", Line::Help);
         check(" /tools ", Line::Tools);
         check("/context", Line::Context);
-        check("/status", Line::Context);
+        check("/status", Line::Status);
+        check("/model", Line::Model(None));
+        check(" /model  gpt-5 ", Line::Model(Some("gpt-5".to_owned())));
+        check("/model openai/gpt-oss-20b", Line::Model(Some("openai/gpt-oss-20b".to_owned())));
+        check("/models", Line::Unknown("models".to_owned()));
+        check("/model which one is best?", Line::Prompt("/model which one is best?".to_owned()));
         check("/compact", Line::Compact);
         check("/clear", Line::Clear);
         check("/exit", Line::Exit);

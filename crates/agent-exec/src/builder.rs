@@ -410,6 +410,13 @@ impl Agent {
         self.model.as_ref()
     }
 
+    /// Replaces the model for the next prompt (the REPL's `/model`). The conversation is kept
+    /// and sent whole to the new model: a stored response to continue belongs to the old one.
+    pub fn set_model(&mut self, model: Box<dyn ModelClient>) {
+        self.model = model;
+        self.conversation.continuation = None;
+    }
+
     /// The loop's settings.
     pub fn config(&self) -> &AgentConfig {
         &self.config
