@@ -15,6 +15,7 @@ mod events;
 mod exec_cmd;
 mod hooks;
 mod mcp_cmd;
+mod preview;
 mod render;
 mod repl;
 mod sandbox_cmd;

@@ -96,6 +96,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
+    approver.set_previewer(session.previewer.clone());
     let source = if args.resume.is_some() { "resume" } else { "startup" };
     if let Err(reason) = tokio.block_on(session.start(source)) {
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");

@@ -18,6 +18,7 @@ use crate::{
     Options,
     config::{self, Api, ModelSettings},
     hooks::{self, Trust},
+    preview::Previewer,
     session::SessionLog,
     settings::Settings,
 };
@@ -42,6 +43,8 @@ pub(crate) struct Session {
     pub(crate) log: SessionLog,
     /// The AGENTS.md files whose text is sent with the instructions.
     pub(crate) project_docs: Vec<PathBuf>,
+    /// What the terminal needs to preview the session's calls.
+    pub(crate) previewer: Arc<Previewer>,
     /// Whether a failed log write was already reported, so it is reported once.
     log_failed: bool,
 }
@@ -78,7 +81,8 @@ pub(crate) fn open(
     let log = SessionLog::open(launch.resume, secrets)?;
     let mut executor = ExecutorConfig::new(log.id());
     executor.session_dir = Some(log.dir().to_path_buf());
-    let mut builder = settings.builder(launch.default_mode, FileTracker::new(), executor)?;
+    let tracker = FileTracker::new();
+    let mut builder = settings.builder(launch.default_mode, tracker.clone(), executor)?;
     let docs = settings.project_docs()?;
     if docs.cut_bytes > 0 {
         eprintln!(
@@ -125,7 +129,9 @@ pub(crate) fn open(
         let conversation = Transcript::read_conversation(log.transcript().path())?;
         agent.set_conversation(Conversation { continuation: None, ..conversation });
     }
-    Ok(Ok(Session { agent, log, project_docs: docs.files, log_failed: false }))
+    let workspace = agent.executor().policy().workspace().clone();
+    let previewer = Arc::new(Previewer::new(workspace, tracker, sandbox_words(&settings)?));
+    Ok(Ok(Session { agent, log, project_docs: docs.files, previewer, log_failed: false }))
 }
 
 impl Session {
@@ -240,6 +246,20 @@ fn cancel_on_ctrl_c(
         if tokio::signal::ctrl_c().await.is_ok() {
             cancel.cancel();
         }
+    })
+}
+
+/// The sandbox commands run under, in words: `workspace-write, network off`.
+fn sandbox_words(settings: &Settings) -> anyhow::Result<String> {
+    let options = &settings.options;
+    let policy = match &options.sandbox {
+        Some(text) => text.parse::<agent_exec::sandbox::SandboxPolicy>()?,
+        None => agent_exec::sandbox::SandboxPolicy::WorkspaceWrite,
+    };
+    let network = if options.network { "network on" } else { "network off" };
+    Ok(match policy {
+        agent_exec::sandbox::SandboxPolicy::DangerFullAccess => format!("{policy} (no OS sandbox)"),
+        _ => format!("{policy}, {network}"),
     })
 }
 

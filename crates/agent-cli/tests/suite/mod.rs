@@ -7,6 +7,7 @@ mod interrupt;
 mod mcp;
 mod options;
 mod output;
+mod pty;
 mod repl;
 mod replay;
 mod stream;
