@@ -24,6 +24,7 @@ mod settings;
 mod setup;
 mod spinner;
 mod tools_cmd;
+mod work;
 
 use crate::config::Api;
 

@@ -120,7 +120,8 @@ fn bash(arguments: &Value, previewer: Option<&Previewer>, style: &Style) -> Prev
     let workdir = arguments["workdir"].as_str().filter(|dir| !dir.is_empty());
     let place = match (previewer, workdir) {
         (Some(previewer), dir) => {
-            previewer.workspace().root().join(dir.unwrap_or_default()).display().to_string()
+            let root = previewer.workspace().root();
+            dir.map_or_else(|| root.to_path_buf(), |dir| root.join(dir)).display().to_string()
         }
         (None, Some(dir)) => dir.to_owned(),
         (None, None) => "the workspace root".to_owned(),

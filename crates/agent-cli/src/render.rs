@@ -7,7 +7,11 @@ use agent_exec::{
     agent::{AgentEvent, Finish, FinishReason},
 };
 
-use crate::events::{self, FailReason, JsonStream};
+use crate::{
+    events::{self, FailReason, JsonStream},
+    preview::Style,
+    work::Work,
+};
 
 /// How events are shown.
 pub(crate) struct Renderer {
@@ -17,11 +21,18 @@ pub(crate) struct Renderer {
     streamed: bool,
     /// Whether text deltas go to stdout as they arrive (off when only the final answer may).
     pub(crate) stream_text: bool,
+    /// The session's calls: previews of what each did, `/last` and `/diff`.
+    pub(crate) work: Work,
 }
 
 impl Renderer {
     pub(crate) fn new(json: bool) -> Self {
-        Self { json: json.then(JsonStream::default), streamed: false, stream_text: true }
+        Self {
+            json: json.then(JsonStream::default),
+            streamed: false,
+            stream_text: true,
+            work: Work::default(),
+        }
     }
 
     /// The `--json` stream's last event for a run that ended with `finish`.
@@ -71,21 +82,22 @@ impl Renderer {
                 let _ = out.write_all(text.as_bytes());
                 let _ = out.flush();
             }
-            AgentEvent::ToolCallStarted { name, arguments, .. } => {
+            AgentEvent::ToolCallStarted { call_id, name, arguments } => {
                 if self.streamed {
                     println!();
                     self.streamed = false;
                 }
-                eprintln!("▸ {name} {}", short(arguments, 100));
+                eprintln!("▸ {}", self.work.started(call_id, name, arguments));
             }
             AgentEvent::ToolCallFinished {
+                call_id,
                 name,
                 ok,
                 error,
                 duration_ms,
                 truncated,
                 remedy,
-                ..
+                output_path,
             } => {
                 let status = match (ok, error) {
                     (true, _) => "ok".to_owned(),
@@ -93,7 +105,9 @@ impl Renderer {
                     (false, None) => "error".to_owned(),
                 };
                 let cut = if *truncated { ", output capped" } else { "" };
-                eprintln!("  {name}: {status} ({duration_ms} ms{cut})");
+                let line = format!("  {name}: {status} ({duration_ms} ms{cut})");
+                eprintln!("{line}");
+                self.work.finished(call_id, line, output_path.clone());
                 if let Some(remedy) = remedy {
                     eprintln!("  {}", remedy_advice(remedy));
                 }
@@ -121,6 +135,9 @@ impl Renderer {
             }
             AgentEvent::Error { message } => eprintln!("agent: model error: {message}"),
             AgentEvent::Compaction { info, .. } => eprintln!("{}", compaction_line(info)),
+            AgentEvent::ItemAdded { item: agent_core::Item::ToolOutput(output) } => {
+                eprint!("{}", self.work.output(output, &Style::stderr()));
+            }
             AgentEvent::ReasoningDelta { .. }
             | AgentEvent::Request { .. }
             | AgentEvent::Usage { .. }

@@ -15,6 +15,7 @@ use crate::{
     Options,
     approval::TerminalApprover,
     hooks::Trust,
+    preview::Style,
     render::{Renderer, short},
     session::SessionLog,
     setup::{self, Launch, Session},
@@ -39,6 +40,8 @@ Ctrl-D or /exit quits and kills the jobs.
   /jobs   the background jobs, running and finished
   /context  what the next request carries, the window, and the AGENTS.md files read
   /compact  compact the conversation now (summary and ledger of the older turns)
+  /last   the last tool call in full: arguments, status, diff and whole output
+  /diff   every file change of this session
   /clear  start a new conversation (a new session)
   /exit   quit";
 
@@ -52,6 +55,8 @@ enum Line {
     Jobs,
     Context,
     Compact,
+    Last,
+    Diff,
     Clear,
     Exit,
     /// Nothing to do (a blank line).
@@ -75,6 +80,8 @@ fn parse_line(line: &str) -> Line {
         "jobs" => Line::Jobs,
         "context" | "status" => Line::Context,
         "compact" => Line::Compact,
+        "last" => Line::Last,
+        "diff" => Line::Diff,
         "clear" | "new" => Line::Clear,
         "exit" | "quit" | "q" => Line::Exit,
         other => Line::Unknown(other.to_owned()),
@@ -116,6 +123,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     );
     let spinner = Spinner::new();
     let mut renderer = Renderer::new(false);
+    renderer.work.set_previewer(session.previewer.clone());
     loop {
         // After Ctrl-C at an approval prompt, its reader still owns the next line typed.
         if approver.is_reading() {
@@ -150,6 +158,8 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                     eprintln!("agent: this session manages no context window");
                 }
             }
+            Line::Last => eprint!("{}", renderer.work.last(&Style::stderr())),
+            Line::Diff => eprint!("{}", renderer.work.diff(&Style::stderr())),
             Line::Jobs => {
                 let lines = session.job_lines();
                 if lines.is_empty() {
@@ -164,6 +174,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 report_jobs(&tokio.block_on(session.end_jobs(EndPolicy::Kill)));
                 tokio.block_on(session.end("clear"));
                 session.clear()?;
+                renderer.work.clear();
                 if let Err(reason) = tokio.block_on(session.start("clear")) {
                     eprintln!("agent: a SessionStart hook stopped the session: {reason}");
                     break;
@@ -306,6 +317,8 @@ mod tests {
         check("/context", Line::Context);
         check("/status", Line::Context);
         check("/compact", Line::Compact);
+        check("/last", Line::Last);
+        check("/diff", Line::Diff);
         check("/clear", Line::Clear);
         check("/exit", Line::Exit);
         check("/jobs", Line::Jobs);

@@ -87,6 +87,15 @@ impl Block {
         self.lines.push((tone, line));
     }
 
+    /// Appends the lines of `other`.
+    pub(crate) fn extend(&mut self, other: &Block) {
+        self.lines.extend(other.lines.iter().cloned());
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
     /// The lines indented by two columns, each cut to the width; with `limit`, at most that
     /// many, then a line saying how many are hidden and `hint` (how to see them).
     pub(crate) fn render(&self, style: &Style, limit: Option<usize>, hint: &str) -> String {

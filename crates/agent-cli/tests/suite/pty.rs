@@ -208,10 +208,12 @@ struct Shown {
     raw: String,
 }
 
-/// Runs the edit script, answering the approval with `answer`, with `env` set.
+/// Runs the edit script, answering the approval with `answer`, with `env` set; then types each
+/// line of `then` and waits for its text.
 async fn edit_session(
     answer: &'static str,
     env: &'static [(&str, &str)],
+    then: &'static [(&str, &str)],
 ) -> (tempfile::TempDir, Shown) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("main.rs"), MAIN).unwrap();
@@ -226,6 +228,10 @@ async fn edit_session(
         assert_eq!(std::fs::read_to_string(workspace.join("main.rs")).unwrap(), MAIN);
         screen.type_text(answer);
         screen.wait_for("All done.");
+        for (line, text) in then {
+            screen.type_text(line);
+            screen.wait_for(text);
+        }
         let at_end = screen.contents();
         screen.type_text("/exit\r");
         assert!(screen.wait_exit(), "{}", screen.contents());
@@ -238,22 +244,113 @@ async fn edit_session(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_edit_approval_shows_the_diff_and_yes_applies_it() {
-    let (dir, Shown { at_prompt, raw, .. }) = edit_session("y\r", &[]).await;
+    let then = &[("/diff\r", "/diff"), ("/last\r", "3→}")];
+    let (dir, Shown { at_prompt, at_end, raw }) = edit_session("y\r", &[], then).await;
+    let added = "+    println!(\"hello, world\");";
     assert!(at_prompt.contains("? edit_file main.rs"), "{at_prompt}");
     assert!(at_prompt.contains("-    println!(\"hello\");"), "{at_prompt}");
-    assert!(at_prompt.contains("+    println!(\"hello, world\");"), "{at_prompt}");
+    assert!(at_prompt.contains(added), "{at_prompt}");
     // On a terminal the diff is coloured.
-    assert!(raw.contains("\x1b[32m+    println!(\"hello, world\");\x1b[0m"), "{raw:?}");
+    assert!(raw.contains(&format!("\x1b[32m{added}\x1b[0m")), "{raw:?}");
     let edited = std::fs::read_to_string(dir.path().join("main.rs")).unwrap();
     assert_eq!(edited, "fn main() {\n    println!(\"hello, world\");\n}\n");
+    // After the answer: the preview of what the call did, under its status line; then /diff
+    // and /last show the change again.
+    let after = at_end.split("allow? [y]es").nth(1).unwrap();
+    let preview = after.split("/diff").next().unwrap();
+    assert!(preview.contains("edit_file: ok ("), "{at_end}");
+    assert!(preview.contains("Edited main.rs: 1 replacement at line 2 (+1 −1)"), "{at_end}");
+    assert!(preview.contains(added), "the diff preview follows the call: {at_end}");
+    let (diff, last) = after.split_once("/last").unwrap();
+    assert!(diff.contains("main.rs") && diff.contains(added), "/diff: {at_end}");
+    assert!(last.contains(added) && last.contains("Edited main.rs"), "/last: {at_end}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_denied_edit_leaves_the_file_as_it_was() {
     // NO_COLOR turns the colours off, on a terminal too.
-    let (dir, Shown { at_prompt, at_end, raw }) = edit_session("n\r", &[("NO_COLOR", "1")]).await;
+    let (dir, Shown { at_prompt, at_end, raw }) =
+        edit_session("n\r", &[("NO_COLOR", "1")], &[("/diff\r", "no file changes")]).await;
     assert!(raw.contains("\n  +    println!(\"hello, world\");\r\n"), "{raw:?}");
     assert!(at_prompt.contains("+    println!(\"hello, world\");"), "{at_prompt}");
     assert_eq!(std::fs::read(dir.path().join("main.rs")).unwrap(), MAIN.as_bytes());
     assert!(at_end.contains("edit_file: error: rejected"), "{at_end}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bash_approval_shows_the_command_and_its_duration_leaves_out_the_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = "echo made > made.txt && echo wrote the flag";
+    let server = ScriptedServer::start(Script::new([
+        Turn::tool_calls([ScriptedCall::new("call_b", "bash", json!({"command": command}))]),
+        Turn::text("Ran it."),
+    ]))
+    .await
+    .unwrap();
+    let workspace = dir.path().to_path_buf();
+    let wait = Duration::from_secs(2);
+    let (at_prompt, at_end) = tokio::task::spawn_blocking(move || {
+        let mut screen = repl(&workspace, &server, &[]);
+        screen.type_text("run it\r");
+        screen.wait_for("allow? [y]es");
+        let at_prompt = screen.contents();
+        // The person reads the prompt for a while; that time is not the command's.
+        std::thread::sleep(wait);
+        screen.type_text("y\r");
+        screen.wait_for("Ran it.");
+        let at_end = screen.contents();
+        screen.type_text("/exit\r");
+        assert!(screen.wait_exit(), "{}", screen.contents());
+        (at_prompt, at_end)
+    })
+    .await
+    .unwrap();
+    assert!(at_prompt.contains(&format!("$ {command}")), "{at_prompt}");
+    let root = dir.path().canonicalize().unwrap();
+    assert!(at_prompt.contains(&format!("in {}", root.display())), "{at_prompt}");
+    assert!(at_prompt.contains("sandbox: workspace-write, network off"), "{at_prompt}");
+    if at_end.contains("sandbox_unavailable") {
+        crate::skip::skipped(&format!("the OS sandbox is unavailable here: {at_end}"));
+        return;
+    }
+    let millis: u64 = at_end
+        .split("bash: ok (")
+        .nth(1)
+        .and_then(|rest| rest.split(" ms").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no duration: {at_end}"));
+    assert!(millis < 1000, "{millis} ms includes the {wait:?} approval wait: {at_end}");
+    // The preview under the status line: the exit code and the last lines of output.
+    let after = at_end.split("bash: ok (").nth(1).unwrap();
+    assert!(after.contains("exit 0 ·") && after.contains("wrote the flag"), "{at_end}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("made.txt")).unwrap(), "made\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_run_through_a_pipe_prints_no_escape_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.rs"), MAIN).unwrap();
+    let server = ScriptedServer::start(edit_script("All done.")).await.unwrap();
+    let url = server.url();
+    let workspace = dir.path().to_path_buf();
+    let output = tokio::task::spawn_blocking(move || {
+        let args = ["--base-url", &url, "--model", "m", "--api", "chat"];
+        let args = [&args[..], &["--permission-mode", "accept-edits", "exec", "greet"]].concat();
+        // A terminal type is set, so only the pipe itself can be what turns colour off.
+        let mut command = crate::suite::command(&workspace, &args);
+        command.env("TERM", "xterm-256color").stdin(std::process::Stdio::null());
+        crate::suite::Running::spawn(&mut command).finish("agent exec")
+    })
+    .await
+    .unwrap();
+    let (out, err) = (crate::suite::stdout(&output), crate::suite::stderr(&output));
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert_eq!(out, "All done.\n");
+    assert!(!out.contains('\x1b') && !err.contains('\x1b'), "{err:?}");
+    // The work is visible on stderr as plain text.
+    assert!(err.contains("  +    println!(\"hello, world\");\n"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("main.rs")).unwrap(),
+        "fn main() {\n    println!(\"hello, world\");\n}\n"
+    );
 }
