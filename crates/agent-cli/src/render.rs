@@ -9,7 +9,7 @@ use agent_exec::{
 
 use crate::{
     events::{self, FailReason, JsonStream},
-    preview::Style,
+    preview::{Style, fit},
     work::Work,
 };
 
@@ -87,7 +87,8 @@ impl Renderer {
                     println!();
                     self.streamed = false;
                 }
-                eprintln!("▸ {}", self.work.started(call_id, name, arguments));
+                let line = self.work.started(call_id, name, arguments);
+                eprintln!("▸ {}", fit(&line, Style::stderr().width.saturating_sub(2)));
             }
             AgentEvent::ToolCallFinished {
                 call_id,

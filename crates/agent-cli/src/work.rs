@@ -34,6 +34,8 @@ pub(crate) struct Work {
     /// Every file a call of this session changed, with its text before the first change
     /// (`None`: it did not exist), in the order they were first changed.
     files: Vec<(PathBuf, String, Option<String>)>,
+    /// Each changed file's text when its last diff was shown.
+    reported: HashMap<PathBuf, String>,
 }
 
 /// A call between its start and its output.
@@ -179,6 +181,15 @@ impl Work {
         if !self.files.iter().any(|(known, ..)| known == path) {
             self.files.push((path.clone(), shown.to_owned(), before.clone()));
         }
+        // Two edits of one file in one turn both start before either runs, so both snapshots
+        // hold the text before the first: the first call's diff already shows both changes.
+        let shown_already = self.reported.get(path) == Some(&now) && before.as_ref() != Some(&now);
+        self.reported.insert(path.clone(), now.clone());
+        if shown_already {
+            let mut block = Block::default();
+            block.push(Tone::Dim, "(this change is in the diff above)".to_owned());
+            return Some(block);
+        }
         Some(unified(before.as_deref(), &now, 1))
     }
 }
@@ -301,6 +312,16 @@ mod tests {
         );
         assert!(work.last(&style).contains("write_file: ok (1 ms)\n  @@ -1,2 +1,2 @@"));
         assert_eq!(work.diff(&style), "  a.txt\n  @@ -1,2 +1,2 @@\n   one\n  -two\n  +2\n");
+        // Two writes in one turn: both start, both run, then both outputs arrive.
+        work.started("d", "write_file", r#"{"path":"a.txt","content":"x"}"#);
+        work.started("e", "write_file", r#"{"path":"a.txt","content":"y"}"#);
+        std::fs::write(dir.path().join("a.txt"), "one\n2\nthree\n").unwrap();
+        let of =
+            |id: &str| CallOutput { call_id: id.to_owned(), ..output(true, "Overwrote a.txt") };
+        let first = work.output(&of("d"), &style);
+        assert!(first.contains("+three"), "{first}");
+        let second = work.output(&of("e"), &style);
+        assert!(second.ends_with("(this change is in the diff above)\n"), "{second}");
         work.clear();
         assert_eq!(work.diff(&style), "  (no file changes in this session)\n");
     }

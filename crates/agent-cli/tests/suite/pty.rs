@@ -354,3 +354,46 @@ async fn the_same_run_through_a_pipe_prints_no_escape_codes() {
         "fn main() {\n    println!(\"hello, world\");\n}\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_preview_is_capped_and_v_shows_all_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let content: String = (1..=80).map(|n| format!("line {n}\n")).collect();
+    let server = ScriptedServer::start(Script::new([
+        Turn::tool_calls([ScriptedCall::new(
+            "call_w",
+            "write_file",
+            json!({"path": "new.txt", "content": content}),
+        )]),
+        Turn::text("Written."),
+    ]))
+    .await
+    .unwrap();
+    let workspace = dir.path().to_path_buf();
+    let (at_prompt, viewed) = tokio::task::spawn_blocking(move || {
+        let mut screen = repl(&workspace, &server, &[]);
+        screen.type_text("write it\r");
+        screen.wait_for("[v]iew all: ");
+        let at_prompt = screen.contents();
+        screen.type_text("v\r");
+        screen.wait_for("+line 80");
+        let viewed = screen.contents();
+        // The question is asked again, and the answer still counts.
+        screen.wait_until("the question again", |text| {
+            text.trim_end().ends_with("[a]lways for this session:")
+        });
+        screen.type_text("y\r");
+        screen.wait_for("Written.");
+        screen.type_text("/exit\r");
+        assert!(screen.wait_exit(), "{}", screen.contents());
+        (at_prompt, viewed)
+    })
+    .await
+    .unwrap();
+    assert!(at_prompt.contains("? write_file new.txt (new file, 80 lines)"), "{at_prompt}");
+    assert!(at_prompt.contains("+line 1\n") && !at_prompt.contains("+line 80"), "{at_prompt}");
+    assert!(at_prompt.contains("more lines (v shows all)"), "{at_prompt}");
+    assert!(viewed.contains("+line 79\n  +line 80\n"), "{viewed}");
+    let written = std::fs::read_to_string(dir.path().join("new.txt")).unwrap();
+    assert_eq!(written.lines().count(), 80);
+}
