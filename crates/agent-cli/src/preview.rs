@@ -15,7 +15,7 @@ use serde_json::Value;
 
 pub(crate) use self::{
     diff::unified,
-    style::{Block, Style, Tone, fit},
+    style::{Block, Style, Tone, fit, wrap},
 };
 use crate::render::short;
 

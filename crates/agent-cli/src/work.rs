@@ -12,7 +12,7 @@ use agent_core::CallOutput;
 use serde_json::Value;
 
 use crate::{
-    preview::{Block, Previewer, Style, Tone, unified},
+    preview::{Block, Previewer, Style, Tone, unified, wrap},
     render::short,
 };
 
@@ -22,6 +22,8 @@ const COLLAPSED: usize = 6;
 const TAIL: usize = 3;
 /// Files larger than this are not read for diffs.
 const MAX_DIFF_BYTES: u64 = 2 * 1024 * 1024;
+/// A saved output larger than this is named by `/last`, not printed.
+const MAX_SHOWN_BYTES: u64 = 1024 * 1024;
 
 /// What the terminal remembers of the session's calls.
 #[derive(Default)]
@@ -133,10 +135,22 @@ impl Work {
         if let Some(diff) = &done.diff {
             block.extend(diff);
         }
-        // A capped output was saved whole; show that rather than what the model read.
-        let saved = done.output_path.as_ref().and_then(|path| std::fs::read_to_string(path).ok());
+        // A capped output was saved whole; show that rather than what the model read, unless
+        // it is too long for a terminal.
+        let saved = done.output_path.as_ref().and_then(|path| {
+            let size = std::fs::metadata(path).ok()?.len();
+            if size > MAX_SHOWN_BYTES {
+                block.push(Tone::Dim, format!("the whole output ({size} bytes) is in {path}"));
+                return None;
+            }
+            std::fs::read_to_string(path).ok()
+        });
+        // Wrapped rather than cut: this is the place to read all of it.
+        let width = style.width.saturating_sub(2);
         for line in saved.as_deref().unwrap_or(&done.output).lines() {
-            block.push(Tone::Plain, line.to_owned());
+            for piece in wrap(line, width) {
+                block.push(Tone::Plain, piece);
+            }
         }
         block.render(style, None, "")
     }
@@ -290,6 +304,22 @@ mod tests {
             r#"{"ok":false,"error":"invalid_arguments","message":"bad regex"}"#,
             "  bad regex\n",
         );
+    }
+
+    #[test]
+    fn last_shows_the_saved_whole_output_wrapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let saved = dir.path().join("call.txt");
+        std::fs::write(&saved, format!("exit 0 · 1 s\n{}\nlast line\n", "x".repeat(70))).unwrap();
+        let mut work = Work::default();
+        assert_eq!(work.started("c", "bash", r#"{"command":"make"}"#), "bash $ make");
+        let path = Some(saved.display().to_string());
+        work.finished("c", "  bash: ok (5 ms, output capped)".to_owned(), path);
+        work.output(&output(true, "[output truncated: …]"), &Style::plain(40));
+        let last = work.last(&Style::plain(40));
+        let wrapped = format!("  {}\n  {}\n  last line\n", "x".repeat(38), "x".repeat(32));
+        assert!(last.ends_with(&wrapped), "{last}");
+        assert!(!last.contains("truncated"), "{last}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod output;
 mod pty;
 mod repl;
 mod replay;
+mod screen;
 mod stream;
 mod tools;
 
