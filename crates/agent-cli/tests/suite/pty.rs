@@ -7,7 +7,7 @@ use std::time::Duration;
 use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
 use serde_json::json;
 
-use crate::suite::screen::repl;
+use crate::suite::screen::{Screen, repl};
 
 const MAIN: &str = "fn main() {\n    println!(\"hello\");\n}\n";
 
@@ -224,4 +224,39 @@ async fn a_long_preview_is_capped_and_v_shows_all_of_it() {
     assert!(viewed.contains("+line 79\n  +line 80\n"), "{viewed}");
     let written = std::fs::read_to_string(dir.path().join("new.txt")).unwrap();
     assert_eq!(written.lines().count(), 80);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_approval_names_server_and_tool_and_a_denied_call_never_reaches_it() {
+    let Some(python) = crate::suite::mcp::python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let markers = tempfile::tempdir().unwrap();
+    let table = crate::suite::mcp::py_table(&python, markers.path(), "required = true\n");
+    let config = crate::suite::mcp::config(dir.path(), &table);
+    let server = ScriptedServer::start(Script::new([
+        Turn::tool_calls([ScriptedCall::new("call_m", "mcp__py__touch", json!({"name": "m"}))]),
+        Turn::text("Not touched."),
+    ]))
+    .await
+    .unwrap();
+    let workspace = dir.path().to_path_buf();
+    let at_prompt = tokio::task::spawn_blocking(move || {
+        let url = server.url();
+        let args = ["--base-url", &url, "--model", "m", "--api", "chat", "--config", &config];
+        let mut screen = Screen::agent(&workspace, &[&args[..], &["chat"]].concat(), &[]);
+        screen.wait_for("›");
+        screen.type_text("touch it\r");
+        screen.wait_for("allow? [y]es");
+        let at_prompt = screen.contents();
+        screen.type_text("n\r");
+        screen.wait_for("Not touched.");
+        screen.type_text("/exit\r");
+        assert!(screen.wait_exit(), "{}", screen.contents());
+        at_prompt
+    })
+    .await
+    .unwrap();
+    assert!(at_prompt.contains("? mcp__py__touch (MCP server `py`, tool `touch`)"), "{at_prompt}");
+    assert!(at_prompt.contains("  {\n    \"name\": \"m\"\n  }\n"), "{at_prompt}");
+    assert!(!markers.path().join("m").exists(), "the denied call reached the server");
 }
