@@ -14,7 +14,11 @@ pub(crate) fn unified(before: Option<&str>, after: &str, context: usize) -> Bloc
         }
         return block;
     };
-    let diff = TextDiff::from_lines(before, after);
+    // A deadline keeps the prompt responsive on a huge file with many changes: past it the
+    // diff is coarser (larger hunks), never wrong.
+    let diff = TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(500))
+        .diff_lines(before, after);
     let mut unified = diff.unified_diff();
     unified.context_radius(context);
     for hunk in unified.iter_hunks() {
