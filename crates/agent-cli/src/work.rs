@@ -253,6 +253,11 @@ fn preview(name: &str, output: &CallOutput, diff: Option<&Block>) -> Block {
                 block.push(Tone::Plain, (*line).to_owned());
             }
         }
+        // A tree's first line is only its root; the count says more.
+        "list_dir" => {
+            let entries = lines.filter(|line| !line.trim().is_empty()).count();
+            block.push(Tone::Dim, format!("{first} ({entries} entries shown)"));
+        }
         _ => {
             block.push(Tone::Dim, first.to_owned());
             if let Some(diff) = diff {
@@ -298,6 +303,7 @@ mod tests {
             "a.rs · lines 1–2 of 9 · utf-8\n     1→x\n     2→y\n",
             "  a.rs · lines 1–2 of 9 · utf-8\n",
         );
+        check("list_dir", true, "src/\n  a.rs\n  b/ (2 entries)\n", "  src/ (2 entries shown)\n");
         check(
             "grep",
             false,
