@@ -152,7 +152,7 @@ fn mcp_name(name: &str) -> Option<(&str, &str)> {
     name.strip_prefix("mcp__")?.split_once("__")
 }
 
-pub(crate) fn plural(count: usize, one: &str) -> String {
+fn plural(count: usize, one: &str) -> String {
     if count == 1 { format!("1 {one}") } else { format!("{count} {one}s") }
 }
 
