@@ -78,6 +78,7 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     };
 
     let mut renderer = Renderer::new(args.json);
+    renderer.work.set_previewer(session.previewer.clone());
     // With an output schema, stdout is the checked JSON alone: nothing is streamed, since a
     // first answer that does not fit is asked for again.
     renderer.stream_text = !structured;

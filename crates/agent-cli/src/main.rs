@@ -16,6 +16,7 @@ mod exec_cmd;
 mod hooks;
 mod markdown;
 mod mcp_cmd;
+mod preview;
 mod render;
 mod repl;
 mod sandbox_cmd;
@@ -25,6 +26,7 @@ mod setup;
 mod spinner;
 mod status;
 mod tools_cmd;
+mod work;
 
 use crate::config::Api;
 

@@ -10,6 +10,8 @@ use agent_exec::{
 use crate::{
     events::{self, FailReason, JsonStream},
     markdown::{self, MarkdownStream, Screen},
+    preview::{Style, fit},
+    work::Work,
 };
 
 /// How events are shown.
@@ -26,6 +28,8 @@ pub(crate) struct Renderer {
     answer: Option<MarkdownStream>,
     /// Called before answer text is written (the REPL stops its spinner).
     pub(crate) before_text: Option<Box<dyn Fn() + Send>>,
+    /// The session's calls: previews of what each did, `/last` and `/diff`.
+    pub(crate) work: Work,
 }
 
 impl Renderer {
@@ -37,6 +41,7 @@ impl Renderer {
             markdown: None,
             answer: None,
             before_text: None,
+            work: Work::default(),
         }
     }
 
@@ -94,18 +99,20 @@ impl Renderer {
                 };
                 self.emit(&shown);
             }
-            AgentEvent::ToolCallStarted { name, arguments, .. } => {
+            AgentEvent::ToolCallStarted { call_id, name, arguments } => {
                 self.end_text();
-                eprintln!("▸ {name} {}", short(arguments, 100));
+                let line = self.work.started(call_id, name, arguments);
+                eprintln!("▸ {}", fit(&line, Style::stderr().width.saturating_sub(2)));
             }
             AgentEvent::ToolCallFinished {
+                call_id,
                 name,
                 ok,
                 error,
                 duration_ms,
                 truncated,
                 remedy,
-                ..
+                output_path,
             } => {
                 let status = match (ok, error) {
                     (true, _) => "ok".to_owned(),
@@ -113,7 +120,9 @@ impl Renderer {
                     (false, None) => "error".to_owned(),
                 };
                 let cut = if *truncated { ", output capped" } else { "" };
-                eprintln!("  {name}: {status} ({duration_ms} ms{cut})");
+                let line = format!("  {name}: {status} ({duration_ms} ms{cut})");
+                eprintln!("{line}");
+                self.work.finished(call_id, line, output_path.clone());
                 if let Some(remedy) = remedy {
                     eprintln!("  {}", remedy_advice(remedy));
                 }
@@ -135,6 +144,9 @@ impl Renderer {
                 eprintln!("agent: model error: {message}");
             }
             AgentEvent::Compaction { info, .. } => eprintln!("{}", compaction_line(info)),
+            AgentEvent::ItemAdded { item: agent_core::Item::ToolOutput(output) } => {
+                eprint!("{}", self.work.output(output, &Style::stderr()));
+            }
             AgentEvent::ReasoningDelta { .. }
             | AgentEvent::Request { .. }
             | AgentEvent::Usage { .. }

@@ -16,6 +16,7 @@ use crate::{
     approval::TerminalApprover,
     hooks::Trust,
     markdown::Screen,
+    preview::Style,
     render::{Renderer, short},
     session::SessionLog,
     setup::{self, Launch, Session},
@@ -43,6 +44,8 @@ Ctrl-D or /exit quits and kills the jobs.
   /model [NAME]  show the model, or switch to NAME from the next prompt on
   /context  what the next request carries, the window, and the AGENTS.md files read
   /compact  compact the conversation now (summary and ledger of the older turns)
+  /last   the last tool call in full: arguments, status, diff and whole output
+  /diff   every file change of this session
   /clear  start a new conversation (a new session)
   /exit   quit";
 
@@ -59,6 +62,8 @@ enum Line {
     Model(Option<String>),
     Context,
     Compact,
+    Last,
+    Diff,
     Clear,
     Exit,
     /// Nothing to do (a blank line).
@@ -90,6 +95,8 @@ fn parse_line(line: &str) -> Line {
         "context" => Line::Context,
         "status" => Line::Status,
         "compact" => Line::Compact,
+        "last" => Line::Last,
+        "diff" => Line::Diff,
         "clear" | "new" => Line::Clear,
         "exit" | "quit" | "q" => Line::Exit,
         other => Line::Unknown(other.to_owned()),
@@ -111,6 +118,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
+    approver.set_previewer(session.previewer.clone());
     let source = if args.resume.is_some() { "resume" } else { "startup" };
     if let Err(reason) = tokio.block_on(session.start(source)) {
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");
@@ -136,6 +144,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     renderer.before_text = Some(Box::new(move || stopper.stop()));
     // What the server reported for this session (reset by `/clear`, which starts a new one).
     let mut tokens = Tally::default();
+    renderer.work.set_previewer(session.previewer.clone());
     loop {
         // After Ctrl-C at an approval prompt, its reader still owns the next line typed.
         if approver.is_reading() {
@@ -182,6 +191,8 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                     eprintln!("agent: this session manages no context window");
                 }
             }
+            Line::Last => eprint!("{}", renderer.work.last(&Style::stderr())),
+            Line::Diff => eprint!("{}", renderer.work.diff(&Style::stderr())),
             Line::Jobs => {
                 let lines = session.job_lines();
                 if lines.is_empty() {
@@ -196,6 +207,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 report_jobs(&tokio.block_on(session.end_jobs(EndPolicy::Kill)));
                 tokio.block_on(session.end("clear"));
                 session.clear()?;
+                renderer.work.clear();
                 if let Err(reason) = tokio.block_on(session.start("clear")) {
                     eprintln!("agent: a SessionStart hook stopped the session: {reason}");
                     break;
@@ -355,6 +367,8 @@ mod tests {
         check("/models", Line::Unknown("models".to_owned()));
         check("/model which one is best?", Line::Prompt("/model which one is best?".to_owned()));
         check("/compact", Line::Compact);
+        check("/last", Line::Last);
+        check("/diff", Line::Diff);
         check("/clear", Line::Clear);
         check("/exit", Line::Exit);
         check("/jobs", Line::Jobs);

@@ -19,6 +19,7 @@ use crate::{
     Options,
     config::{self, Api, ModelSettings},
     hooks::{self, Trust},
+    preview::Previewer,
     session::SessionLog,
     settings::Settings,
     status::{ContextFill, Facts, Tally},
@@ -54,6 +55,8 @@ pub(crate) struct Session {
     configured_window: Option<u64>,
     /// How commands are sandboxed: the policy, and whether they may use the network.
     sandbox: (SandboxPolicy, bool),
+    /// What the terminal needs to preview the session's calls.
+    pub(crate) previewer: Arc<Previewer>,
     /// Whether a failed log write was already reported, so it is reported once.
     log_failed: bool,
     /// The question to the server about its context window, while it may still be open.
@@ -94,7 +97,8 @@ pub(crate) fn open(
     let log = SessionLog::open(launch.resume, secrets)?;
     let mut executor = ExecutorConfig::new(log.id());
     executor.session_dir = Some(log.dir().to_path_buf());
-    let mut builder = settings.builder(launch.default_mode, FileTracker::new(), executor)?;
+    let tracker = FileTracker::new();
+    let mut builder = settings.builder(launch.default_mode, tracker.clone(), executor)?;
     let docs = settings.project_docs()?;
     if docs.cut_bytes > 0 {
         eprintln!(
@@ -144,6 +148,8 @@ pub(crate) fn open(
         let conversation = Transcript::read_conversation(log.transcript().path())?;
         agent.set_conversation(Conversation { continuation: None, ..conversation });
     }
+    let workspace = agent.executor().policy().workspace().clone();
+    let previewer = Arc::new(Previewer::new(workspace, tracker, sandbox_words(&settings)?));
     Ok(Ok(Session {
         agent,
         log,
@@ -153,6 +159,7 @@ pub(crate) fn open(
         tool_choice: options.tool_choice.clone(),
         configured_window,
         sandbox: (settings.sandbox_policy()?, settings.options.network),
+        previewer,
         log_failed: false,
         window_probe,
         runtime: runtime.handle().clone(),
@@ -332,6 +339,20 @@ fn cancel_on_ctrl_c(
         if tokio::signal::ctrl_c().await.is_ok() {
             cancel.cancel();
         }
+    })
+}
+
+/// The sandbox commands run under, in words: `workspace-write, network off`.
+fn sandbox_words(settings: &Settings) -> anyhow::Result<String> {
+    let options = &settings.options;
+    let policy = match &options.sandbox {
+        Some(text) => text.parse::<agent_exec::sandbox::SandboxPolicy>()?,
+        None => agent_exec::sandbox::SandboxPolicy::WorkspaceWrite,
+    };
+    let network = if options.network { "network on" } else { "network off" };
+    Ok(match policy {
+        agent_exec::sandbox::SandboxPolicy::DangerFullAccess => format!("{policy} (no OS sandbox)"),
+        _ => format!("{policy}, {network}"),
     })
 }
 

@@ -7,9 +7,11 @@ mod interrupt;
 mod mcp;
 mod options;
 mod output;
+mod pty;
 mod render;
 mod repl;
 mod replay;
+mod screen;
 mod stream;
 mod tools;
 
