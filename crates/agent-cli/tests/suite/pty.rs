@@ -264,3 +264,34 @@ async fn an_mcp_approval_names_server_and_tool_and_a_denied_call_never_reaches_i
     assert!(at_prompt.contains("  {\n    \"name\": \"m\"\n  }\n"), "{at_prompt}");
     assert!(!markers.path().join("m").exists(), "the denied call reached the server");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_answer_is_rendered_and_status_names_the_model_and_the_tokens() {
+    let answer = "**Done.** The greeting now names the world:\n\n```rust\nfn main() {\n    println!(\"hello, world\");\n}\n```\n\n- run `cargo test`\n- commit\n";
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start(Script::new([Turn::text(answer)])).await.unwrap();
+    let workspace = dir.path().to_path_buf();
+    let (answered, status) = tokio::task::spawn_blocking(move || {
+        let mut screen = repl(&workspace, &server, &[]);
+        screen.type_text("greet the world\r");
+        screen.wait_for("• commit");
+        let answered = screen.contents();
+        screen.type_text("/status\r");
+        screen.wait_for("this session");
+        let status = screen.contents();
+        screen.type_text("/exit\r");
+        assert!(screen.wait_exit(), "{}", screen.contents());
+        (answered, status)
+    })
+    .await
+    .unwrap();
+    assert!(answered.contains("Done. The greeting now names the world:"), "{answered}");
+    assert!(answered.contains("        println!(\"hello, world\");"), "indented code: {answered}");
+    assert!(!answered.contains("**") && !answered.contains("```"), "{answered}");
+    assert!(
+        answered.contains("• run cargo test") || answered.contains("• run `cargo test`"),
+        "{answered}"
+    );
+    assert!(status.contains("  model        m\n") || status.contains("model        m"), "{status}");
+    assert!(status.contains("tokens       42 in"), "{status}");
+}
