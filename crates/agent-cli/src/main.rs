@@ -14,8 +14,10 @@ mod config;
 mod events;
 mod exec_cmd;
 mod hooks;
+mod markdown;
 mod mcp_cmd;
 mod mcp_serve;
+mod preview;
 mod render;
 mod repl;
 mod sandbox_cmd;
@@ -23,7 +25,9 @@ mod session;
 mod settings;
 mod setup;
 mod spinner;
+mod status;
 mod tools_cmd;
+mod work;
 
 use crate::config::Api;
 

@@ -47,7 +47,7 @@ fn py_server() -> PathBuf {
 }
 
 /// Writes a config file with `tables` (TOML) into `dir` and returns its path as a string.
-fn config(dir: &Path, tables: &str) -> String {
+pub(crate) fn config(dir: &Path, tables: &str) -> String {
     let path = dir.join("config.toml");
     std::fs::write(&path, tables).unwrap();
     path.display().to_string()
@@ -65,7 +65,7 @@ fn everything_table(bin: &Path) -> String {
 }
 
 /// The Python server as `[mcp_servers.py]`, writing its markers into `markers`, plus `extra` keys.
-fn py_table(python: &Path, markers: &Path, extra: &str) -> String {
+pub(crate) fn py_table(python: &Path, markers: &Path, extra: &str) -> String {
     format!(
         "[mcp_servers.py]\ncommand = {:?}\nargs = [{:?}, \"--marker-dir\", {:?}]\n{STARTUP}{extra}\n",
         python.display(),

@@ -8,8 +8,11 @@ mod mcp;
 mod mcp_serve;
 mod options;
 mod output;
+mod pty;
+mod render;
 mod repl;
 mod replay;
+mod screen;
 mod stream;
 mod tools;
 
