@@ -413,10 +413,6 @@ impl Executor {
         ask: &Ask,
         cancel: &CancellationToken,
     ) -> Result<(), ToolError> {
-        let approver = match &self.approver {
-            Some(approver) if self.can_ask() => approver,
-            _ => return Err(self.policy.unanswered(spec, ask)),
-        };
         let request = ApprovalRequest {
             call_id: call.call_id.clone(),
             tool: spec.name.clone(),
@@ -425,9 +421,11 @@ impl Executor {
             reason: ask.reason.clone(),
             suggested_rules: ask.remedy.rules.clone(),
         };
-        if !approver.can_answer(&request) {
-            return Err(self.policy.unanswered(spec, ask));
-        }
+        // An approver may serve callers it cannot ask (`Approver::can_answer`).
+        let approver = match &self.approver {
+            Some(approver) if self.can_ask() && approver.can_answer(&request) => approver,
+            _ => return Err(self.policy.unanswered(spec, ask)),
+        };
         let approval = tokio::select! {
             approval = AssertUnwindSafe(approver.approve(&request)).catch_unwind() => approval,
             () = cancel.cancelled() => return Err(cancelled_before_start()),
