@@ -21,13 +21,13 @@ fn peers_dir() -> PathBuf {
 }
 
 /// The server-everything executable, or `None` after saying the test is skipped.
-fn everything() -> Option<PathBuf> {
+pub(crate) fn everything() -> Option<PathBuf> {
     let path = peers_dir().join("node/node_modules/.bin/mcp-server-everything");
     present(path, "server-everything")
 }
 
 /// The Python of the venv holding the `mcp` SDK, or `None` after saying the test is skipped.
-fn python() -> Option<PathBuf> {
+pub(crate) fn python() -> Option<PathBuf> {
     present(peers_dir().join("venv/bin/python"), "the Python mcp SDK")
 }
 
@@ -42,12 +42,12 @@ fn present(path: PathBuf, what: &str) -> Option<PathBuf> {
     None
 }
 
-fn py_server() -> PathBuf {
+pub(crate) fn py_server() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_server.py")
 }
 
 /// Writes a config file with `tables` (TOML) into `dir` and returns its path as a string.
-fn config(dir: &Path, tables: &str) -> String {
+pub(crate) fn config(dir: &Path, tables: &str) -> String {
     let path = dir.join("config.toml");
     std::fs::write(&path, tables).unwrap();
     path.display().to_string()
@@ -55,9 +55,9 @@ fn config(dir: &Path, tables: &str) -> String {
 
 /// Start-up timeouts for the peers: generous, since a loaded 2-core CI machine running the
 /// whole suite may take many seconds to start a Python interpreter.
-const STARTUP: &str = "startup_timeout_sec = 120\n";
+pub(crate) const STARTUP: &str = "startup_timeout_sec = 120\n";
 
-fn everything_table(bin: &Path) -> String {
+pub(crate) fn everything_table(bin: &Path) -> String {
     format!(
         "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n{STARTUP}",
         bin.display()
@@ -65,7 +65,7 @@ fn everything_table(bin: &Path) -> String {
 }
 
 /// The Python server as `[mcp_servers.py]`, writing its markers into `markers`, plus `extra` keys.
-fn py_table(python: &Path, markers: &Path, extra: &str) -> String {
+pub(crate) fn py_table(python: &Path, markers: &Path, extra: &str) -> String {
     format!(
         "[mcp_servers.py]\ncommand = {:?}\nargs = [{:?}, \"--marker-dir\", {:?}]\n{STARTUP}{extra}\n",
         python.display(),

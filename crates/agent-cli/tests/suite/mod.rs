@@ -5,6 +5,7 @@ mod help;
 mod hooks;
 mod interrupt;
 mod mcp;
+mod mcp_cmd;
 mod options;
 mod output;
 mod repl;
