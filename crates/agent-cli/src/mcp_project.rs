@@ -45,6 +45,14 @@ pub(crate) fn load(
     workspace: &Path,
     configured: &BTreeMap<String, ServerConfig>,
 ) -> anyhow::Result<Vec<ProjectServer>> {
+    load_with(workspace, configured, &Approvals::load()?)
+}
+
+fn load_with(
+    workspace: &Path,
+    configured: &BTreeMap<String, ServerConfig>,
+    approvals: &Approvals,
+) -> anyhow::Result<Vec<ProjectServer>> {
     let path = workspace.join(PROJECT_MCP);
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -58,7 +66,7 @@ pub(crate) fn load(
         Some(Value::Object(servers)) => servers.clone(),
         Some(_) => anyhow::bail!("{}: `mcpServers` is not an object", path.display()),
     };
-    let approved = Approvals::load()?.project(workspace);
+    let approved = approvals.project(workspace);
     Ok(servers
         .into_iter()
         .filter(|(name, _)| !configured.contains_key(name))
@@ -157,24 +165,26 @@ fn expand(text: &str, env: Env<'_>) -> String {
 }
 
 /// The approvals file: workspace path → server name → the definition approved.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Approvals {
+    file: PathBuf,
     known: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl Approvals {
-    fn file() -> anyhow::Result<PathBuf> {
+    /// Reads the user's approvals, `approved-mcp.json` beside the `sessions` directory.
+    pub(crate) fn load() -> anyhow::Result<Self> {
         let root = SessionLog::root()?;
-        Ok(root.parent().unwrap_or(&root).join("approved-mcp.json"))
+        Ok(Self::at(root.parent().unwrap_or(&root).join("approved-mcp.json")))
     }
 
-    /// Reads the approvals; a missing or unreadable file approves nothing.
-    pub(crate) fn load() -> anyhow::Result<Self> {
-        let known = match std::fs::read_to_string(Self::file()?) {
+    /// Reads the approvals in `file`; a missing or unreadable file approves nothing.
+    fn at(file: PathBuf) -> Self {
+        let known = match std::fs::read_to_string(&file) {
             Ok(json) => serde_json::from_str(&json).unwrap_or_default(),
             Err(_) => BTreeMap::new(),
         };
-        Ok(Self { known })
+        Self { file, known }
     }
 
     fn key(workspace: &Path) -> String {
@@ -195,12 +205,12 @@ impl Approvals {
         for server in servers {
             project.insert(server.name.clone(), server.definition.clone());
         }
-        let file = Self::file()?;
+        let file = &self.file;
         if let Some(dir) = file.parent() {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         let json = serde_json::to_string_pretty(&self.known)?;
-        std::fs::write(&file, json).with_context(|| format!("writing {}", file.display()))
+        std::fs::write(file, json).with_context(|| format!("writing {}", file.display()))
     }
 }
 
@@ -244,8 +254,38 @@ pub(crate) fn startable(
     configured: &BTreeMap<String, ServerConfig>,
     trust: Trust,
 ) -> anyhow::Result<BTreeMap<String, ServerConfig>> {
+    let stdin = std::io::stdin();
+    let mut ask = |waiting: &[&ProjectServer]| -> anyhow::Result<bool> {
+        eprintln!(
+            "agent: {PROJECT_MCP} asks to start these MCP servers on your machine, outside the \
+             sandbox:"
+        );
+        for server in waiting {
+            eprintln!("  {}: {}", server.name, describe(server));
+        }
+        eprint!("approve them for this project? [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        stdin.lock().read_line(&mut answer).context("reading the answer")?;
+        Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+    };
+    let can_ask = trust == Trust::Ask && std::io::stdin().is_terminal();
+    let ask: Option<&mut Asker<'_>> = if can_ask { Some(&mut ask) } else { None };
+    select(workspace, configured, &mut Approvals::load()?, ask)
+}
+
+/// Puts unapproved servers to the user; `true` approves them all.
+type Asker<'a> = dyn FnMut(&[&ProjectServer]) -> anyhow::Result<bool> + 'a;
+
+/// [`startable`] with the approvals and the question given.
+fn select(
+    workspace: &Path,
+    configured: &BTreeMap<String, ServerConfig>,
+    approvals: &mut Approvals,
+    ask: Option<&mut Asker<'_>>,
+) -> anyhow::Result<BTreeMap<String, ServerConfig>> {
     // A broken project file must not stop the user's own session: it is reported and skipped.
-    let servers = load(workspace, configured).unwrap_or_else(|err| {
+    let servers = load_with(workspace, configured, approvals).unwrap_or_else(|err| {
         eprintln!("agent: warning: {err:#}; the project's MCP servers are left out");
         Vec::new()
     });
@@ -266,8 +306,7 @@ pub(crate) fn startable(
         return Ok(startable);
     }
     let names: Vec<String> = waiting.iter().map(|server| format!("`{}`", server.name)).collect();
-    let stdin = std::io::stdin();
-    if trust == Trust::OnlyTrusted || !stdin.is_terminal() {
+    let Some(ask) = ask else {
         eprintln!(
             "agent: {PROJECT_MCP} defines MCP server(s) {} not approved for this project, so they \
              do not start; review them with `agent mcp list` and approve them with `agent mcp \
@@ -275,22 +314,12 @@ pub(crate) fn startable(
             names.join(", ")
         );
         return Ok(startable);
-    }
-    eprintln!(
-        "agent: {PROJECT_MCP} asks to start these MCP servers on your machine, outside the sandbox:"
-    );
-    for server in &waiting {
-        eprintln!("  {}: {}", server.name, describe(server));
-    }
-    eprint!("approve them for this project? [y/N] ");
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    stdin.lock().read_line(&mut answer).context("reading the answer")?;
-    if !matches!(answer.trim(), "y" | "Y" | "yes") {
+    };
+    if !ask(&waiting)? {
         eprintln!("agent: the project's MCP servers will not start");
         return Ok(startable);
     }
-    Approvals::load()?.approve(workspace, &waiting)?;
+    approvals.approve(workspace, &waiting)?;
     for server in waiting {
         if let Ok(config) = &server.config {
             startable.insert(server.name.clone(), config.clone());
@@ -362,5 +391,39 @@ mod tests {
         // A secret-looking name is never read, though set.
         check("Bearer ${GITHUB_TOKEN}", "Bearer ");
         check("${OPENAI_API_KEY:-none}", "none");
+    }
+
+    #[test]
+    fn the_repl_asks_once_per_definition_and_remembers_only_a_yes() {
+        let workspace = tempfile::tempdir().unwrap();
+        let store = tempfile::tempdir().unwrap();
+        let write = |marker: &str| {
+            let file = json!({"mcpServers": {"s": {"command": "touch", "args": [marker]}}});
+            std::fs::write(workspace.path().join(PROJECT_MCP), file.to_string()).unwrap();
+        };
+        let asked = std::cell::Cell::new(0);
+        // Each run reads the approvals afresh, as a new session does.
+        let run = |answer: bool| -> Vec<String> {
+            let mut approvals = Approvals::at(store.path().join("approved-mcp.json"));
+            let mut ask = |_: &[&ProjectServer]| {
+                asked.set(asked.get() + 1);
+                Ok(answer)
+            };
+            let chosen = select(workspace.path(), &BTreeMap::new(), &mut approvals, Some(&mut ask));
+            chosen.unwrap().into_keys().collect()
+        };
+        write("a");
+        assert_eq!((run(false), asked.get()), (vec![], 1));
+        // A no is not remembered: the next session asks again.
+        assert_eq!((run(true), asked.get()), (vec!["s".to_owned()], 2));
+        // A yes is: no question for the same definition.
+        assert_eq!((run(false), asked.get()), (vec!["s".to_owned()], 2));
+        // A changed definition asks again.
+        write("b");
+        assert_eq!((run(false), asked.get()), (vec![], 3));
+        // Never asked (exec): only approved definitions start.
+        let mut approvals = Approvals::at(store.path().join("approved-mcp.json"));
+        let chosen = select(workspace.path(), &BTreeMap::new(), &mut approvals, None).unwrap();
+        assert!(chosen.is_empty());
     }
 }

@@ -1,5 +1,6 @@
 //! `agent mcp add/remove/list/get` against real servers: server-everything (over stdio and
-//! streamable HTTP) and the Python SDK server, plus servers that fail, time out or are disabled.
+//! streamable HTTP) and the Python SDK server, plus servers that fail, time out or are disabled;
+//! and a project's `.mcp.json`, whose servers run only once approved (`agent mcp approve`).
 
 use std::{
     io::{BufRead as _, BufReader},
@@ -8,10 +9,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use serde_json::Value;
+use agent_model::scripted::{ScriptedCall, Turn};
+use serde_json::{Value, json};
 
 use crate::suite::{
     agent,
+    exec::exec,
     mcp::{STARTUP, config, everything, py_server, python},
     stderr, stdout,
 };
@@ -211,4 +214,114 @@ fn list_starts_servers_together_and_leaves_none_running() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(running().is_empty(), "{:?}", running());
+}
+
+/// Writes the workspace's `.mcp.json` with one server, `evil`, whose command creates `marker`
+/// in the workspace (its working directory).
+fn mcp_json(workspace: &Path, marker: &str) {
+    let file = json!({"mcpServers": {"evil": {"command": "sh", "args": ["-c", format!("touch {marker}")]}}});
+    std::fs::write(workspace.join(".mcp.json"), file.to_string()).unwrap();
+}
+
+/// Runs `exec` with one turn that waits (up to 30 s) for `marker` to appear, so an approved
+/// server has surely started before the session ends; returns stderr.
+async fn exec_waiting_for(workspace: &Path, marker: &str) -> String {
+    let wait =
+        format!("for i in $(seq 600); do [ -e {marker} ] && break; sleep 0.05; done; echo waited");
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new("c1", "bash", json!({"command": wait}))]),
+        Turn::text("done"),
+    ];
+    let (output, _) =
+        exec(workspace, turns, &["--api", "chat", "--allow", "Bash", "exec", "go"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    stderr(&output)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cloned_repos_mcp_json_runs_nothing_until_approved() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    mcp_json(ws, "pwned");
+    // exec and tools leave the unapproved server out, and say how to approve it.
+    let (output, _) = exec(ws, vec![Turn::text("ok")], &["--api", "chat", "exec", "go"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("`evil` not approved") && err.contains("agent mcp approve"), "{err}");
+    let output = agent(ws, &["tools", "list"]);
+    assert!(output.status.success() && stderr(&output).contains("`evil` not approved"));
+    let output = agent(ws, &["mcp", "list", "--json"]);
+    let list: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!((&list[0]["name"], &list[0]["state"]), (&json!("evil"), &json!("unapproved")));
+    // The effect: the command never ran (`tools list` waits for every server it starts).
+    assert!(!ws.join("pwned").exists());
+
+    // Approved, it runs.
+    let output = agent(ws, &["mcp", "approve"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("approved MCP server `evil`"), "{}", stdout(&output));
+    assert!(stdout(&output).contains("sh -c touch pwned"), "{}", stdout(&output));
+    let err = exec_waiting_for(ws, "pwned").await;
+    assert!(!err.contains("not approved"), "{err}");
+    assert!(ws.join("pwned").exists());
+
+    // A changed definition is not approved: it does not run until approved again.
+    mcp_json(ws, "pwned-again");
+    let (output, _) = exec(ws, vec![Turn::text("ok")], &["--api", "chat", "exec", "go"]).await;
+    assert!(stderr(&output).contains("`evil` not approved"), "{}", stderr(&output));
+    let output = agent(ws, &["tools", "list"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!ws.join("pwned-again").exists());
+    let output = agent(ws, &["mcp", "approve", "evil"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    exec_waiting_for(ws, "pwned-again").await;
+    assert!(ws.join("pwned-again").exists());
+
+    // Approval is per project: the same file in another workspace is not approved.
+    let other = tempfile::tempdir().unwrap();
+    mcp_json(other.path(), "pwned");
+    let output = agent(other.path(), &["tools", "list"]);
+    assert!(stderr(&output).contains("`evil` not approved"), "{}", stderr(&output));
+    assert!(!other.path().join("pwned").exists());
+}
+
+#[test]
+fn a_configured_server_wins_over_the_projects_of_the_same_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    mcp_json(ws, "from-project");
+    let config = config(
+        ws,
+        "[mcp_servers.evil]\ncommand = \"sh\"\nargs = [\"-c\", \"touch from-config\"]\n",
+    );
+    let output = agent(ws, &["--config", &config, "tools", "list"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    // No approval was asked for: the project's `evil` is replaced, not merged.
+    assert!(!stderr(&output).contains("not approved"), "{}", stderr(&output));
+    assert!(ws.join("from-config").exists());
+    assert!(!ws.join("from-project").exists());
+    let output = agent(ws, &["--config", &config, "mcp", "approve"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("defines no MCP servers to approve"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_broken_mcp_json_never_stops_a_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let file = json!({"mcpServers": {"bad.name": {"command": "x"}, "old": {"type": "sse", "url": "http://127.0.0.1:1/sse"}}});
+    std::fs::write(ws.join(".mcp.json"), file.to_string()).unwrap();
+    let output = agent(ws, &["tools", "list"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("server `bad.name` is left out: mcp server name"), "{err}");
+    assert!(err.contains("server `old` is left out: `sse` servers are not supported"), "{err}");
+    std::fs::write(ws.join(".mcp.json"), "{not json").unwrap();
+    let output = agent(ws, &["tools", "list"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("the project's MCP servers are left out"),
+        "{}",
+        stderr(&output)
+    );
 }
