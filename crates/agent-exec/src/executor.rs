@@ -17,8 +17,8 @@ use std::{
 };
 
 use agent_core::{
-    Boundary, CallOutput, CancellationToken, ToolCall, ToolContext, ToolError, ToolErrorKind,
-    ToolOutput,
+    Boundary, CallOutput, CancellationToken, Image, ToolCall, ToolContext, ToolError,
+    ToolErrorKind, ToolOutput,
 };
 use futures_util::FutureExt;
 use tracing::Instrument;
@@ -96,6 +96,8 @@ pub struct Outcome {
     pub remedy: Option<Remedy>,
     /// A hook asked to stop the whole run after this call, with this reason.
     pub stop: Option<String>,
+    /// Images the tool returned beside its text, for models that see images.
+    pub images: Vec<Image>,
 }
 
 impl Outcome {
@@ -106,6 +108,7 @@ impl Outcome {
             output: self.text.clone(),
             ok: self.ok,
             error: self.error_code.map(str::to_owned),
+            images: self.images.clone(),
         }
     }
 
@@ -116,6 +119,7 @@ impl Outcome {
             output: self.text,
             ok: self.ok,
             error: self.error_code.map(str::to_owned),
+            images: self.images,
         }
     }
 }
@@ -470,6 +474,7 @@ impl Executor {
             output_path,
             remedy: None,
             stop: None,
+            images: output.images,
         }
     }
 
@@ -485,6 +490,7 @@ impl Executor {
             output_path: None,
             remedy: None,
             stop: None,
+            images: Vec::new(),
         }
     }
 

@@ -6,6 +6,7 @@ mod hooks;
 mod interrupt;
 mod mcp;
 mod mcp_cmd;
+mod mcp_image;
 mod options;
 mod output;
 mod repl;
