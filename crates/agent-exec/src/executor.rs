@@ -103,13 +103,7 @@ pub struct Outcome {
 impl Outcome {
     /// The transcript item answering the call.
     pub fn to_call_output(&self) -> CallOutput {
-        CallOutput {
-            call_id: self.call_id.clone(),
-            output: self.text.clone(),
-            ok: self.ok,
-            error: self.error_code.map(str::to_owned),
-            images: self.images.clone(),
-        }
+        self.clone().into_call_output()
     }
 
     /// The transcript item answering the call, without copying the text.
