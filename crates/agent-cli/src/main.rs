@@ -14,10 +14,12 @@ mod config;
 mod events;
 mod exec_cmd;
 mod hooks;
+mod markdown;
 mod mcp_cmd;
 mod mcp_edit;
 mod mcp_list;
 mod mcp_project;
+mod preview;
 mod render;
 mod repl;
 mod sandbox_cmd;
@@ -25,7 +27,9 @@ mod session;
 mod settings;
 mod setup;
 mod spinner;
+mod status;
 mod tools_cmd;
+mod work;
 
 use crate::config::Api;
 

@@ -109,6 +109,14 @@ impl Settings {
         Ok(Some(McpTools::start(session, |problem| eprintln!("agent: {problem}"))))
     }
 
+    /// The OS sandbox policy for commands: the flag or the profile's, else workspace-write.
+    pub(crate) fn sandbox_policy(&self) -> anyhow::Result<SandboxPolicy> {
+        Ok(match &self.options.sandbox {
+            Some(text) => SandboxPolicy::from_str(text)?,
+            None => SandboxPolicy::WorkspaceWrite,
+        })
+    }
+
     /// A builder with the workspace, the built-in tools (sharing `tracker`), every permission
     /// rule (config file, profile, flags) and the limits; `default_mode` applies when neither a
     /// flag nor the profile names a mode.
@@ -124,10 +132,7 @@ impl Settings {
             Some(text) => PermissionMode::from_str(text)?,
             None => default_mode,
         };
-        let policy = match &options.sandbox {
-            Some(text) => SandboxPolicy::from_str(text)?,
-            None => SandboxPolicy::WorkspaceWrite,
-        };
+        let policy = self.sandbox_policy()?;
         let limits = self.limits();
         // Commands see secret files as empty unless a `Read(…)` allow rule exposes them: the same
         // allow rules the policy gets, from the config file, the profile and the flags.

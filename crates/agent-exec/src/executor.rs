@@ -85,7 +85,7 @@ pub struct Outcome {
     pub error_code: Option<&'static str>,
     /// The model-visible text: the tool's (capped) output, or the error observation.
     pub text: String,
-    /// Wall time from the start of dispatch to the outcome (approval time included).
+    /// Wall time from the start of dispatch (or from the approver's answer) to the outcome.
     pub duration: Duration,
     /// Whether the output was cut by the output cap.
     pub truncated: bool,
@@ -238,7 +238,7 @@ impl Executor {
         cancel: &CancellationToken,
         overrides: &Overrides,
     ) -> Outcome {
-        let start = Instant::now();
+        let mut start = Instant::now();
         let call = &*overrides.call(call);
         let Some(entry) = self.entry(&call.name) else {
             return self.failure(call, &call.name, self.unknown_tool(&call.name), start);
@@ -266,6 +266,8 @@ impl Executor {
             Verdict::Ask(ask) => {
                 // Asking is the cold path; boxing it keeps the hot future small.
                 let asked = Box::pin(self.ask(call, spec, prepared.access(), &ask, cancel)).await;
+                // The call's time, not the time a person took to read the prompt, is reported.
+                start = Instant::now();
                 if let Err(err) = asked {
                     let mut outcome = self.failure(call, &spec.name, err, start);
                     if !self.can_ask() {

@@ -9,8 +9,11 @@ mod mcp_cmd;
 mod mcp_image;
 mod options;
 mod output;
+mod pty;
+mod render;
 mod repl;
 mod replay;
+mod screen;
 mod stream;
 mod tools;
 

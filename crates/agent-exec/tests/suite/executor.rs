@@ -136,6 +136,32 @@ async fn allow_once_asks_every_time() {
     assert_eq!(approver.count(), 2);
 }
 
+/// An approver that takes `wait` to answer yes, as a person reading the prompt does.
+struct Slow(std::time::Duration);
+
+impl agent_exec::Approver for Slow {
+    fn approve<'a>(
+        &'a self,
+        _request: &'a agent_exec::ApprovalRequest,
+    ) -> agent_core::BoxFuture<'a, Approval> {
+        Box::pin(async move {
+            tokio::time::sleep(self.0).await;
+            Approval::AllowOnce
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_duration_leaves_out_the_wait_for_approval() {
+    let wait = std::time::Duration::from_millis(400);
+    let fx = fixture(Setup { approver: Some(Arc::new(Slow(wait))), ..Setup::default() });
+    let started = std::time::Instant::now();
+    let outcome = fx.run("write_file", r#"{"path": "a.txt", "content": ""}"#).await;
+    assert!(outcome.ok, "{}", outcome.text);
+    assert!(started.elapsed() >= wait, "the approver was waited for");
+    assert!(outcome.duration < wait / 2, "{:?} includes the approval wait", outcome.duration);
+}
+
 #[tokio::test]
 async fn dont_ask_mode_never_calls_the_approver() {
     let approver = Scripted::new(Approval::AllowOnce);
