@@ -365,9 +365,10 @@ pub(crate) fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// How the loop keeps requests inside the window: the model's own counter, and the window from
-/// `--context-window`, the profile, the built-in table, or the conservative default. With the
-/// default, `server` (the runtime; none for a replay, which has no server) asks the server for
-/// its window in the background; its answer applies from the next request after it arrives.
+/// `--context-window`, the profile, the built-in table, or the conservative default. Unless a
+/// window is configured, `server` (the runtime; none for a replay, which has no server) asks the
+/// server for its window in the background; its answer applies from the next request after it
+/// arrives.
 fn context_config(
     settings: &ModelSettings,
     configured: Option<u64>,
@@ -380,8 +381,9 @@ fn context_config(
         (None, None) => (agent_model::DEFAULT_CONTEXT_WINDOW, "default for an unknown model"),
     };
     let mut context = ContextConfig::new(agent_model::counter_for(model), window, source);
-    let server =
-        server.filter(|_| configured.is_none() && agent_model::context_window(model).is_none());
+    // A local server serves a model with the window it was started with, often smaller than the
+    // model's own, so its answer outranks the table; OpenAI's model list names no window.
+    let server = server.filter(|_| configured.is_none() && !config::is_openai(&settings.base_url));
     if let Some(runtime) = server {
         let report = Arc::new(ServerWindow::new());
         let config = client_config(settings);

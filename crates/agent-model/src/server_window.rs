@@ -18,7 +18,7 @@ const PLAUSIBLE: std::ops::RangeInclusive<u64> = 512..=100_000_000;
 /// Asks the server of `config` for the context window it serves `config.model` with, in tokens.
 ///
 /// In order: the OpenAI-style `GET {base}/models` entry of the model (vLLM's `max_model_len`,
-/// and the `context_length` other servers add), llama.cpp's `GET /props` (`n_ctx`, the window
+/// the `context_length` other servers add, llama.cpp's `meta.n_ctx`), llama.cpp's `GET /props` (`n_ctx`, the window
 /// the server was started with, not the model's training length), then LM Studio's
 /// `GET /api/v0/models/{model}` (`loaded_context_length`). `None` when no answer names one;
 /// Ollama's OpenAI endpoints report none (its window is the `num_ctx` option, see
@@ -69,6 +69,8 @@ fn from_models(list: &Value, model: &str) -> Option<u64> {
     ["max_model_len", "context_length", "context_window", "loaded_context_length"]
         .iter()
         .find_map(|key| plausible(&entry[key]))
+        // llama.cpp's served window (not `n_ctx_train`, the length the model was trained on).
+        .or_else(|| plausible(&entry["meta"]["n_ctx"]))
 }
 
 /// llama.cpp's `/props`: the window of its default slot.
@@ -96,10 +98,13 @@ mod tests {
         // vLLM names the served window in its model list.
         let vllm = json!({"object": "list", "data": [{"id": "Qwen/Qwen2.5-7B", "object": "model", "max_model_len": 32768}]});
         assert_eq!(from_models(&vllm, "Qwen/Qwen2.5-7B"), Some(32_768));
-        // llama.cpp lists the model's training length as `meta.n_ctx_train`; that is not the
-        // window it serves, so the list gives nothing and `/props` answers.
-        let llama_models = json!({"data": [{"id": "smollm2", "meta": {"n_ctx_train": 8192}}]});
-        assert_eq!(from_models(&llama_models, "smollm2"), None);
+        // llama.cpp's list (as this tier's llama-server answers it) names the served window
+        // `meta.n_ctx` beside the training length `meta.n_ctx_train`; an older one names only
+        // the training length, which is not the window it serves, and `/props` answers.
+        let llama_models = json!({"data": [{"id": "smollm2-135m", "owned_by": "llamacpp", "meta": {"n_ctx": 4096, "n_ctx_train": 8192}}]});
+        assert_eq!(from_models(&llama_models, "smollm2-135m"), Some(4_096));
+        let older = json!({"data": [{"id": "smollm2", "meta": {"n_ctx_train": 8192}}]});
+        assert_eq!(from_models(&older, "smollm2"), None);
         let props = json!({"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1});
         assert_eq!(from_props(&props), Some(4_096));
         let lm = json!({"id": "qwen2.5-7b-instruct", "max_context_length": 32768, "loaded_context_length": 4096});
