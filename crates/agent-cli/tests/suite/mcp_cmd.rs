@@ -223,18 +223,25 @@ fn mcp_json(workspace: &Path, marker: &str) {
     std::fs::write(workspace.join(".mcp.json"), file.to_string()).unwrap();
 }
 
-/// Runs `exec` with one turn that waits (up to 30 s) for `marker` to appear, so an approved
+/// Runs `exec` with one turn that waits (up to the bash tool's time limit) for `marker` to appear, so an approved
 /// server has surely started before the session ends; returns stderr.
 async fn exec_waiting_for(workspace: &Path, marker: &str) -> String {
-    let wait =
-        format!("for i in $(seq 600); do [ -e {marker} ] && break; sleep 0.05; done; echo waited");
+    // No command substitution: no rule can allow that, and the call would be refused unrun.
+    let wait = format!("until [ -e {marker} ]; do sleep 0.05; done; echo found");
     let turns = vec![
         Turn::tool_calls([ScriptedCall::new("c1", "bash", json!({"command": wait}))]),
         Turn::text("done"),
     ];
-    let (output, _) =
+    let (output, bodies) =
         exec(workspace, turns, &["--api", "chat", "--allow", "Bash", "exec", "go"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // What the wait saw, so a failure says whether the server never started or the wait failed.
+    let observation = bodies
+        .get(1)
+        .and_then(|body| body["messages"].as_array()?.iter().find(|m| m["role"] == "tool").cloned())
+        .map(|message| message["content"].to_string())
+        .unwrap_or_default();
+    assert!(observation.ends_with("\\nfound\""), "{observation}\nstderr: {}", stderr(&output));
     stderr(&output)
 }
 
