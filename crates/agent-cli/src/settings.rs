@@ -18,6 +18,8 @@ use anyhow::Context;
 use crate::{
     Options,
     config::{self, ConfigFile, Limits, ModelFlags, ModelSettings, Profile, SearchProvider},
+    hooks::Trust,
+    mcp_project,
 };
 
 /// The configuration of one command, resolved once.
@@ -88,17 +90,22 @@ impl Settings {
         }
     }
 
-    /// Starts the configured MCP servers in the background (inside a tokio runtime); `None`
-    /// when none is configured. Problems are reported on stderr, once each.
+    /// Starts the configured MCP servers, and the project's `.mcp.json` servers the user
+    /// approved (`trust` says whether to ask about the others), in the background (inside a
+    /// tokio runtime); `None` when there are none. Problems are reported on stderr, once each.
     pub(crate) fn mcp_tools(
         &self,
         session_dir: Option<PathBuf>,
+        trust: Trust,
     ) -> anyhow::Result<Option<Arc<McpTools>>> {
-        if self.file.mcp_servers.is_empty() {
+        let workspace = self.workspace()?;
+        let mut servers = self.file.mcp_servers.clone();
+        servers.extend(mcp_project::startable(&workspace, &self.file.mcp_servers, trust)?);
+        if servers.is_empty() {
             return Ok(None);
         }
-        let env = ServerEnv { workspace: self.workspace()?, session_dir };
-        let session = McpSession::new(&self.file.mcp_servers, env)?;
+        let env = ServerEnv { workspace, session_dir };
+        let session = McpSession::new(&servers, env)?;
         Ok(Some(McpTools::start(session, |problem| eprintln!("agent: {problem}"))))
     }
 

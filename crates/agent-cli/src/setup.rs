@@ -123,7 +123,7 @@ pub(crate) fn open(
     // each joins from the first turn after it is ready.
     let mcp = {
         let _inside = runtime.enter();
-        settings.mcp_tools(Some(log.dir().to_path_buf()))?
+        settings.mcp_tools(Some(log.dir().to_path_buf()), launch.trust)?
     };
     if let Some(mcp) = mcp {
         // Servers marked `required` are the exception: the session starts only with them.

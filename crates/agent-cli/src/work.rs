@@ -273,7 +273,13 @@ mod tests {
     use super::*;
 
     fn output(ok: bool, text: &str) -> CallOutput {
-        CallOutput { call_id: "c".to_owned(), output: text.to_owned(), ok, error: None }
+        CallOutput {
+            call_id: "c".to_owned(),
+            output: text.to_owned(),
+            ok,
+            error: None,
+            images: Vec::new(),
+        }
     }
 
     #[track_caller]

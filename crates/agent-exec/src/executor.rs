@@ -17,8 +17,8 @@ use std::{
 };
 
 use agent_core::{
-    Boundary, CallOutput, CancellationToken, ToolCall, ToolContext, ToolError, ToolErrorKind,
-    ToolOutput,
+    Boundary, CallOutput, CancellationToken, Image, ToolCall, ToolContext, ToolError,
+    ToolErrorKind, ToolOutput,
 };
 use futures_util::FutureExt;
 use tracing::Instrument;
@@ -96,17 +96,14 @@ pub struct Outcome {
     pub remedy: Option<Remedy>,
     /// A hook asked to stop the whole run after this call, with this reason.
     pub stop: Option<String>,
+    /// Images the tool returned beside its text, for models that see images.
+    pub images: Vec<Image>,
 }
 
 impl Outcome {
     /// The transcript item answering the call.
     pub fn to_call_output(&self) -> CallOutput {
-        CallOutput {
-            call_id: self.call_id.clone(),
-            output: self.text.clone(),
-            ok: self.ok,
-            error: self.error_code.map(str::to_owned),
-        }
+        self.clone().into_call_output()
     }
 
     /// The transcript item answering the call, without copying the text.
@@ -116,6 +113,7 @@ impl Outcome {
             output: self.text,
             ok: self.ok,
             error: self.error_code.map(str::to_owned),
+            images: self.images,
         }
     }
 }
@@ -473,6 +471,7 @@ impl Executor {
             output_path,
             remedy: None,
             stop: None,
+            images: output.images,
         }
     }
 
@@ -488,6 +487,7 @@ impl Executor {
             output_path: None,
             remedy: None,
             stop: None,
+            images: Vec::new(),
         }
     }
 

@@ -21,7 +21,7 @@ fn peers_dir() -> PathBuf {
 }
 
 /// The server-everything executable, or `None` after saying the test is skipped.
-fn everything() -> Option<PathBuf> {
+pub(crate) fn everything() -> Option<PathBuf> {
     let path = peers_dir().join("node/node_modules/.bin/mcp-server-everything");
     present(path, "server-everything")
 }
@@ -42,7 +42,7 @@ fn present(path: PathBuf, what: &str) -> Option<PathBuf> {
     None
 }
 
-fn py_server() -> PathBuf {
+pub(crate) fn py_server() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_server.py")
 }
 
@@ -55,9 +55,9 @@ pub(crate) fn config(dir: &Path, tables: &str) -> String {
 
 /// Start-up timeouts for the peers: generous, since a loaded 2-core CI machine running the
 /// whole suite may take many seconds to start a Python interpreter.
-const STARTUP: &str = "startup_timeout_sec = 120\n";
+pub(crate) const STARTUP: &str = "startup_timeout_sec = 120\n";
 
-fn everything_table(bin: &Path) -> String {
+pub(crate) fn everything_table(bin: &Path) -> String {
     format!(
         "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n{STARTUP}",
         bin.display()

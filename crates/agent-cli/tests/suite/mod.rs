@@ -5,6 +5,8 @@ mod help;
 mod hooks;
 mod interrupt;
 mod mcp;
+mod mcp_cmd;
+mod mcp_image;
 mod mcp_serve;
 mod options;
 mod output;

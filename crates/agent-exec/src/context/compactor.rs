@@ -349,6 +349,7 @@ mod tests {
             output: "x".to_owned(),
             ok: true,
             error: None,
+            images: Vec::new(),
         })
     }
 
