@@ -3,7 +3,7 @@
 use std::{
     io::{BufRead, Write},
     sync::{
-        Arc,
+        Arc, OnceLock,
         atomic::{AtomicUsize, Ordering},
     },
 };
@@ -12,7 +12,7 @@ use agent_core::BoxFuture;
 use agent_exec::{Approval, ApprovalRequest, Approver};
 use tokio::sync::{Mutex, mpsc};
 
-use crate::render::short;
+use crate::preview::{self, Preview, Previewer, Style};
 
 /// Asks on stderr and reads the answer from stdin, one prompt at a time.
 ///
@@ -27,12 +27,25 @@ pub(crate) struct TerminalApprover {
     /// is still waiting" and "its line is in the channel", so no consumer can see the reader as
     /// finished while its line is still on the way, or wait for a line nobody will send.
     owed: Arc<AtomicUsize>,
+    /// What the previews need from the session, once it is open.
+    previewer: OnceLock<Arc<Previewer>>,
 }
 
 impl TerminalApprover {
     pub(crate) fn new() -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
-        Self { lines: Arc::new(Mutex::new(receiver)), sender, owed: Arc::new(AtomicUsize::new(0)) }
+        Self {
+            lines: Arc::new(Mutex::new(receiver)),
+            sender,
+            owed: Arc::new(AtomicUsize::new(0)),
+            previewer: OnceLock::new(),
+        }
+    }
+
+    /// Lets the prompts preview calls in the session's workspace (set once, when it is open;
+    /// until then a prompt shows the arguments as they came).
+    pub(crate) fn set_previewer(&self, previewer: Arc<Previewer>) {
+        let _ = self.previewer.set(previewer);
     }
 
     /// Starts a reader thread unless a line is already owed (being read, or read and not yet
@@ -76,25 +89,48 @@ impl Approver for TerminalApprover {
         Box::pin(async move {
             // Held for the whole prompt, so the calls of a parallel batch never ask at once.
             let mut lines = self.lines.lock().await;
-            eprint!("{}", question(request));
-            let _ = std::io::stderr().flush();
-            self.read_line();
-            let answer = lines.recv().await.flatten();
-            // Received within the same poll as the line arrived, so a cancelled prompt either
-            // took its line here or leaves it owed to the REPL.
-            self.owed.store(0, Ordering::SeqCst);
-            match answer {
-                Some(line) => parse_answer(&line),
-                None => Approval::Deny { reason: Some("no answer (end of input)".to_owned()) },
+            let style = Style::stderr();
+            let preview = preview::approval(request, self.previewer.get().map(|p| &**p), &style);
+            eprint!("{}", question(request, &preview, &style));
+            loop {
+                let _ = std::io::stderr().flush();
+                self.read_line();
+                let answer = lines.recv().await.flatten();
+                // Received within the same poll as the line arrived, so a cancelled prompt either
+                // took its line here or leaves it owed to the REPL.
+                self.owed.store(0, Ordering::SeqCst);
+                match answer {
+                    Some(line) if is_view(&line) => {
+                        eprint!("{}", preview.block.render(&style, None, ""));
+                        eprint!("{}", ask_line(false));
+                    }
+                    Some(line) => return parse_answer(&line),
+                    None => {
+                        return Approval::Deny {
+                            reason: Some("no answer (end of input)".to_owned()),
+                        };
+                    }
+                }
             }
         })
     }
 }
 
-/// The prompt: the tool, a short argument summary, why it asks and what "always" would allow.
-fn question(request: &ApprovalRequest) -> String {
-    let mut text =
-        format!("\n? {} {}\n  {}\n", request.tool, short(&request.arguments, 100), request.reason);
+/// How many preview lines a prompt shows before it offers `v`: what leaves the rest of the
+/// prompt on screen, within reason.
+fn preview_limit(style: &Style) -> usize {
+    style.rows.saturating_sub(12).clamp(8, 60)
+}
+
+/// The prompt: the tool and what the call will do (an edit's diff, a command with its directory
+/// and sandbox, …), why it asks, and what "always" would allow.
+fn question(request: &ApprovalRequest, preview: &Preview, style: &Style) -> String {
+    let title =
+        if preview.title.is_empty() { String::new() } else { format!(" {}", preview.title) };
+    let mut text = format!("\n? {}{title}\n", style.paint(preview::Tone::Header, &request.tool));
+    let limit = preview_limit(style);
+    text.push_str(&preview.block.render(style, Some(limit), "v shows all"));
+    text.push_str(&format!("  {}\n", request.reason));
     if starts_a_job(request) {
         text.push_str(
             "  it will keep running in the background after this call, until it ends, is killed, \
@@ -104,8 +140,19 @@ fn question(request: &ApprovalRequest) -> String {
     if !request.suggested_rules.is_empty() {
         text.push_str(&format!("  always would allow: {}\n", request.suggested_rules.join(", ")));
     }
-    text.push_str("  allow? [y]es / [n]o (optionally: n <reason>) / [a]lways for this session: ");
+    text.push_str(&ask_line(preview.block.is_capped(limit)));
     text
+}
+
+/// The question itself; `view` offers the whole preview.
+fn ask_line(view: bool) -> String {
+    let view = if view { " / [v]iew all" } else { "" };
+    format!("  allow? [y]es / [n]o (optionally: n <reason>) / [a]lways for this session{view}: ")
+}
+
+/// Whether `line` asks to see the whole preview.
+fn is_view(line: &str) -> bool {
+    matches!(line.trim().to_lowercase().as_str(), "v" | "view")
 }
 
 /// Whether the call starts a background job (`bash` with `background` or `yield_ms`).
@@ -166,7 +213,7 @@ mod tests {
             reason: "commands need approval in default mode".to_owned(),
             suggested_rules: vec!["Bash(cargo test *)".to_owned()],
         };
-        insta::assert_snapshot!(question(&request));
+        insta::assert_snapshot!(ask(&request));
     }
 
     #[test]
@@ -179,6 +226,36 @@ mod tests {
             reason: "commands need approval in default mode".to_owned(),
             suggested_rules: Vec::new(),
         };
-        insta::assert_snapshot!(question(&request));
+        insta::assert_snapshot!(ask(&request));
+    }
+
+    /// The question for `request` with no session to preview in, as plain text.
+    fn ask(request: &ApprovalRequest) -> String {
+        let style = Style::plain(80);
+        question(request, &preview::approval(request, None, &style), &style)
+    }
+
+    #[test]
+    fn a_long_preview_is_capped_and_v_shows_it() {
+        let content: String = (1..=50).map(|n| format!("line {n}\n")).collect();
+        let arguments = serde_json::json!({"path": "a.txt", "content": content}).to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = agent_exec::Workspace::new(dir.path()).unwrap();
+        let previewer = Previewer::new(workspace, agent_tools::FileTracker::new(), String::new());
+        let request = ApprovalRequest {
+            call_id: "c".to_owned(),
+            tool: "write_file".to_owned(),
+            arguments,
+            access: Vec::new(),
+            reason: "edits need approval in default mode".to_owned(),
+            suggested_rules: Vec::new(),
+        };
+        let style = Style::plain(80);
+        let text =
+            question(&request, &preview::approval(&request, Some(&previewer), &style), &style);
+        assert!(text.contains("? write_file a.txt (new file, 50 lines)\n  +line 1\n"), "{text}");
+        assert!(text.contains("  +line 18\n  … 32 more lines (v shows all)\n"), "{text}");
+        assert!(text.ends_with("for this session / [v]iew all: "), "{text}");
+        assert!(is_view(" V\n") && is_view("view") && !is_view("y"));
     }
 }

@@ -85,7 +85,8 @@ pub(crate) enum ExecEvent {
         ok: bool,
         /// The stable error code when it did not (`permission_denied`, `timeout`, …).
         error: Option<String>,
-        /// Wall time of the call, hooks and approval included, in milliseconds.
+        /// Wall time of the call, hooks included, in milliseconds; the wait for an approval is not
+        /// counted.
         duration_ms: u64,
         /// Whether the output the model read was cut by the output cap.
         truncated: bool,

@@ -10,6 +10,7 @@ use crate::{
     Options,
     events::{self, ExecEvent, FailReason},
     hooks::Trust,
+    markdown::Screen,
     render::Renderer,
     setup::{self, Launch},
 };
@@ -77,9 +78,14 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     };
 
     let mut renderer = Renderer::new(args.json);
+    renderer.work.set_previewer(session.previewer.clone());
     // With an output schema, stdout is the checked JSON alone: nothing is streamed, since a
     // first answer that does not fit is asked for again.
     renderer.stream_text = !structured;
+    // On a terminal the answer is rendered; through a pipe it is the model's text unchanged.
+    if !args.json && !structured {
+        renderer.markdown = Screen::detect();
+    }
     if args.json {
         events::print(&ExecEvent::RunStarted {
             schema_version: events::SCHEMA_VERSION,

@@ -14,7 +14,13 @@ mod config;
 mod events;
 mod exec_cmd;
 mod hooks;
+mod markdown;
 mod mcp_cmd;
+mod mcp_edit;
+mod mcp_list;
+mod mcp_project;
+mod mcp_serve;
+mod preview;
 mod render;
 mod repl;
 mod sandbox_cmd;
@@ -22,7 +28,9 @@ mod session;
 mod settings;
 mod setup;
 mod spinner;
+mod status;
 mod tools_cmd;
+mod work;
 
 use crate::config::Api;
 
@@ -117,7 +125,7 @@ enum Command {
     /// List, show or call the built-in tools without a model.
     #[command(subcommand)]
     Tools(tools_cmd::ToolsCommand),
-    /// Serve the built-in tools to MCP clients (`agent mcp serve`).
+    /// MCP servers (`add`, `remove`, `list`, `get`, `approve`) and serving ours (`serve`).
     #[command(subcommand)]
     Mcp(mcp_cmd::McpCommand),
     /// Inspect the OS sandbox that confines every command the agent runs.

@@ -7,7 +7,12 @@ use agent_exec::{
     agent::{AgentEvent, Finish, FinishReason},
 };
 
-use crate::events::{self, FailReason, JsonStream};
+use crate::{
+    events::{self, FailReason, JsonStream},
+    markdown::{self, MarkdownStream, Screen},
+    preview::{Style, fit},
+    work::Work,
+};
 
 /// How events are shown.
 pub(crate) struct Renderer {
@@ -17,11 +22,27 @@ pub(crate) struct Renderer {
     streamed: bool,
     /// Whether text deltas go to stdout as they arrive (off when only the final answer may).
     pub(crate) stream_text: bool,
+    /// Where answers are rendered as Markdown; `None` prints the model's text as it is.
+    pub(crate) markdown: Option<Screen>,
+    /// The answer being rendered.
+    answer: Option<MarkdownStream>,
+    /// Called before answer text is written (the REPL stops its spinner).
+    pub(crate) before_text: Option<Box<dyn Fn() + Send>>,
+    /// The session's calls: previews of what each did, `/last` and `/diff`.
+    pub(crate) work: Work,
 }
 
 impl Renderer {
     pub(crate) fn new(json: bool) -> Self {
-        Self { json: json.then(JsonStream::default), streamed: false, stream_text: true }
+        Self {
+            json: json.then(JsonStream::default),
+            streamed: false,
+            stream_text: true,
+            markdown: None,
+            answer: None,
+            before_text: None,
+            work: Work::default(),
+        }
     }
 
     /// The `--json` stream's last event for a run that ended with `finish`.
@@ -63,29 +84,35 @@ impl Renderer {
             return;
         }
         match event {
-            AgentEvent::TurnStarted { .. } => self.streamed = false,
+            AgentEvent::TurnStarted { .. } => {
+                self.flush_answer();
+                self.streamed = false;
+            }
             AgentEvent::TextDelta { .. } if !self.stream_text => {}
             AgentEvent::TextDelta { text } => {
                 self.streamed = true;
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(text.as_bytes());
-                let _ = out.flush();
+                let shown = match self.markdown {
+                    Some(screen) => {
+                        self.answer.get_or_insert_with(|| MarkdownStream::new(screen)).push(text)
+                    }
+                    None => text.clone(),
+                };
+                self.emit(&shown);
             }
-            AgentEvent::ToolCallStarted { name, arguments, .. } => {
-                if self.streamed {
-                    println!();
-                    self.streamed = false;
-                }
-                eprintln!("▸ {name} {}", short(arguments, 100));
+            AgentEvent::ToolCallStarted { call_id, name, arguments } => {
+                self.end_text();
+                let line = self.work.started(call_id, name, arguments);
+                eprintln!("▸ {}", fit(&line, Style::stderr().width.saturating_sub(2)));
             }
             AgentEvent::ToolCallFinished {
+                call_id,
                 name,
                 ok,
                 error,
                 duration_ms,
                 truncated,
                 remedy,
-                ..
+                output_path,
             } => {
                 let status = match (ok, error) {
                     (true, _) => "ok".to_owned(),
@@ -93,34 +120,33 @@ impl Renderer {
                     (false, None) => "error".to_owned(),
                 };
                 let cut = if *truncated { ", output capped" } else { "" };
-                eprintln!("  {name}: {status} ({duration_ms} ms{cut})");
+                let line = format!("  {name}: {status} ({duration_ms} ms{cut})");
+                eprintln!("{line}");
+                self.work.finished(call_id, line, output_path.clone());
                 if let Some(remedy) = remedy {
                     eprintln!("  {}", remedy_advice(remedy));
                 }
             }
             AgentEvent::Finished { reason: FinishReason::Stopped, text } => {
-                if self.streamed {
-                    println!();
-                }
-                self.streamed = false;
+                self.end_text();
                 eprintln!("agent: stopped by a hook: {}", text.as_deref().unwrap_or_default());
             }
-            AgentEvent::Finished { reason: FinishReason::InvalidOutput, .. } => {
-                if self.streamed {
-                    println!();
-                }
-                self.streamed = false;
+            AgentEvent::Finished { reason: FinishReason::InvalidOutput, .. } => self.end_text(),
+            AgentEvent::Finished { text, .. } => match text {
+                Some(text) if !self.streamed => match self.markdown {
+                    Some(screen) => self.emit(&markdown::render(text, screen)),
+                    None => println!("{text}"),
+                },
+                _ => self.end_text(),
+            },
+            AgentEvent::Error { message } => {
+                self.flush_answer();
+                eprintln!("agent: model error: {message}");
             }
-            AgentEvent::Finished { text, .. } => {
-                match text {
-                    Some(text) if !self.streamed => println!("{text}"),
-                    _ if self.streamed => println!(),
-                    _ => {}
-                }
-                self.streamed = false;
-            }
-            AgentEvent::Error { message } => eprintln!("agent: model error: {message}"),
             AgentEvent::Compaction { info, .. } => eprintln!("{}", compaction_line(info)),
+            AgentEvent::ItemAdded { item: agent_core::Item::ToolOutput(output) } => {
+                eprint!("{}", self.work.output(output, &Style::stderr()));
+            }
             AgentEvent::ReasoningDelta { .. }
             | AgentEvent::Request { .. }
             | AgentEvent::Usage { .. }
@@ -129,7 +155,40 @@ impl Renderer {
     }
 }
 
-/// What a person can do to let a refused call run, in this program's flags.
+impl Renderer {
+    /// Prints the rest of a rendered answer cut short (by an error, or a turn that ended
+    /// without a finish); raw text is left as it is, so a pipe sees the model's bytes alone.
+    fn flush_answer(&mut self) {
+        if let Some(mut answer) = self.answer.take() {
+            self.emit(&answer.finish());
+        }
+    }
+
+    /// Ends the streamed text, if any: the rest of a rendered answer, or the newline raw text
+    /// may lack.
+    fn end_text(&mut self) {
+        if std::mem::take(&mut self.streamed) {
+            match self.answer.take() {
+                Some(mut answer) => self.emit(&answer.finish()),
+                None => println!(),
+            }
+        }
+    }
+
+    /// Writes answer text to stdout and flushes it, so a reader sees it at once.
+    fn emit(&self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(before) = &self.before_text {
+            before();
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+}
+
 /// One line saying what a compaction did.
 pub(crate) fn compaction_line(info: &agent_exec::context::CompactionInfo) -> String {
     let what = if info.turns_dropped == 0 {
@@ -150,6 +209,7 @@ pub(crate) fn compaction_line(info: &agent_exec::context::CompactionInfo) -> Str
     )
 }
 
+/// What a person can do to let a refused call run, in this program's flags.
 pub(crate) fn remedy_advice(remedy: &Remedy) -> String {
     let quote = |rule: &String| format!("--allow '{}'", rule.replace('\'', "'\\''"));
     let rules: Vec<String> = remedy.rules.iter().map(quote).collect();

@@ -1,7 +1,7 @@
 //! The interactive REPL (`agent` or `agent chat`): line editing with history, streaming answers,
 //! approval prompts and slash commands. One conversation lasts until `/clear` or the end.
 
-use std::{path::PathBuf, process::ExitCode, sync::Arc};
+use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Instant};
 
 use agent_exec::{
     PermissionMode,
@@ -15,10 +15,13 @@ use crate::{
     Options,
     approval::TerminalApprover,
     hooks::Trust,
+    markdown::Screen,
+    preview::Style,
     render::{Renderer, short},
     session::SessionLog,
     setup::{self, Launch, Session},
     spinner::Spinner,
+    status::{self, Tally},
 };
 
 #[derive(Debug, Default, Args)]
@@ -37,8 +40,12 @@ Ctrl-D or /exit quits and kills the jobs.
   /help   this help
   /tools  the tools the model may call
   /jobs   the background jobs, running and finished
+  /status  the model, server, session, sandbox, permissions, tokens used and context filled
+  /model [NAME]  show the model, or switch to NAME from the next prompt on
   /context  what the next request carries, the window, and the AGENTS.md files read
   /compact  compact the conversation now (summary and ledger of the older turns)
+  /last   the last tool call in full: arguments, status, diff and whole output
+  /diff   every file change of this session
   /clear  start a new conversation (a new session)
   /exit   quit";
 
@@ -50,8 +57,13 @@ enum Line {
     Help,
     Tools,
     Jobs,
+    Status,
+    /// `/model` alone shows the model; with a name, switches to it.
+    Model(Option<String>),
     Context,
     Compact,
+    Last,
+    Diff,
     Clear,
     Exit,
     /// Nothing to do (a blank line).
@@ -65,6 +77,13 @@ fn parse_line(line: &str) -> Line {
     if trimmed.is_empty() {
         return Line::Empty;
     }
+    // `/model NAME` is the one command with an argument; model names hold no spaces.
+    if let Some(rest) = trimmed.strip_prefix("/model")
+        && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+        && rest.split_whitespace().count() <= 1
+    {
+        return Line::Model(rest.split_whitespace().next().map(str::to_owned));
+    }
     // A path such as `/etc/hosts what is this?` is a prompt, not a command: commands are one word.
     let Some(command) = trimmed.strip_prefix('/').filter(|rest| !rest.contains(['/', ' '])) else {
         return Line::Prompt(trimmed.to_owned());
@@ -73,8 +92,11 @@ fn parse_line(line: &str) -> Line {
         "help" | "?" => Line::Help,
         "tools" => Line::Tools,
         "jobs" => Line::Jobs,
-        "context" | "status" => Line::Context,
+        "context" => Line::Context,
+        "status" => Line::Status,
         "compact" => Line::Compact,
+        "last" => Line::Last,
+        "diff" => Line::Diff,
         "clear" | "new" => Line::Clear,
         "exit" | "quit" | "q" => Line::Exit,
         other => Line::Unknown(other.to_owned()),
@@ -96,6 +118,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
+    approver.set_previewer(session.previewer.clone());
     let source = if args.resume.is_some() { "resume" } else { "startup" };
     if let Err(reason) = tokio.block_on(session.start(source)) {
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");
@@ -113,8 +136,15 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         session.agent.model().name(),
         session.log.id()
     );
-    let spinner = Spinner::new();
+    let spinner = Arc::new(Spinner::new());
     let mut renderer = Renderer::new(false);
+    // A rendered answer prints nothing until its first block is complete: the spinner keeps
+    // turning until then.
+    let stopper = Arc::clone(&spinner);
+    renderer.before_text = Some(Box::new(move || stopper.stop()));
+    // What the server reported for this session (reset by `/clear`, which starts a new one).
+    let mut tokens = Tally::default();
+    renderer.work.set_previewer(session.previewer.clone());
     loop {
         // After Ctrl-C at an approval prompt, its reader still owns the next line typed.
         if approver.is_reading() {
@@ -136,7 +166,19 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             Line::Empty => {}
             Line::Help => eprintln!("{HELP}"),
             Line::Tools => eprintln!("{}", tool_list(&session)),
-            Line::Context => eprintln!("{}", context_report(&session)),
+            Line::Context => {
+                // The user asked about the window, so the server's answer is worth waiting for.
+                if let Some(probe) = session.window_probe.take() {
+                    let _ = tokio.block_on(probe);
+                }
+                eprintln!("{}", context_report(&session));
+            }
+            Line::Status => eprintln!("{}", status::report(&session.facts(tokens))),
+            Line::Model(None) => eprintln!("  {}", session.model_name()),
+            Line::Model(Some(name)) => match session.switch_model(&name) {
+                Ok(()) => eprintln!("agent: model {name} from the next prompt on"),
+                Err(err) => eprintln!("agent: {err:#}"),
+            },
             Line::Compact => {
                 let cancel = agent_core::CancellationToken::new();
                 let log = &mut session.log;
@@ -149,6 +191,8 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                     eprintln!("agent: this session manages no context window");
                 }
             }
+            Line::Last => eprint!("{}", renderer.work.last(&Style::stderr())),
+            Line::Diff => eprint!("{}", renderer.work.diff(&Style::stderr())),
             Line::Jobs => {
                 let lines = session.job_lines();
                 if lines.is_empty() {
@@ -163,21 +207,31 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 report_jobs(&tokio.block_on(session.end_jobs(EndPolicy::Kill)));
                 tokio.block_on(session.end("clear"));
                 session.clear()?;
+                renderer.work.clear();
                 if let Err(reason) = tokio.block_on(session.start("clear")) {
                     eprintln!("agent: a SessionStart hook stopped the session: {reason}");
                     break;
                 }
+                tokens = Tally::default();
                 eprintln!("agent: new conversation, session {}", session.log.id());
             }
             Line::Exit => break,
             Line::Unknown(command) => eprintln!("agent: no command /{command}; /help lists them"),
             Line::Prompt(prompt) => {
                 let _ = editor.add_history_entry(&prompt);
+                // Asked again for each prompt, so a resized terminal wraps at its new width.
+                renderer.markdown = Screen::detect();
+                let started = Instant::now();
+                let mut turn = Tally::default();
                 let mut show = |event: &AgentEvent| {
+                    if let AgentEvent::Usage { usage } = event {
+                        turn.add(usage);
+                    }
                     match event {
                         AgentEvent::TurnStarted { .. } => spinner.start(),
                         AgentEvent::Usage { .. }
                         | AgentEvent::ReasoningDelta { .. }
+                        | AgentEvent::TextDelta { .. }
                         | AgentEvent::ItemAdded { .. } => {}
                         _ => spinner.stop(),
                     }
@@ -188,6 +242,9 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 };
                 let finish = tokio.block_on(session.prompt(prompt, &mut show))?;
                 spinner.stop();
+                tokens.merge(&turn);
+                let line = status::turn_line(&turn, started.elapsed(), session.context_fill());
+                eprintln!("{}", status::dim_on_stderr(&line));
                 if let Finish::MaxTurns(turns) = finish {
                     eprintln!(
                         "agent: stopped after {turns} turns without an answer (raise --max-turns)"
@@ -303,8 +360,15 @@ mod tests {
         check("/help", Line::Help);
         check(" /tools ", Line::Tools);
         check("/context", Line::Context);
-        check("/status", Line::Context);
+        check("/status", Line::Status);
+        check("/model", Line::Model(None));
+        check(" /model  gpt-5 ", Line::Model(Some("gpt-5".to_owned())));
+        check("/model openai/gpt-oss-20b", Line::Model(Some("openai/gpt-oss-20b".to_owned())));
+        check("/models", Line::Unknown("models".to_owned()));
+        check("/model which one is best?", Line::Prompt("/model which one is best?".to_owned()));
         check("/compact", Line::Compact);
+        check("/last", Line::Last);
+        check("/diff", Line::Diff);
         check("/clear", Line::Clear);
         check("/exit", Line::Exit);
         check("/jobs", Line::Jobs);

@@ -18,6 +18,8 @@ use anyhow::Context;
 use crate::{
     Options,
     config::{self, ConfigFile, Limits, ModelFlags, ModelSettings, Profile, SearchProvider},
+    hooks::Trust,
+    mcp_project,
 };
 
 /// The configuration of one command, resolved once.
@@ -88,14 +90,16 @@ impl Settings {
         }
     }
 
-    /// Starts the configured MCP servers in the background (inside a tokio runtime); `None`
-    /// when none is configured. Problems are reported on stderr, once each. Every tool is
-    /// offered, whatever its schemas take (for `agent tools`).
+    /// Starts the configured MCP servers, and the project's `.mcp.json` servers the user
+    /// approved (`trust` says whether to ask about the others), in the background (inside a
+    /// tokio runtime); `None` when there are none. Problems are reported on stderr, once each.
+    /// Every tool is offered, whatever its schemas take (for `agent tools`).
     pub(crate) fn mcp_tools(
         &self,
         session_dir: Option<PathBuf>,
+        trust: Trust,
     ) -> anyhow::Result<Option<Arc<McpTools>>> {
-        self.start_mcp(session_dir, None)
+        self.start_mcp(session_dir, trust, None)
     }
 
     /// [`Settings::mcp_tools`] for a model's session: while the tools' schemas together take
@@ -103,26 +107,39 @@ impl Settings {
     pub(crate) fn session_mcp_tools(
         &self,
         session_dir: Option<PathBuf>,
+        trust: Trust,
     ) -> anyhow::Result<Option<Arc<McpTools>>> {
         let tokens = self.file.mcp_tool_budget_tokens.unwrap_or(ToolBudget::DEFAULT_TOKENS);
         // Counted as the schema is sent (its Chat Completions entry) with `o200k_base`, the
         // same count `agent mcp list` shows.
         let budget = ToolBudget { tokens, cost: Arc::new(agent_model::tool_tokens) };
-        self.start_mcp(session_dir, Some(budget))
+        self.start_mcp(session_dir, trust, Some(budget))
     }
 
     fn start_mcp(
         &self,
         session_dir: Option<PathBuf>,
+        trust: Trust,
         budget: Option<ToolBudget>,
     ) -> anyhow::Result<Option<Arc<McpTools>>> {
-        if self.file.mcp_servers.is_empty() {
+        let workspace = self.workspace()?;
+        let mut servers = self.file.mcp_servers.clone();
+        servers.extend(mcp_project::startable(&workspace, &self.file.mcp_servers, trust)?);
+        if servers.is_empty() {
             return Ok(None);
         }
-        let env = ServerEnv { workspace: self.workspace()?, session_dir };
-        let session = McpSession::new(&self.file.mcp_servers, env)?;
+        let env = ServerEnv { workspace, session_dir };
+        let session = McpSession::new(&servers, env)?;
         let report = |problem: &str| eprintln!("agent: {problem}");
         Ok(Some(McpTools::start_with_budget(session, budget, report)))
+    }
+
+    /// The OS sandbox policy for commands: the flag or the profile's, else workspace-write.
+    pub(crate) fn sandbox_policy(&self) -> anyhow::Result<SandboxPolicy> {
+        Ok(match &self.options.sandbox {
+            Some(text) => SandboxPolicy::from_str(text)?,
+            None => SandboxPolicy::WorkspaceWrite,
+        })
     }
 
     /// A builder with the workspace, the built-in tools (sharing `tracker`), every permission
@@ -140,10 +157,7 @@ impl Settings {
             Some(text) => PermissionMode::from_str(text)?,
             None => default_mode,
         };
-        let policy = match &options.sandbox {
-            Some(text) => SandboxPolicy::from_str(text)?,
-            None => SandboxPolicy::WorkspaceWrite,
-        };
+        let policy = self.sandbox_policy()?;
         let limits = self.limits();
         // Commands see secret files as empty unless a `Read(…)` allow rule exposes them: the same
         // allow rules the policy gets, from the config file, the profile and the flags.

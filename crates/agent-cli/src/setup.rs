@@ -7,8 +7,9 @@ use agent_core::{CancellationToken, ModelClient};
 use agent_exec::{
     Agent, Approver, ExecutorConfig, HookEvent, PermissionMode, Transcript,
     agent::{AgentEvent, Conversation, Finish},
-    context::ContextConfig,
+    context::{ContextConfig, ServerWindow},
     jobs::{EndPolicy, JobEnd},
+    sandbox::SandboxPolicy,
 };
 use agent_model::{ApiKey, ChatClient, ClientConfig, ReplayClient, ResponsesClient};
 use agent_tools::FileTracker;
@@ -18,8 +19,10 @@ use crate::{
     Options,
     config::{self, Api, ModelSettings},
     hooks::{self, Trust},
+    preview::Previewer,
     session::SessionLog,
     settings::Settings,
+    status::{ContextFill, Facts, Tally},
 };
 
 /// How a front end wants its session built.
@@ -42,8 +45,24 @@ pub(crate) struct Session {
     pub(crate) log: SessionLog,
     /// The AGENTS.md files whose text is sent with the instructions.
     pub(crate) project_docs: Vec<PathBuf>,
+    /// The model server and model in use (`/model` changes the name).
+    model: ModelSettings,
+    /// Whether a recorded transcript plays the model.
+    replay: bool,
+    /// `--tool-choice`: each prompt's first turn, whichever model answers it.
+    tool_choice: Option<String>,
+    /// The context window set by a flag or the profile, which outranks the model's own.
+    configured_window: Option<u64>,
+    /// How commands are sandboxed: the policy, and whether they may use the network.
+    sandbox: (SandboxPolicy, bool),
+    /// What the terminal needs to preview the session's calls.
+    pub(crate) previewer: Arc<Previewer>,
     /// Whether a failed log write was already reported, so it is reported once.
     log_failed: bool,
+    /// The question to the server about its context window, while it may still be open.
+    pub(crate) window_probe: Option<tokio::task::JoinHandle<()>>,
+    /// The session's runtime, where a switched model's window question runs.
+    runtime: tokio::runtime::Handle,
 }
 
 /// Builds a session from the options, or the exit code of a configuration problem already
@@ -78,7 +97,8 @@ pub(crate) fn open(
     let log = SessionLog::open(launch.resume, secrets)?;
     let mut executor = ExecutorConfig::new(log.id());
     executor.session_dir = Some(log.dir().to_path_buf());
-    let mut builder = settings.builder(launch.default_mode, FileTracker::new(), executor)?;
+    let tracker = FileTracker::new();
+    let mut builder = settings.builder(launch.default_mode, tracker.clone(), executor)?;
     let docs = settings.project_docs()?;
     if docs.cut_bytes > 0 {
         eprintln!(
@@ -87,7 +107,10 @@ pub(crate) fn open(
             docs.cut_bytes
         );
     }
-    builder = builder.project_instructions(&docs.text).context(context_config(&settings));
+    let configured_window = settings.options.context_window.or(settings.profile.context_window);
+    let server = launch.replay.is_none().then(|| runtime.handle());
+    let (context, window_probe) = context_config(&settings.model, configured_window, server);
+    builder = builder.project_instructions(&docs.text).context(context);
     if let Some(approver) = launch.approver {
         builder = builder.approver(approver);
     }
@@ -100,7 +123,7 @@ pub(crate) fn open(
     // each joins from the first turn after it is ready.
     let mcp = {
         let _inside = runtime.enter();
-        settings.session_mcp_tools(Some(log.dir().to_path_buf()))?
+        settings.session_mcp_tools(Some(log.dir().to_path_buf()), launch.trust)?
     };
     if let Some(mcp) = mcp {
         // Servers marked `required` are the exception: the session starts only with them.
@@ -125,7 +148,22 @@ pub(crate) fn open(
         let conversation = Transcript::read_conversation(log.transcript().path())?;
         agent.set_conversation(Conversation { continuation: None, ..conversation });
     }
-    Ok(Ok(Session { agent, log, project_docs: docs.files, log_failed: false }))
+    let workspace = agent.executor().policy().workspace().clone();
+    let previewer = Arc::new(Previewer::new(workspace, tracker, sandbox_words(&settings)?));
+    Ok(Ok(Session {
+        agent,
+        log,
+        project_docs: docs.files,
+        model: settings.model.clone(),
+        replay: launch.replay.is_some(),
+        tool_choice: options.tool_choice.clone(),
+        configured_window,
+        sandbox: (settings.sandbox_policy()?, settings.options.network),
+        previewer,
+        log_failed: false,
+        window_probe,
+        runtime: runtime.handle().clone(),
+    }))
 }
 
 impl Session {
@@ -208,6 +246,67 @@ impl Session {
         }
     }
 
+    /// The model's name as configured (without the API in front).
+    pub(crate) fn model_name(&self) -> &str {
+        &self.model.model
+    }
+
+    /// Switches to the model `name` on the same server for the next prompt (the REPL's
+    /// `/model`); the context window and token counter follow the new model.
+    pub(crate) fn switch_model(&mut self, name: &str) -> anyhow::Result<()> {
+        if self.replay {
+            bail!("a replayed session plays its recording; there is no model to switch");
+        }
+        let settings = ModelSettings { model: name.to_owned(), ..self.model.clone() };
+        self.agent.set_model(model_client(&settings, self.tool_choice.as_deref())?);
+        let (fresh, probe) = context_config(&settings, self.configured_window, Some(&self.runtime));
+        if let Some(context) = &mut self.agent.config_mut().context {
+            context.keep_recent_tokens = fresh.keep_recent_tokens;
+            context.counter = fresh.counter;
+            context.window = fresh.window;
+            context.window_source = fresh.window_source;
+            context.server_window = fresh.server_window;
+        }
+        self.window_probe = probe;
+        self.model = settings;
+        Ok(())
+    }
+
+    /// What `/status` shows, with the session's `tokens`.
+    pub(crate) fn facts(&self, tokens: Tally) -> Facts<'_> {
+        let policy = self.agent.executor().policy();
+        let (sandbox, network) = self.sandbox;
+        let network = if network { "network on" } else { "network off" };
+        let api = match (self.replay, self.model.api) {
+            (true, _) => "replay",
+            (false, Api::Chat) => "chat",
+            (false, Api::Responses) => "responses",
+        };
+        let context = self.context_fill();
+        Facts {
+            model: &self.model.model,
+            api,
+            base_url: if self.replay {
+                "none (a recorded transcript)"
+            } else {
+                &self.model.base_url
+            },
+            session: self.log.id(),
+            transcript: self.log.transcript().path(),
+            workspace: policy.workspace().root(),
+            sandbox: format!("{sandbox}, {network}"),
+            permission_mode: policy.mode().to_string(),
+            tokens,
+            context,
+        }
+    }
+
+    /// How full the context is, by the agent's count; `None` when no window is managed.
+    pub(crate) fn context_fill(&self) -> Option<ContextFill> {
+        let usage = self.agent.context_usage()?;
+        Some(ContextFill { tokens: usage.total() as u64, window: usage.window })
+    }
+
     /// Starts a new conversation in a new session log (the REPL's `/clear`).
     pub(crate) fn clear(&mut self) -> anyhow::Result<()> {
         self.log = SessionLog::open(None, self.log.transcript().secrets().to_vec())?;
@@ -243,6 +342,20 @@ fn cancel_on_ctrl_c(
     })
 }
 
+/// The sandbox commands run under, in words: `workspace-write, network off`.
+fn sandbox_words(settings: &Settings) -> anyhow::Result<String> {
+    let options = &settings.options;
+    let policy = match &options.sandbox {
+        Some(text) => text.parse::<agent_exec::sandbox::SandboxPolicy>()?,
+        None => agent_exec::sandbox::SandboxPolicy::WorkspaceWrite,
+    };
+    let network = if options.network { "network on" } else { "network off" };
+    Ok(match policy {
+        agent_exec::sandbox::SandboxPolicy::DangerFullAccess => format!("{policy} (no OS sandbox)"),
+        _ => format!("{policy}, {network}"),
+    })
+}
+
 /// A single-threaded async runtime: the agent's own work is light, tools run in processes.
 pub(crate) fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
@@ -252,16 +365,38 @@ pub(crate) fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// How the loop keeps requests inside the window: the model's own counter, and the window from
-/// `--context-window`, the profile, the built-in table, or the conservative default.
-fn context_config(settings: &Settings) -> ContextConfig {
-    let model = &settings.model.model;
-    let configured = settings.options.context_window.or(settings.profile.context_window);
+/// `--context-window`, the profile, the built-in table, or the conservative default. Unless a
+/// window is configured, `server` (the runtime; none for a replay, which has no server) asks the
+/// server for its window in the background; its answer applies from the next request after it
+/// arrives.
+fn context_config(
+    settings: &ModelSettings,
+    configured: Option<u64>,
+    server: Option<&tokio::runtime::Handle>,
+) -> (ContextConfig, Option<tokio::task::JoinHandle<()>>) {
+    let model = &settings.model;
     let (window, source) = match (configured, agent_model::context_window(model)) {
         (Some(window), _) => (window, "configured"),
         (None, Some(window)) => (window, "known model"),
         (None, None) => (agent_model::DEFAULT_CONTEXT_WINDOW, "default for an unknown model"),
     };
-    ContextConfig::new(agent_model::counter_for(model), window, source)
+    let mut context = ContextConfig::new(agent_model::counter_for(model), window, source);
+    // A local server serves a model with the window it was started with, often smaller than the
+    // model's own, so its answer outranks the table; OpenAI's model list names no window.
+    let server = server.filter(|_| configured.is_none() && !config::is_openai(&settings.base_url));
+    if let Some(runtime) = server {
+        let report = Arc::new(ServerWindow::new());
+        let config = client_config(settings);
+        let filled = report.clone();
+        let probe = runtime.spawn(async move {
+            if let Some(tokens) = agent_model::server_context_window(&config).await {
+                filled.set(tokens);
+            }
+        });
+        context.server_window = Some(report);
+        return (context, Some(probe));
+    }
+    (context, None)
 }
 
 /// Warns once when the instructions and tool schemas alone take more than half of the model's
@@ -292,16 +427,21 @@ fn tool_choice(text: &str) -> agent_core::ToolChoice {
     }
 }
 
-fn model_client(
-    settings: &ModelSettings,
-    first_turn_tool_choice: Option<&str>,
-) -> anyhow::Result<Box<dyn ModelClient>> {
+fn client_config(settings: &ModelSettings) -> ClientConfig {
     let mut config = ClientConfig::new(settings.base_url.clone(), settings.model.clone());
-    config.first_turn_tool_choice = first_turn_tool_choice.map(tool_choice);
     if let Some(key) = &settings.api_key {
         config = config.with_api_key(ApiKey::new(key.clone()));
     }
     config.stream = settings.stream;
+    config
+}
+
+fn model_client(
+    settings: &ModelSettings,
+    first_turn_tool_choice: Option<&str>,
+) -> anyhow::Result<Box<dyn ModelClient>> {
+    let mut config = client_config(settings);
+    config.first_turn_tool_choice = first_turn_tool_choice.map(tool_choice);
     Ok(match settings.api {
         Api::Chat => Box::new(ChatClient::new(&config)?),
         Api::Responses => Box::new(ResponsesClient::new(&config)?),

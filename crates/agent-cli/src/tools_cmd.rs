@@ -62,7 +62,7 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
     // within its startup timeout).
     let mcp = {
         let _inside = tokio.enter();
-        settings.mcp_tools(Some(scratch.path().to_path_buf()))?
+        settings.mcp_tools(Some(scratch.path().to_path_buf()), hooks::Trust::OnlyTrusted)?
     };
     if let Some(mcp) = &mcp {
         tokio.block_on(mcp.wait_all());

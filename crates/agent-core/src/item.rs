@@ -101,6 +101,27 @@ pub struct CallOutput {
     /// The stable error code when `ok` is false (see [`crate::ToolErrorKind::as_str`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Images the tool returned beside its text (an MCP tool's image results), for models that
+    /// can see them. The text already names each one, so a text-only API loses nothing it
+    /// could use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+}
+
+/// An image a tool returned, as base64 data with its media type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// The media type (`image/png`, `image/jpeg`, …).
+    pub mime_type: String,
+    /// The image bytes, base64-encoded (standard alphabet, padded).
+    pub data: String,
+}
+
+impl Image {
+    /// The image as a `data:` URL.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime_type, self.data)
+    }
 }
 
 /// A reasoning item. The harness never interprets it; it only carries it back to the provider.
@@ -161,6 +182,7 @@ mod tests {
                 output: "{\"ok\":false}".into(),
                 ok: false,
                 error: Some("timeout".into()),
+                images: Vec::new(),
             }),
             json!({"type": "tool_output", "call_id": "call_1", "output": "{\"ok\":false}", "ok": false, "error": "timeout"}),
         );

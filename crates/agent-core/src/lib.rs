@@ -63,7 +63,7 @@ mod typed;
 pub use crate::{
     context::{Boundary, ToolContext},
     error::{Error, Result, ToolError, ToolErrorKind},
-    item::{CallOutput, Item, Message, Reasoning, Role, ToolCall},
+    item::{CallOutput, Image, Item, Message, Reasoning, Role, ToolCall},
     model::{
         Continuation, ModelClient, ModelError, ModelErrorKind, ModelEvent, ModelRequest,
         ModelStream, StopReason, ToolChoice, Usage,

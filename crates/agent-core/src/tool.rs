@@ -138,17 +138,26 @@ impl std::fmt::Debug for PreparedCall {
     }
 }
 
-/// What a successful call returns: the text the model reads.
+/// What a successful call returns: the text the model reads, and any images it may also see.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
     /// Model-visible text (structured results as compact JSON).
     pub text: String,
+    /// Images for models that take image input; the text should name them too.
+    pub images: Vec<crate::Image>,
 }
 
 impl ToolOutput {
     /// Plain text output.
     pub fn text(text: impl Into<String>) -> Self {
-        Self { text: text.into() }
+        Self { text: text.into(), images: Vec::new() }
+    }
+
+    /// The output with `images` added.
+    #[must_use]
+    pub fn with_images(mut self, images: Vec<crate::Image>) -> Self {
+        self.images.extend(images);
+        self
     }
 
     /// Compact JSON output of a structured result.

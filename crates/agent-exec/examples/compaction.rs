@@ -56,6 +56,7 @@ fn conversation() -> Conversation {
             output: format!("exit 0 · 1.2 s · workdir .\n{}", line.repeat(3000 / line.len())),
             ok: true,
             error: None,
+            images: Vec::new(),
         }));
     }
     Conversation { items, ..Conversation::default() }

@@ -495,7 +495,7 @@ impl<'a> Window<'a> {
         on_event(AgentEvent::Request {
             turn,
             estimated_input_tokens: tokens,
-            window: self.ctx.window,
+            window: self.ctx.current_window(),
         });
     }
 

@@ -75,6 +75,7 @@ impl Executor {
             output_path: None,
             remedy: None,
             stop: None,
+            images: Vec::new(),
         }
     }
 }

@@ -383,8 +383,8 @@ impl Agent {
             instructions,
             tools,
             transcript,
-            window: ctx.window,
-            window_source: ctx.window_source.clone(),
+            window: ctx.current_window(),
+            window_source: ctx.current_source().to_owned(),
             counter: counter.name().to_owned(),
             threshold: ctx.threshold_tokens(),
         })
@@ -408,6 +408,13 @@ impl Agent {
     /// The model client.
     pub fn model(&self) -> &dyn ModelClient {
         self.model.as_ref()
+    }
+
+    /// Replaces the model for the next prompt (the REPL's `/model`). The conversation is kept
+    /// and sent whole to the new model: a stored response to continue belongs to the old one.
+    pub fn set_model(&mut self, model: Box<dyn ModelClient>) {
+        self.model = model;
+        self.conversation.continuation = None;
     }
 
     /// The loop's settings.

@@ -52,6 +52,31 @@ pub struct ContextConfig {
     pub shrink_head_chars: usize,
     /// The open background jobs, listed in the ledger.
     pub jobs: Option<Arc<dyn OpenJobs>>,
+    /// A window the model server reports once the session has started; when it arrives it
+    /// replaces `window` from the next request on.
+    pub server_window: Option<Arc<ServerWindow>>,
+}
+
+/// The context window a model server reports about itself, filled in the background (the CLI
+/// asks the server while the first request is already on its way, so start-up never waits).
+#[derive(Debug, Default)]
+pub struct ServerWindow(std::sync::OnceLock<u64>);
+
+impl ServerWindow {
+    /// An empty report.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records the server's window; a second report is ignored.
+    pub fn set(&self, tokens: u64) {
+        let _ = self.0.set(tokens);
+    }
+
+    /// The server's window, once reported.
+    pub fn get(&self) -> Option<u64> {
+        self.0.get().copied()
+    }
 }
 
 impl ContextConfig {
@@ -66,18 +91,39 @@ impl ContextConfig {
             shrink_after_turns: 3,
             shrink_head_chars: 400,
             jobs: None,
+            server_window: None,
+        }
+    }
+
+    /// The window in force: the server's, once it has reported one, else `window`.
+    pub fn current_window(&self) -> u64 {
+        self.server_window.as_ref().and_then(|reported| reported.get()).unwrap_or(self.window)
+    }
+
+    /// Where the window in force came from.
+    pub fn current_source(&self) -> &str {
+        match self.server_window.as_ref().and_then(|reported| reported.get()) {
+            Some(_) => "reported by the server",
+            None => &self.window_source,
         }
     }
 
     /// The most tokens a request may carry before the loop compacts.
     pub fn threshold_tokens(&self) -> usize {
-        (self.window as f64 * self.threshold.clamp(0.1, 1.0)) as usize
+        (self.current_window() as f64 * self.threshold.clamp(0.1, 1.0)) as usize
     }
 
     /// What a compaction aims for: well under the threshold, so the next few turns fit without
     /// compacting again at once.
     pub(crate) fn target_tokens(&self) -> usize {
-        (self.window as f64 * (self.threshold.clamp(0.1, 1.0) * 0.6)) as usize
+        (self.current_window() as f64 * (self.threshold.clamp(0.1, 1.0) * 0.6)) as usize
+    }
+
+    /// The budget of latest turns a summary keeps: never more than a quarter of the window in
+    /// force, since a server may report a window smaller than the one assumed at the start.
+    pub(crate) fn keep_recent(&self) -> usize {
+        self.keep_recent_tokens
+            .min(usize::try_from(self.current_window() / 4).unwrap_or(usize::MAX))
     }
 }
 
@@ -146,5 +192,32 @@ impl ContextUsage {
     /// The tokens left in the window.
     pub fn free(&self) -> u64 {
         self.window.saturating_sub(self.total() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_the_server_reports_later_replaces_the_assumed_one() {
+        let reported = Arc::new(ServerWindow::new());
+        let mut ctx = ContextConfig::new(
+            Arc::new(agent_core::CharEstimate),
+            32_768,
+            "default for an unknown model",
+        );
+        ctx.server_window = Some(reported.clone());
+        assert_eq!(
+            (ctx.current_window(), ctx.threshold_tokens(), ctx.keep_recent()),
+            (32_768, 26_214, 8_192)
+        );
+        reported.set(4_096);
+        reported.set(8_192);
+        assert_eq!(
+            (ctx.current_window(), ctx.threshold_tokens(), ctx.keep_recent()),
+            (4_096, 3_276, 1_024)
+        );
+        assert_eq!(ctx.current_source(), "reported by the server");
     }
 }

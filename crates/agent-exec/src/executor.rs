@@ -17,8 +17,8 @@ use std::{
 };
 
 use agent_core::{
-    Boundary, CallOutput, CancellationToken, ToolCall, ToolContext, ToolError, ToolErrorKind,
-    ToolOutput,
+    Boundary, CallOutput, CancellationToken, Image, ToolCall, ToolContext, ToolError,
+    ToolErrorKind, ToolOutput,
 };
 use futures_util::FutureExt;
 use tracing::Instrument;
@@ -85,7 +85,7 @@ pub struct Outcome {
     pub error_code: Option<&'static str>,
     /// The model-visible text: the tool's (capped) output, or the error observation.
     pub text: String,
-    /// Wall time from the start of dispatch to the outcome (approval time included).
+    /// Wall time from the start of dispatch (or from the approver's answer) to the outcome.
     pub duration: Duration,
     /// Whether the output was cut by the output cap.
     pub truncated: bool,
@@ -96,17 +96,14 @@ pub struct Outcome {
     pub remedy: Option<Remedy>,
     /// A hook asked to stop the whole run after this call, with this reason.
     pub stop: Option<String>,
+    /// Images the tool returned beside its text, for models that see images.
+    pub images: Vec<Image>,
 }
 
 impl Outcome {
     /// The transcript item answering the call.
     pub fn to_call_output(&self) -> CallOutput {
-        CallOutput {
-            call_id: self.call_id.clone(),
-            output: self.text.clone(),
-            ok: self.ok,
-            error: self.error_code.map(str::to_owned),
-        }
+        self.clone().into_call_output()
     }
 
     /// The transcript item answering the call, without copying the text.
@@ -116,6 +113,7 @@ impl Outcome {
             output: self.text,
             ok: self.ok,
             error: self.error_code.map(str::to_owned),
+            images: self.images,
         }
     }
 }
@@ -240,7 +238,7 @@ impl Executor {
         cancel: &CancellationToken,
         overrides: &Overrides,
     ) -> Outcome {
-        let start = Instant::now();
+        let mut start = Instant::now();
         let call = &*overrides.call(call);
         let Some(entry) = self.entry(&call.name) else {
             return self.failure(call, &call.name, self.unknown_tool(&call.name), start);
@@ -268,6 +266,8 @@ impl Executor {
             Verdict::Ask(ask) => {
                 // Asking is the cold path; boxing it keeps the hot future small.
                 let asked = Box::pin(self.ask(call, spec, prepared.access(), &ask, cancel)).await;
+                // The call's time, not the time a person took to read the prompt, is reported.
+                start = Instant::now();
                 if let Err(err) = asked {
                     let mut outcome = self.failure(call, &spec.name, err, start);
                     if !self.can_ask() {
@@ -411,10 +411,6 @@ impl Executor {
         ask: &Ask,
         cancel: &CancellationToken,
     ) -> Result<(), ToolError> {
-        let approver = match &self.approver {
-            Some(approver) if self.can_ask() => approver,
-            _ => return Err(self.policy.unanswered(spec, ask)),
-        };
         let request = ApprovalRequest {
             call_id: call.call_id.clone(),
             tool: spec.name.clone(),
@@ -422,6 +418,11 @@ impl Executor {
             access: access.to_vec(),
             reason: ask.reason.clone(),
             suggested_rules: ask.remedy.rules.clone(),
+        };
+        // An approver may serve callers it cannot ask (`Approver::can_answer`).
+        let approver = match &self.approver {
+            Some(approver) if self.can_ask() && approver.can_answer(&request) => approver,
+            _ => return Err(self.policy.unanswered(spec, ask)),
         };
         let approval = tokio::select! {
             approval = AssertUnwindSafe(approver.approve(&request)).catch_unwind() => approval,
@@ -470,6 +471,7 @@ impl Executor {
             output_path,
             remedy: None,
             stop: None,
+            images: output.images,
         }
     }
 
@@ -485,6 +487,7 @@ impl Executor {
             output_path: None,
             remedy: None,
             stop: None,
+            images: Vec::new(),
         }
     }
 

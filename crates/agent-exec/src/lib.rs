@@ -22,7 +22,8 @@
 //!     arguments: r#"{"text":"hi"}"#.into(),
 //!     item_id: None,
 //! };
-//! let output = CallOutput { call_id: "c1".into(), output: "HI".into(), ok: true, error: None };
+//! let output =
+//!     CallOutput { call_id: "c1".into(), output: "HI".into(), ok: true, error: None, images: vec![] };
 //! let recording = vec![
 //!     Item::Message(Message::user("shout hi")),
 //!     Item::ToolCall(call),

@@ -371,7 +371,7 @@ pub(crate) struct Spawned {
     pub(crate) child: tokio::process::Child,
     pub(crate) group: Group,
     /// The empty file and directory bind-mounted over secrets.
-    pub(crate) masks: Option<tempfile::TempDir>,
+    pub(crate) masks: Option<sandbox::MaskDir>,
     pub(crate) started: Instant,
 }
 

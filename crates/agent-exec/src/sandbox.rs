@@ -166,7 +166,23 @@ pub(crate) struct Prepared {
     pub(crate) plan: ChildPlan,
     pub(crate) cgroup: Option<CgroupLease>,
     /// The empty file and directory bind-mounted over secrets; kept until the process is gone.
-    pub(crate) masks: Option<tempfile::TempDir>,
+    pub(crate) masks: Option<MaskDir>,
+}
+
+/// The temporary directory holding the two masks.
+///
+/// The masks are removed by name before the directory itself: the empty directory is mode 000,
+/// and a user without `CAP_DAC_OVERRIDE` cannot list it, so the recursive removal `TempDir` does
+/// would fail and leave one directory in the temp dir after every sandboxed command.
+#[derive(Debug)]
+pub(crate) struct MaskDir(tempfile::TempDir);
+
+impl Drop for MaskDir {
+    fn drop(&mut self) {
+        // Errors are left to `TempDir`'s own removal, which runs next and ignores them too.
+        let _ = std::fs::remove_file(self.0.path().join("file"));
+        let _ = std::fs::remove_dir(self.0.path().join("dir"));
+    }
 }
 
 /// What the child's private mount namespace changes.
@@ -266,7 +282,7 @@ fn mount_plan(
     pins: &[PathBuf],
     hide: &[&Path],
     cwd: &Path,
-) -> Result<(MountPlan, tempfile::TempDir), SandboxError> {
+) -> Result<(MountPlan, MaskDir), SandboxError> {
     use std::{ffi::CString, os::unix::ffi::OsStrExt, os::unix::fs::PermissionsExt};
     let c_string = |path: &Path| {
         CString::new(path.as_os_str().as_bytes()).map_err(|_| {
@@ -278,11 +294,13 @@ fn mount_plan(
         child::locked_mount_flags(path)
             .map_err(|err| SandboxError::Setup(format!("statvfs {}: {err}", shown.display())))
     };
-    let dir = tempfile::Builder::new()
-        .prefix("agent-mask-")
-        .tempdir()
-        .map_err(|err| setup("mask directory", err))?;
-    let (file, empty) = (dir.path().join("file"), dir.path().join("dir"));
+    let dir = MaskDir(
+        tempfile::Builder::new()
+            .prefix("agent-mask-")
+            .tempdir()
+            .map_err(|err| setup("mask directory", err))?,
+    );
+    let (file, empty) = (dir.0.path().join("file"), dir.0.path().join("dir"));
     std::fs::write(&file, b"").map_err(|err| setup("mask file", err))?;
     std::fs::create_dir(&empty).map_err(|err| setup("mask directory", err))?;
     for path in [&file, &empty] {
@@ -369,4 +387,46 @@ pub(crate) fn git_dir(config: &SandboxConfig) -> Option<std::path::PathBuf> {
     let git = config.workspace.join(".git");
     let meta = std::fs::symlink_metadata(&git).ok()?;
     meta.is_dir().then(|| git.canonicalize().unwrap_or(git))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::CommandExt as _;
+
+    /// Set in the copy of this test binary that runs as `nobody`.
+    const AS_NOBODY: &str = "AGENT_TEST_MASKS_AS_NOBODY";
+
+    /// Builds a mount plan's masks and drops them, then checks nothing is left in the temp dir.
+    fn masks_leave_nothing_behind() {
+        let (_plan, dir) =
+            super::mount_plan(None, &[], &[], std::path::Path::new("/")).expect("mount plan");
+        let path = dir.0.path().to_path_buf();
+        assert!(path.join("dir").exists());
+        drop(dir);
+        assert!(!path.exists(), "{} was left behind", path.display());
+    }
+
+    /// Root removes the mode-000 mask directory whatever its mode, so as root the check runs again
+    /// in a copy of this test binary that has dropped to `nobody`, like an ordinary user.
+    #[test]
+    // The copy of the test binary is the test's own process, not a tool's: no sandbox applies.
+    #[allow(clippy::disallowed_methods)]
+    fn the_mask_directory_is_removed_for_an_unprivileged_user() {
+        if std::env::var_os(AS_NOBODY).is_some() || !super::capabilities().root {
+            return masks_leave_nothing_behind();
+        }
+        masks_leave_nothing_behind();
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "sandbox::tests::the_mask_directory_is_removed_for_an_unprivileged_user",
+            ])
+            .env(AS_NOBODY, "1")
+            .env("TMPDIR", "/tmp")
+            .uid(65534)
+            .gid(65534)
+            .status()
+            .expect("running the test binary as nobody");
+        assert!(status.success(), "the check as nobody failed: {status}");
+    }
 }

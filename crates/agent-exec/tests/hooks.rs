@@ -400,3 +400,32 @@ async fn a_prompt_hook_adds_context_to_the_prompt() {
     agent.prompt("go").await;
     assert_eq!(agent.conversation().items[0], message("user", "go\n\nbranch: main"));
 }
+
+/// An approver that takes `wait` to say yes, as a person reading the prompt does.
+struct Slow(Duration);
+
+impl agent_exec::Approver for Slow {
+    fn approve<'a>(
+        &'a self,
+        _request: &'a agent_exec::ApprovalRequest,
+    ) -> agent_core::BoxFuture<'a, agent_exec::Approval> {
+        Box::pin(async move {
+            tokio::time::sleep(self.0).await;
+            agent_exec::Approval::AllowOnce
+        })
+    }
+}
+
+#[tokio::test]
+async fn with_hooks_the_duration_still_leaves_out_the_wait_for_approval() {
+    let wait = Duration::from_millis(600);
+    let fx = fixture_with(PermissionMode::Default, vec![pre("true")], |builder| {
+        builder.approver(Arc::new(Slow(wait)))
+    });
+    let started = Instant::now();
+    let outcome = fx.call("write_file", json!({"path": "n.txt", "content": "x"})).await;
+    assert!(outcome.ok, "{}", outcome.text);
+    assert!(started.elapsed() >= wait, "the approver was waited for");
+    assert!(outcome.duration < wait / 2, "{:?} includes the approval wait", outcome.duration);
+    assert_eq!(fx.read("n.txt"), "x");
+}

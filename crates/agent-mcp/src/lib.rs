@@ -7,10 +7,12 @@
 
 mod config;
 mod content;
+mod elicitation;
 mod late;
 mod name;
 mod search;
 mod serve;
+mod serve_http;
 mod server;
 mod session;
 mod tool;
@@ -20,6 +22,7 @@ pub use crate::{
     late::{McpTools, ToolBudget, ToolCost},
     name::{MAX_NAME, hashed_name, tool_name},
     serve::{ServeError, ToolServer, annotations, mcp_tool},
+    serve_http::{HttpAccess, HttpServer},
     server::{MAX_RESTARTS, Server, ServerEnv, StartError, UNAVAILABLE},
     session::{McpSession, ServerStatus, Started},
     tool::{BadTool, McpTool, effects},

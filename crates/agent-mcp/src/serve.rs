@@ -3,7 +3,9 @@
 //! Each `tools/call` runs through the executor like a model's call: the same validation,
 //! workspace, OS sandbox, permission policy and output cap. Tool annotations are derived from each
 //! tool's `Effects`; a long call reports progress every second to a client that sent a
-//! `progressToken`; `notifications/cancelled` cancels the call's token.
+//! `progressToken`; `notifications/cancelled` cancels the call's token. A call the policy would
+//! ask about is put to the calling client as an elicitation when it supports one
+//! ([`crate::elicitation`]).
 
 use std::{
     sync::{
@@ -26,13 +28,18 @@ use rmcp::{
 };
 use serde_json::Value;
 
+use crate::elicitation::Elicitor;
+
 /// How often a running call tells a client that asked for progress that it is still running.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
-/// The executor's tools, as an MCP server.
+/// The executor's tools, as an MCP server. Cheap to clone: every clone (one per HTTP session)
+/// shares the executor, so the permission grants and the call numbering are the server's.
+#[derive(Clone)]
 pub struct ToolServer {
     executor: Arc<Executor>,
-    calls: AtomicU64,
+    calls: Arc<AtomicU64>,
+    elicitor: Arc<Elicitor>,
 }
 
 impl std::fmt::Debug for ToolServer {
@@ -46,10 +53,21 @@ impl std::fmt::Debug for ToolServer {
 #[error("mcp server: {0}")]
 pub struct ServeError(String);
 
+impl ServeError {
+    pub(crate) fn new(message: String) -> Self {
+        Self(message)
+    }
+}
+
 impl ToolServer {
-    /// A server for `executor`'s tools.
+    /// A server for `executor`'s tools. Its approver becomes the calling client: in a permission
+    /// mode that asks, a call that needs approval is put to the client as an elicitation (and
+    /// refused, naming the rule that would allow it, when the client cannot be asked).
     pub fn new(executor: Executor) -> Self {
-        Self { executor: Arc::new(executor), calls: AtomicU64::new(0) }
+        let elicitor = Arc::new(Elicitor::default());
+        let executor =
+            executor.with_approver(Arc::clone(&elicitor) as Arc<dyn agent_exec::Approver>);
+        Self { executor: Arc::new(executor), calls: Arc::new(AtomicU64::new(0)), elicitor }
     }
 
     /// Serves one client over this process's stdin and stdout until it disconnects.
@@ -118,6 +136,7 @@ impl ServerHandler for ToolServer {
             arguments,
             item_id: None,
         };
+        let _caller = self.elicitor.register(&call.call_id, context.peer.clone());
         // `context.ct` is cancelled by the client's notifications/cancelled.
         let running = self.executor.execute(&call, &context.ct);
         tokio::pin!(running);

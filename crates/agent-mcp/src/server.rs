@@ -65,6 +65,8 @@ pub struct StartError {
     pub reason: String,
     /// The last lines the server wrote to stderr, when it wrote any.
     pub tail: Option<String>,
+    /// It did not answer within its `startup_timeout_sec` (rather than failing outright).
+    pub timed_out: bool,
 }
 
 /// The client side of one connection: reports `tools/list_changed`.
@@ -203,8 +205,8 @@ impl Server {
         match tokio::time::timeout(self.config.startup_timeout(), peer.list_all_tools()).await {
             Ok(Ok(tools)) => Ok(tools),
             Ok(Err(err)) => Err(self.start_error(format!("tools/list failed: {err}"))),
-            Err(_) => Err(self.start_error(format!(
-                "tools/list did not answer within {}s",
+            Err(_) => Err(self.timed_out(format!(
+                "tools/list did not answer within {}s (startup_timeout_sec)",
                 self.config.startup_timeout_sec
             ))),
         }
@@ -275,7 +277,11 @@ impl Server {
     }
 
     fn start_error(&self, reason: String) -> StartError {
-        StartError { server: self.name.clone(), reason, tail: self.stderr_tail() }
+        StartError { server: self.name.clone(), reason, tail: self.stderr_tail(), timed_out: false }
+    }
+
+    fn timed_out(&self, reason: String) -> StartError {
+        StartError { timed_out: true, ..self.start_error(reason) }
     }
 
     /// The last few lines of the server's stderr log.
@@ -299,7 +305,7 @@ impl Server {
         let handler = Handler { changed: self.changed.clone() };
         let timeout = self.config.startup_timeout();
         let timed_out = || {
-            self.start_error(format!(
+            self.timed_out(format!(
                 "it did not finish `initialize` within {}s (startup_timeout_sec)",
                 self.config.startup_timeout_sec
             ))

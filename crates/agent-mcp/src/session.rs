@@ -91,6 +91,7 @@ impl McpSession {
                 server: server.name().to_owned(),
                 reason: err.message,
                 tail: None,
+                timed_out: false,
             }),
         };
         build(server.clone(), tools, &self.env)

@@ -51,24 +51,9 @@ pub(crate) struct Connection {
 
 impl Connection {
     pub(crate) fn new(config: &ClientConfig) -> Result<Self, ModelError> {
-        install_crypto();
         let wire = WireConfig::new(config)
             .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .read_timeout(config.read_timeout);
-        if wire.is_plain_http() {
-            // A local server over plain http needs no certificate: an empty trust store skips
-            // loading the system's roots, about 6 ms of every start (`startup.first_request`).
-            // A redirect to https would then fail to verify, which is the safe way to fail.
-            builder = builder.tls_certs_only(std::iter::empty());
-        }
-        let http = builder.build().map_err(|error| {
-            ModelError::new(
-                ModelErrorKind::InvalidRequest,
-                format!("could not build the http client: {error}"),
-            )
-        })?;
+        let http = http_client(config, wire.is_plain_http())?;
         let transport = Transport::new(http.clone(), config.retry.clone());
         Self::with_service(config, http, wire, transport)
     }
@@ -139,6 +124,29 @@ impl Connection {
     pub(crate) fn scrub(&self, error: ModelError) -> ModelError {
         error::scrub(error, self.key.as_ref().map(|key| key.expose_secret()))
     }
+}
+
+/// The HTTP client of one configured server: its timeouts, and for plain http no trust store.
+pub(crate) fn http_client(
+    config: &ClientConfig,
+    plain_http: bool,
+) -> Result<reqwest::Client, ModelError> {
+    install_crypto();
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(config.connect_timeout)
+        .read_timeout(config.read_timeout);
+    if plain_http {
+        // A local server over plain http needs no certificate: an empty trust store skips
+        // loading the system's roots, about 6 ms of every start (`startup.first_request`).
+        // A redirect to https would then fail to verify, which is the safe way to fail.
+        builder = builder.tls_certs_only(std::iter::empty());
+    }
+    builder.build().map_err(|error| {
+        ModelError::new(
+            ModelErrorKind::InvalidRequest,
+            format!("could not build the http client: {error}"),
+        )
+    })
 }
 
 /// reqwest is built without a default crypto provider so that only ring is compiled, and it

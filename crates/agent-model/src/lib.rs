@@ -57,6 +57,7 @@ mod replay;
 mod responses;
 #[cfg(feature = "scripted-server")]
 pub mod scripted;
+mod server_window;
 mod tokens;
 mod tools;
 mod transport;
@@ -66,6 +67,7 @@ pub use crate::{
     config::{ApiKey, ClientConfig, RetryPolicy},
     replay::ReplayClient,
     responses::ResponsesClient,
+    server_window::server_context_window,
     tokens::{
         BpeCounter, DEFAULT_CONTEXT_WINDOW, Encoding, context_window, counter_for, estimate_tokens,
         fixed_tokens, tool_tokens,

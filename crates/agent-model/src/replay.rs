@@ -148,6 +148,7 @@ mod tests {
             output: "X".to_owned(),
             ok: true,
             error: None,
+            images: Vec::new(),
         })
     }
 

@@ -46,6 +46,7 @@ pub use self::{
 struct State {
     turns: VecDeque<Turn>,
     standing: Vec<Standing>,
+    context_window: Option<u64>,
     requests: Vec<RecordedRequest>,
 }
 
@@ -71,6 +72,7 @@ impl ScriptedServer {
         let state = Arc::new(Mutex::new(State {
             turns: script.turns.into(),
             standing: script.standing,
+            context_window: script.context_window,
             requests: Vec::new(),
         }));
         let shared = state.clone();
@@ -92,7 +94,7 @@ impl ScriptedServer {
         self.addr
     }
 
-    /// Every request received so far, in arrival order.
+    /// Every model request (to either API) received so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.state).requests.clone()
     }
@@ -137,6 +139,22 @@ async fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
         ("POST", path) if path.ends_with("/responses") => Some(Api::Responses),
         _ => None,
     };
+    let Some(api) = api else {
+        // Other paths are not model requests: they are neither recorded nor given a turn. A
+        // client asking for the model list (the context window probe) gets the scripted window.
+        let window = lock(&state).context_window;
+        let stream = reader.into_inner();
+        let _ = match window.filter(|_| request.method == "GET" && path.ends_with("/models")) {
+            Some(window) => {
+                let list = json!({"object": "list", "data": [{"id": "scripted", "object": "model", "max_model_len": window}]});
+                answer(stream, 200, "application/json", &[], &list.to_string()).await
+            }
+            None => {
+                answer(stream, 404, "text/plain; charset=utf-8", &[], "404 page not found").await
+            }
+        };
+        return;
+    };
     let body = request.json();
     let (n, turn) = {
         let mut state = lock(&state);
@@ -148,13 +166,9 @@ async fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
             Some(standing) => Some(standing.turn.clone()),
             None => state.turns.pop_front(),
         };
-        (n, api.and(turn))
+        (n, turn)
     };
     let stream = reader.into_inner();
-    let Some(api) = api else {
-        let _ = answer(stream, 404, "text/plain; charset=utf-8", &[], "404 page not found").await;
-        return;
-    };
     let Some(turn) = turn else {
         let error = json!({"error": {"message": format!("scripted server: no turn left for request {n}"), "type": "invalid_request_error", "code": "script_exhausted"}});
         let _ = answer(stream, 400, "application/json", &[], &error.to_string()).await;

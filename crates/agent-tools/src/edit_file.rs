@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use crate::{
     blocking::{self, io_error},
+    change::FileChange,
     closest,
     ladder::{self, Outcome, Step},
     paths,
@@ -87,11 +88,61 @@ fn invalid(message: impl Into<String>) -> ToolError {
     ToolError::new(ToolErrorKind::InvalidArguments, message)
 }
 
+impl EditFile {
+    /// What `input` would change, computed exactly as the call would and written nowhere: the
+    /// same matching (the relaxation ladder, line endings, re-indentation) and the same checks,
+    /// so a front end can show the user the change before approving it. An `Err` is the failure
+    /// the call would report.
+    pub fn preview(
+        &self,
+        ws: &dyn Boundary,
+        input: &EditFileInput,
+    ) -> Result<FileChange, ToolError> {
+        let plan = plan(ws, &self.tracker, input)?;
+        Ok(FileChange {
+            path: plan.path,
+            shown: plan.shown,
+            before: Some(plan.content),
+            after: plan.updated,
+        })
+    }
+}
+
+/// An edit worked out and not yet written.
+struct Plan {
+    path: std::path::PathBuf,
+    shown: String,
+    /// The file's text now.
+    content: String,
+    /// Its text after the edit.
+    updated: String,
+    encoding: text::Encoding,
+    ranges: Vec<Range<usize>>,
+    new_ranges: Vec<Range<usize>>,
+    notes: Vec<String>,
+}
+
 fn edit(
     ws: &dyn Boundary,
     tracker: &FileTracker,
     input: EditFileInput,
 ) -> Result<ToolOutput, ToolError> {
+    let Plan { path, shown, content, updated, encoding, ranges, new_ranges, notes } =
+        plan(ws, tracker, &input)?;
+    let bytes = text::encode(&updated, encoding);
+    let permissions = std::fs::metadata(&path).ok().map(|meta| meta.permissions());
+    write_atomic(&path, &bytes, permissions)
+        .map_err(|err| io_error(&format!("write {shown}"), &err))?;
+    tracker.record(&path, &bytes);
+    Ok(ToolOutput::text(success(&shown, &content, &updated, &ranges, &new_ranges, &notes)))
+}
+
+/// Finds what to replace and builds the new text, checking everything a write would.
+fn plan(
+    ws: &dyn Boundary,
+    tracker: &FileTracker,
+    input: &EditFileInput,
+) -> Result<Plan, ToolError> {
     let path = ws.resolve_for_write(&input.path)?;
     let shown = paths::display(ws.root(), &path);
     if input.old_string.is_empty() {
@@ -187,12 +238,7 @@ fn edit(
         new_ranges.push(start..start + replacement.len());
         shift += replacement.len() as isize - range.len() as isize;
     }
-    let bytes = text::encode(&updated, encoding);
-    let permissions = std::fs::metadata(&path).ok().map(|meta| meta.permissions());
-    write_atomic(&path, &bytes, permissions)
-        .map_err(|err| io_error(&format!("write {shown}"), &err))?;
-    tracker.record(&path, &bytes);
-    Ok(ToolOutput::text(success(&shown, &content, &updated, &ranges, &new_ranges, &notes)))
+    Ok(Plan { path, shown, content, updated, encoding, ranges, new_ranges, notes })
 }
 
 /// Removes read_file's `   42→` prefixes when every non-empty line of old_string carries one (the

@@ -46,6 +46,7 @@ mod write_file;
 
 // What the tools share.
 mod blocking;
+mod change;
 mod closest;
 mod ladder;
 mod paths;
@@ -61,6 +62,7 @@ use agent_exec::code::CodeLimits;
 
 pub use crate::{
     bash::{Bash, BashConfig, BashInput},
+    change::FileChange,
     edit_file::{EditFile, EditFileInput},
     execute_code::{CodeLanguage, ExecuteCode, ExecuteCodeInput},
     glob::{Glob, GlobInput},

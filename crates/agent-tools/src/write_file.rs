@@ -1,6 +1,10 @@
 //! `write_file`: create or overwrite a whole file, atomically, never over unseen changes.
 
-use std::{io::Write as _, path::Path, sync::Arc};
+use std::{
+    io::Write as _,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 use agent_core::{
     Access, Boundary, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool,
@@ -10,6 +14,7 @@ use serde::Deserialize;
 
 use crate::{
     blocking::{self, io_error},
+    change::FileChange,
     paths, render,
     text::{self, Encoding, Eol},
     tracker::FileTracker,
@@ -71,11 +76,76 @@ impl TypedTool for WriteFile {
     }
 }
 
+impl WriteFile {
+    /// What `input` would change, computed exactly as the call would and written nowhere (the
+    /// same checks, line endings and encoding), so a front end can show the user the change
+    /// before approving it. An `Err` is the failure the call would report.
+    pub fn preview(
+        &self,
+        ws: &dyn Boundary,
+        input: &WriteFileInput,
+    ) -> Result<FileChange, ToolError> {
+        let plan = plan(ws, &self.tracker, input)?;
+        let before = plan.existing.map(|existing| existing.old_text);
+        Ok(FileChange { path: plan.path, shown: plan.shown, before, after: plan.new_text })
+    }
+}
+
+/// A write worked out and not yet done.
+struct Plan {
+    path: PathBuf,
+    shown: String,
+    /// The text to write, with the existing file's line endings.
+    new_text: String,
+    /// The file being replaced; `None` for a new file.
+    existing: Option<Existing>,
+}
+
+/// The file a write replaces.
+struct Existing {
+    old_text: String,
+    encoding: Encoding,
+    permissions: std::fs::Permissions,
+}
+
 fn write(
     ws: &dyn Boundary,
     tracker: &FileTracker,
     input: &WriteFileInput,
 ) -> Result<ToolOutput, ToolError> {
+    let Plan { path, shown, new_text, existing } = plan(ws, tracker, input)?;
+    let Some(existing) = existing else {
+        let parent = path.parent().unwrap_or(ws.root());
+        std::fs::create_dir_all(parent)
+            .map_err(|err| io_error(&format!("create the directories of {shown}"), &err))?;
+        let bytes = new_text.as_bytes();
+        write_atomic(&path, bytes, None)
+            .map_err(|err| io_error(&format!("write {shown}"), &err))?;
+        tracker.record(&path, bytes);
+        return Ok(ToolOutput::text(format!(
+            "Created {shown} ({} lines, {})",
+            text::line_count(&new_text),
+            text::human_size(bytes.len() as u64)
+        )));
+    };
+    let bytes = text::encode(&new_text, existing.encoding);
+    write_atomic(&path, &bytes, Some(existing.permissions))
+        .map_err(|err| io_error(&format!("write {shown}"), &err))?;
+    tracker.record(&path, &bytes);
+    let (added, removed) = line_changes(&existing.old_text, &new_text);
+    Ok(ToolOutput::text(format!(
+        "Overwrote {shown}: {} → {} (+{added} −{removed})",
+        text::line_count(&existing.old_text),
+        render::plural(text::line_count(&new_text), "line", "lines")
+    )))
+}
+
+/// Checks a write as the call would and works out the text it would write.
+fn plan(
+    ws: &dyn Boundary,
+    tracker: &FileTracker,
+    input: &WriteFileInput,
+) -> Result<Plan, ToolError> {
     if input.content.len() > MAX_CONTENT_BYTES {
         return Err(ToolError::new(
             ToolErrorKind::InvalidArguments,
@@ -87,47 +157,27 @@ fn write(
     }
     let path = ws.resolve_for_write(&input.path)?;
     let shown = paths::display(ws.root(), &path);
-    let existing = match std::fs::metadata(&path) {
+    let meta = match std::fs::metadata(&path) {
         Ok(meta) if meta.is_dir() => {
             return Err(ToolError::new(
                 ToolErrorKind::InvalidArguments,
                 format!("{shown} is a directory; give a file path"),
             ));
         }
-        Ok(meta) => Some(meta),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Plan { path, shown, new_text: input.content.clone(), existing: None });
+        }
         Err(err) => return Err(io_error(&format!("inspect {shown}"), &err)),
-    };
-    let Some(meta) = existing else {
-        let parent = path.parent().unwrap_or(ws.root());
-        std::fs::create_dir_all(parent)
-            .map_err(|err| io_error(&format!("create the directories of {shown}"), &err))?;
-        let bytes = input.content.as_bytes();
-        write_atomic(&path, bytes, None)
-            .map_err(|err| io_error(&format!("write {shown}"), &err))?;
-        tracker.record(&path, bytes);
-        return Ok(ToolOutput::text(format!(
-            "Created {shown} ({} lines, {})",
-            text::line_count(&input.content),
-            text::human_size(bytes.len() as u64)
-        )));
     };
     let current = std::fs::read(&path).map_err(|err| io_error(&format!("read {shown}"), &err))?;
     check_fresh(tracker, &path, &shown, &current)?;
     // The file was read, so it decoded; decoding again gives its encoding and line endings.
     let (old_text, encoding) = text::decode(&current).unwrap_or((String::new(), Encoding::Utf8));
     let new_text = Eol::detect(&old_text).apply(&input.content);
-    let new_text = new_text.strip_prefix('\u{FEFF}').unwrap_or(&new_text);
-    let bytes = text::encode(new_text, encoding);
-    write_atomic(&path, &bytes, Some(meta.permissions()))
-        .map_err(|err| io_error(&format!("write {shown}"), &err))?;
-    tracker.record(&path, &bytes);
-    let (added, removed) = line_changes(&old_text, new_text);
-    Ok(ToolOutput::text(format!(
-        "Overwrote {shown}: {} → {} (+{added} −{removed})",
-        text::line_count(&old_text),
-        render::plural(text::line_count(new_text), "line", "lines")
-    )))
+    let new_text = new_text.strip_prefix('\u{FEFF}').unwrap_or(&new_text).to_owned();
+    let existing = Existing { old_text, encoding, permissions: meta.permissions() };
+    Ok(Plan { path, shown, new_text, existing: Some(existing) })
 }
 
 /// Fails with `stale_file` unless `current` is what the model last saw of `path`.

@@ -5,11 +5,17 @@ mod help;
 mod hooks;
 mod interrupt;
 mod mcp;
+mod mcp_cmd;
+mod mcp_image;
 mod mcp_search;
+mod mcp_serve;
 mod options;
 mod output;
+mod pty;
+mod render;
 mod repl;
 mod replay;
+mod screen;
 mod stream;
 mod tools;
 
@@ -112,6 +118,12 @@ impl Running {
             std::mem::take(&mut *buffer.lock().unwrap_or_else(PoisonError::into_inner))
         };
         Output { status, stdout: take(&self.stdout), stderr: take(&self.stderr) }
+    }
+
+    /// Kills the process (a server that never exits by itself) and returns what it printed.
+    pub(crate) fn kill(mut self) -> Output {
+        let _ = self.child.kill();
+        self.finish("a killed process")
     }
 
     /// Kills the process (so nothing is left behind) and fails with `message` and its stderr.

@@ -13,7 +13,12 @@ use crate::suite::{Running, command, stderr, stdout};
 
 /// Runs `agent chat` against a scripted server, typing `lines`; returns the output and bodies.
 async fn chat(workspace: &Path, turns: Vec<Turn>, lines: &[&str]) -> (Output, Vec<Value>) {
-    let server = ScriptedServer::start(Script::new(turns)).await.unwrap();
+    chat_script(workspace, Script::new(turns), lines).await
+}
+
+/// [`chat`] with a whole script.
+async fn chat_script(workspace: &Path, script: Script, lines: &[&str]) -> (Output, Vec<Value>) {
+    let server = ScriptedServer::start(script).await.unwrap();
     let url = server.url();
     let input = lines.iter().map(|line| format!("{line}\n")).collect::<String>();
     let dir = workspace.to_path_buf();
@@ -99,4 +104,93 @@ async fn context_shows_the_window_and_the_agents_md_read_and_compact_reports() {
     assert!(err.contains(&agents.display().to_string()), "{err}");
     assert!(err.contains("agent: context compacted (manual)"), "{err}");
     assert_eq!(bodies.len(), 1, "a conversation this short has nothing to summarise");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_window_a_server_reports_replaces_the_default_for_an_unknown_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Script::new([Turn::text("Hi.")]).with_context_window(4_096);
+    let (output, bodies) = chat_script(dir.path(), script, &["/context", "hello", "/exit"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("4096 tokens (reported by the server); compaction at 3276"), "{err}");
+    // Asking for the window is not a model request, and uses no turn of the script.
+    assert_eq!(bodies.len(), 1);
+    assert!(stdout(&output).contains("Hi."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_counts_tokens_and_model_switches_the_next_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let turns = vec![Turn::text("One."), Turn::text("Two.")];
+    let lines =
+        ["/help", "hello", "/status", "/model", "/model other-model", "again", "/status", "/exit"];
+    let (output, bodies) = chat(dir.path(), turns, &lines).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("/status") && err.contains("/model [NAME]"), "/help lists them: {err}");
+    // The scripted server reports 42 input tokens a response and a quarter of the text's bytes
+    // (plus one) as output.
+    let (first, second) =
+        err.split_once("agent: model other-model from the next prompt on").unwrap();
+    assert!(first.contains("  42 in · 2 out · "), "the line after the turn: {first}");
+    assert!(first.contains("  model        m\n"), "{first}");
+    assert!(first.contains("  api          chat\n"), "{first}");
+    assert!(first.contains("  tokens       42 in · 2 out this session\n"), "{first}");
+    assert!(first.contains("\n  m\n"), "/model alone names the model: {first}");
+    assert!(second.contains("  model        other-model\n"), "{second}");
+    assert!(second.contains("  tokens       84 in · 4 out this session\n"), "{second}");
+    assert!(second.contains("% of 32,768"), "the context is known: {second}");
+    // What the server received: the old model, then the new one with the whole conversation.
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0]["model"], "m");
+    assert_eq!(bodies[1]["model"], "other-model");
+    assert_eq!(user_messages(&bodies[1]), ["hello", "again"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_session_has_no_model_to_switch() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--api", "chat", "exec", "hello"];
+    let (recorded, _) = crate::suite::exec::exec(dir.path(), vec![Turn::text("Hi.")], &args).await;
+    let id = crate::suite::session_id(&recorded);
+    let recording = crate::suite::data_dir(dir.path()).join("sessions").join(id);
+    let replay = recording.join("transcript.jsonl");
+    let args = ["chat", "--replay", replay.to_str().unwrap()];
+    let mut running = Running::spawn(command(dir.path(), &args).stdin(Stdio::piped()));
+    running.stdin().write_all(b"/model other\n/status\n/exit\n").unwrap();
+    let output = running.finish("agent chat --replay");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("agent: a replayed session plays its recording"), "{err}");
+    assert!(err.contains("  api          replay\n"), "{err}");
+    assert!(err.contains("  base url     none (a recorded transcript)\n"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switched_model_gets_the_whole_conversation_not_the_old_models_response_id() {
+    let turns = vec![Turn::text("One."), Turn::text("Two."), Turn::text("Three.")];
+    let server = ScriptedServer::start(Script::new(turns)).await.unwrap();
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--base-url", &url, "--model", "m", "--api", "responses", "chat"];
+    let mut command = command(dir.path(), &args);
+    command.stdin(Stdio::piped());
+    let output = tokio::task::spawn_blocking(move || {
+        let mut running = Running::spawn(&mut command);
+        running.stdin().write_all(b"hello\nagain\n/model other\nthird\n/exit\n").unwrap();
+        running.finish("agent chat")
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let bodies: Vec<Value> = server.requests().iter().map(|request| request.json()).collect();
+    assert_eq!(bodies.len(), 3);
+    // Before the switch the conversation continues the stored response; after it, the new
+    // model gets every item, since the old model's response id means nothing to it.
+    assert!(bodies[1]["previous_response_id"].is_string(), "{}", bodies[1]);
+    assert_eq!(bodies[2]["model"], "other");
+    assert!(bodies[2].get("previous_response_id").is_none(), "{}", bodies[2]);
+    let sent = bodies[2]["input"].to_string();
+    assert!(sent.contains("hello") && sent.contains("One.") && sent.contains("third"), "{sent}");
 }

@@ -115,9 +115,9 @@ pub(crate) async fn compact(
     // On an overflow the count was evidently too low for this model, and a manual compaction
     // should visibly compact: both keep at most a quarter of what there was.
     let keep = match reason {
-        CompactionReason::Threshold => ctx.keep_recent_tokens,
+        CompactionReason::Threshold => ctx.keep_recent(),
         CompactionReason::Overflow | CompactionReason::Manual => {
-            ctx.keep_recent_tokens.min(info.tokens_before / 4)
+            ctx.keep_recent().min(info.tokens_before / 4)
         }
     };
     let mut kept = 0;
@@ -261,7 +261,7 @@ async fn summarize(
     dropped: &[Item],
 ) -> Result<String, ModelError> {
     let mut text = render(dropped);
-    let budget = usize::try_from(ctx.window / 2).unwrap_or(usize::MAX);
+    let budget = usize::try_from(ctx.current_window() / 2).unwrap_or(usize::MAX);
     while ctx.counter.count(&text) > budget && text.len() > 1000 {
         // Keep the beginning (the task) and the end (the latest state), drop the middle.
         let chars: Vec<char> = text.chars().collect();
@@ -349,6 +349,7 @@ mod tests {
             output: "x".to_owned(),
             ok: true,
             error: None,
+            images: Vec::new(),
         })
     }
 

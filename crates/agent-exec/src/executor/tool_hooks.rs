@@ -114,7 +114,11 @@ impl Executor {
             );
             stop = result.stop;
         }
+        let dispatched = Instant::now();
         let mut outcome = self.dispatch(call, cancel, &overrides).await;
+        // Hooks count in the duration; the approval wait inside dispatch does not (its outcome's
+        // duration already leaves it out).
+        let approval_wait = dispatched.elapsed().saturating_sub(outcome.duration);
         let event = if outcome.ok { HookEvent::PostToolUse } else { HookEvent::PostToolUseFailure };
         if self.hooks.wants(event, Some(&tool)) {
             let input = match &overrides.arguments {
@@ -133,7 +137,7 @@ impl Executor {
             outcome.text.push_str(&note);
         }
         outcome.stop = outcome.stop.or(stop);
-        outcome.duration = start.elapsed();
+        outcome.duration = start.elapsed().saturating_sub(approval_wait);
         outcome
     }
 

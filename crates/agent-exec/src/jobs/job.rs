@@ -45,7 +45,7 @@ pub(crate) struct Job {
     /// Whether the model has seen how the job ended (a notice, a read or a kill).
     pub(crate) noticed: AtomicBool,
     /// The masks over secrets and the fresh temp dir, kept while the job runs.
-    _keep: (Option<tempfile::TempDir>, Option<tempfile::TempDir>),
+    _keep: (Option<crate::sandbox::MaskDir>, Option<tempfile::TempDir>),
 }
 
 impl Job {

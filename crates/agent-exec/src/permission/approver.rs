@@ -44,4 +44,12 @@ pub enum Approval {
 pub trait Approver: Send + Sync {
     /// Decides whether the call may run.
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval>;
+
+    /// Whether this call can be put to someone at all. An approver that serves several callers
+    /// (an MCP server whose clients may or may not support elicitation) says `false` for a call
+    /// whose caller cannot be asked; the executor then refuses it exactly as it does without an
+    /// approver, naming the rule or mode that would allow it.
+    fn can_answer(&self, _request: &ApprovalRequest) -> bool {
+        true
+    }
 }

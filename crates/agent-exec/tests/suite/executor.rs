@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use agent_core::{CancellationToken, Effects, ToolOutput, Typed};
+use agent_core::{BoxFuture, CancellationToken, Effects, ToolOutput, Typed};
 use agent_exec::{
-    Approval, Executor, ExecutorConfig, PermissionMode, PermissionPolicy, Registry, SchemaTool,
-    ToolLimits, Workspace,
+    Approval, ApprovalRequest, Approver, Executor, ExecutorConfig, PermissionMode,
+    PermissionPolicy, Registry, SchemaTool, ToolLimits, Workspace,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -136,6 +136,32 @@ async fn allow_once_asks_every_time() {
     assert_eq!(approver.count(), 2);
 }
 
+/// An approver that takes `wait` to answer yes, as a person reading the prompt does.
+struct Slow(std::time::Duration);
+
+impl agent_exec::Approver for Slow {
+    fn approve<'a>(
+        &'a self,
+        _request: &'a agent_exec::ApprovalRequest,
+    ) -> agent_core::BoxFuture<'a, Approval> {
+        Box::pin(async move {
+            tokio::time::sleep(self.0).await;
+            Approval::AllowOnce
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_duration_leaves_out_the_wait_for_approval() {
+    let wait = std::time::Duration::from_millis(400);
+    let fx = fixture(Setup { approver: Some(Arc::new(Slow(wait))), ..Setup::default() });
+    let started = std::time::Instant::now();
+    let outcome = fx.run("write_file", r#"{"path": "a.txt", "content": ""}"#).await;
+    assert!(outcome.ok, "{}", outcome.text);
+    assert!(started.elapsed() >= wait, "the approver was waited for");
+    assert!(outcome.duration < wait / 2, "{:?} includes the approval wait", outcome.duration);
+}
+
 #[tokio::test]
 async fn dont_ask_mode_never_calls_the_approver() {
     let approver = Scripted::new(Approval::AllowOnce);
@@ -148,6 +174,31 @@ async fn dont_ask_mode_never_calls_the_approver() {
     assert_eq!(outcome.error_code, Some("permission_denied"));
     assert!(outcome.text.contains("the permission mode is dont-ask"), "{}", outcome.text);
     assert_eq!(approver.count(), 0);
+}
+
+/// An approver that serves callers who cannot be asked (an MCP client without elicitation).
+struct Unaskable(Arc<Scripted>);
+
+impl Approver for Unaskable {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        self.0.approve(request)
+    }
+    fn can_answer(&self, _request: &ApprovalRequest) -> bool {
+        false
+    }
+}
+
+#[tokio::test]
+async fn a_call_the_approver_cannot_answer_is_refused_as_without_one() {
+    let approver = Scripted::new(Approval::AllowOnce);
+    let unaskable = Arc::new(Unaskable(approver.clone()));
+    let fx = fixture(Setup { approver: Some(unaskable), ..Setup::default() });
+    let outcome = fx.run("write_file", r#"{"path": "a.txt", "content": ""}"#).await;
+    assert_eq!(outcome.error_code, Some("permission_denied"));
+    assert!(outcome.text.contains("this run is non-interactive"), "{}", outcome.text);
+    assert!(outcome.text.contains("Edit(./a.txt)"), "{}", outcome.text);
+    assert_eq!(approver.count(), 0);
+    assert!(!fx.dir.path().join("a.txt").exists());
 }
 
 #[tokio::test]

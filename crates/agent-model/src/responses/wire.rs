@@ -45,7 +45,7 @@ pub(crate) enum InputItem<'a> {
     },
     FunctionCallOutput {
         call_id: &'a str,
-        output: &'a str,
+        output: OutputBody<'a>,
     },
     Reasoning {
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -56,6 +56,37 @@ pub(crate) enum InputItem<'a> {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         content: Vec<TextPart<'a>>,
     },
+}
+
+/// A function call's output: its text, or, when the tool returned images, the text followed by
+/// the images as input (the Responses API takes a list of `input_text` and `input_image` parts
+/// as a `function_call_output`'s output).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum OutputBody<'a> {
+    Text(&'a str),
+    Parts(Vec<OutputPart<'a>>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum OutputPart<'a> {
+    InputText { text: &'a str },
+    InputImage { image_url: String, detail: &'static str },
+}
+
+impl<'a> OutputBody<'a> {
+    fn of(output: &'a agent_core::CallOutput) -> Self {
+        if output.images.is_empty() {
+            return Self::Text(&output.output);
+        }
+        let text = std::iter::once(OutputPart::InputText { text: &output.output });
+        let images = output
+            .images
+            .iter()
+            .map(|image| OutputPart::InputImage { image_url: image.data_url(), detail: "auto" });
+        Self::Parts(text.chain(images).collect())
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -149,9 +180,10 @@ fn input_item(item: &Item, stateless: bool) -> Option<InputItem<'_>> {
             name: &call.name,
             arguments: crate::quirks::replay_arguments(&call.arguments),
         },
-        Item::ToolOutput(output) => {
-            InputItem::FunctionCallOutput { call_id: &output.call_id, output: &output.output }
-        }
+        Item::ToolOutput(output) => InputItem::FunctionCallOutput {
+            call_id: &output.call_id,
+            output: OutputBody::of(output),
+        },
         Item::Reasoning(reasoning) => {
             let replayable = if stateless {
                 reasoning.encrypted_content.is_some()

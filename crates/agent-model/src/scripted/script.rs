@@ -15,6 +15,10 @@ pub struct Script {
     /// summaries. The first match wins.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub standing: Vec<Standing>,
+    /// The context window `GET /v1/models` reports for every model, as vLLM's `max_model_len`;
+    /// without one that path answers 404, like a server that reports nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
 }
 
 /// An answer to every request whose body contains `when_body_contains`.
@@ -30,12 +34,18 @@ pub struct Standing {
 impl Script {
     /// A script of these turns.
     pub fn new(turns: impl IntoIterator<Item = Turn>) -> Self {
-        Self { turns: turns.into_iter().collect(), standing: Vec::new() }
+        Self { turns: turns.into_iter().collect(), standing: Vec::new(), context_window: None }
     }
 
     /// Adds a standing answer: `turn` answers every request whose body contains `text`.
     pub fn with_standing(mut self, text: impl Into<String>, turn: Turn) -> Self {
         self.standing.push(Standing { when_body_contains: text.into(), turn });
+        self
+    }
+
+    /// Reports `tokens` as every model's context window on `GET /v1/models`.
+    pub fn with_context_window(mut self, tokens: u64) -> Self {
+        self.context_window = Some(tokens);
         self
     }
 

@@ -102,6 +102,7 @@ pub(crate) fn output(call_id: &str, text: &str) -> Item {
         output: text.into(),
         ok: true,
         error: None,
+        images: Vec::new(),
     })
 }
 

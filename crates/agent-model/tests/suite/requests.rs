@@ -1,6 +1,8 @@
 //! The exact request bodies each adapter sends, captured by the scripted server.
 
-use agent_core::{Continuation, Item, Message, ModelClient, ModelEvent, Reasoning, ToolCall};
+use agent_core::{
+    Continuation, Image, Item, Message, ModelClient, ModelEvent, Reasoning, ToolCall,
+};
 use agent_model::{
     ResponsesClient,
     scripted::{Fault, ScriptedCall, Turn},
@@ -281,4 +283,45 @@ async fn first_turn_tool_choice_applies_to_the_first_turn_only() {
         choices,
         [json!({"type": "function", "function": {"name": "read_file"}}), json!("auto")]
     );
+}
+
+/// A tool output carrying an image (an MCP tool's image result).
+fn image_round() -> Vec<Item> {
+    let mut output =
+        output("call_1", "[image saved: /s/mcp/files/call_1-0.png (image/png, 68 bytes)]");
+    if let Item::ToolOutput(output) = &mut output {
+        output.images.push(Image { mime_type: "image/png".into(), data: "iVBORw0KGgo=".into() });
+    }
+    vec![
+        user("Show me the chart."),
+        Item::ToolCall(call("call_1", "mcp__charts__render", "{}")),
+        output,
+    ]
+}
+
+/// On the Responses API an image result reaches the model as image input: the call's output is
+/// a list of its text and an `input_image` with a `data:` URL.
+#[tokio::test]
+async fn responses_image_output_turn() {
+    let server = start([Turn::text("A bar chart.")]).await;
+    let client = ResponsesClient::stateless(&config(&server, true)).unwrap();
+    run(&client, &image_round(), None).await.unwrap();
+    let body = server.requests()[0].json();
+    conforms(&body);
+    assert_json_snapshot!(body["input"]);
+}
+
+/// Chat Completions keeps the text only: a `role: tool` message holds text, and the text names
+/// the saved image.
+#[tokio::test]
+async fn chat_image_output_is_text_only() {
+    let server = start([Turn::text("A bar chart.")]).await;
+    let client = client(Api::Chat, &config(&server, false));
+    run(client.as_ref(), &image_round(), None).await.unwrap();
+    let body = server.requests()[0].json();
+    conforms(&body);
+    let tool = &body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(tool["role"], "tool");
+    assert_eq!(tool["content"], "[image saved: /s/mcp/files/call_1-0.png (image/png, 68 bytes)]");
+    assert!(!body.to_string().contains("iVBORw0KGgo"), "{body}");
 }

@@ -9,6 +9,7 @@ mod grep;
 mod job;
 mod list_dir;
 mod permission;
+mod preview;
 mod read_file;
 mod secrets;
 mod specs;

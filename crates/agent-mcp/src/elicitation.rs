@@ -1,0 +1,159 @@
+//! `Elicitor`: the served executor's approver, which puts an `ask` verdict to the MCP client
+//! that made the call, as an elicitation.
+//!
+//! The executor has one approver, but an MCP server has many callers (one per HTTP session, and
+//! each may or may not support elicitation). So the server registers the client of every running
+//! call under the call's id, and the approver looks it up: a client that declared elicitation
+//! (form mode) is asked, and any other call is refused by the executor exactly as without an
+//! approver, naming the rule that would allow it (`Approver::can_answer`).
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use agent_core::BoxFuture;
+use agent_exec::{Approval, ApprovalRequest, Approver};
+use rmcp::{
+    Peer, RoleServer,
+    model::{ElicitRequestParams, ElicitationAction, ElicitationSchema},
+    service::ElicitationMode,
+};
+
+/// How much of a call's argument text the approval question quotes: enough to judge a command
+/// or a path, without flooding the client's dialog with a whole file's content.
+const QUOTED_ARGUMENTS: usize = 2_000;
+
+/// The clients of the running calls, by call id, asked when a call needs approval.
+#[derive(Debug, Default)]
+pub(crate) struct Elicitor {
+    callers: Mutex<HashMap<String, Peer<RoleServer>>>,
+}
+
+/// Keeps a call's client registered while the call runs; unregisters it when dropped, also when
+/// the call's future is dropped early (the connection went away).
+pub(crate) struct Registration {
+    elicitor: Arc<Elicitor>,
+    call_id: String,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.elicitor.callers().remove(&self.call_id);
+    }
+}
+
+impl Elicitor {
+    /// Registers `peer` as the client of `call_id` until the returned guard is dropped.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        call_id: &str,
+        peer: Peer<RoleServer>,
+    ) -> Registration {
+        self.callers().insert(call_id.to_owned(), peer);
+        Registration { elicitor: Arc::clone(self), call_id: call_id.to_owned() }
+    }
+
+    fn callers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Peer<RoleServer>>> {
+        // The map holds no invariant a panicking holder could break.
+        self.callers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn caller(&self, call_id: &str) -> Option<Peer<RoleServer>> {
+        self.callers().get(call_id).cloned()
+    }
+}
+
+impl Approver for Elicitor {
+    fn can_answer(&self, request: &ApprovalRequest) -> bool {
+        self.caller(&request.call_id)
+            .is_some_and(|peer| peer.supported_elicitation_modes().contains(&ElicitationMode::Form))
+    }
+
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        Box::pin(async move {
+            let Some(peer) = self.caller(&request.call_id) else {
+                return refused("the MCP client that made the call is gone");
+            };
+            // An empty form: the question is the message, and the answer is the action alone.
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: question(request),
+                requested_schema: ElicitationSchema::new(BTreeMap::new()),
+            };
+            match peer.create_elicitation(params).await {
+                Ok(result) => match result.action {
+                    ElicitationAction::Accept => Approval::AllowOnce,
+                    ElicitationAction::Decline => refused("declined in the MCP client"),
+                    _ => refused("the MCP client's approval request was dismissed"),
+                },
+                Err(err) => refused(&format!("the MCP client could not be asked ({err})")),
+            }
+        })
+    }
+}
+
+/// A refusal; the executor words it as `the user rejected this call: WHY`.
+fn refused(why: &str) -> Approval {
+    Approval::Deny { reason: Some(why.to_owned()) }
+}
+
+/// The question put to the client's user: the tool, why it asks, the arguments, and the rules
+/// that would allow such calls without asking.
+fn question(request: &ApprovalRequest) -> String {
+    let mut arguments: String = request.arguments.chars().take(QUOTED_ARGUMENTS).collect();
+    if arguments.len() < request.arguments.len() {
+        arguments.push_str(" …");
+    }
+    let mut text = format!(
+        "Allow `{}` to run? It needs approval: {}.\nArguments: {arguments}",
+        request.tool, request.reason
+    );
+    if !request.suggested_rules.is_empty() {
+        text.push_str(&format!(
+            "\nTo allow such calls without asking, start the server with --allow '{}'.",
+            request.suggested_rules.join("' --allow '")
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(arguments: &str, rules: &[&str]) -> ApprovalRequest {
+        ApprovalRequest {
+            call_id: "mcp_1".to_owned(),
+            tool: "write_file".to_owned(),
+            arguments: arguments.to_owned(),
+            access: Vec::new(),
+            reason: "edits need approval in default mode".to_owned(),
+            suggested_rules: rules.iter().map(|rule| (*rule).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_question_names_the_tool_the_reason_the_arguments_and_the_rules() {
+        let text = question(&request(r#"{"path":"x.txt"}"#, &["Edit(./x.txt)"]));
+        assert_eq!(
+            text,
+            "Allow `write_file` to run? It needs approval: edits need approval in default mode.\n\
+             Arguments: {\"path\":\"x.txt\"}\n\
+             To allow such calls without asking, start the server with --allow 'Edit(./x.txt)'."
+        );
+    }
+
+    #[test]
+    fn long_arguments_are_cut() {
+        let text = question(&request(&"é".repeat(5_000), &[]));
+        assert!(text.ends_with(" …"), "{text}");
+        assert!(text.chars().count() < QUOTED_ARGUMENTS + 200);
+    }
+
+    #[test]
+    fn a_call_with_no_registered_client_cannot_be_asked() {
+        let elicitor = Elicitor::default();
+        assert!(!elicitor.can_answer(&request("{}", &[])));
+    }
+}
