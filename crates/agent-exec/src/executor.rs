@@ -503,26 +503,6 @@ impl Executor {
             Err(err) => Err(err.to_string()),
         }
     }
-
-    fn unknown_tool(&self, name: &str) -> ToolError {
-        if let Some(err) = self.late.as_ref().and_then(|late| late.unavailable(name)) {
-            return err;
-        }
-        let mut names: Vec<&str> = self.registry.specs().map(|spec| spec.name.as_str()).collect();
-        names.truncate(50);
-        let hint = match self.registry.near_miss(name) {
-            Some(near) => format!("did you mean `{near}`? "),
-            None => String::new(),
-        };
-        let shown: String = name.chars().take(100).collect();
-        ToolError::new(
-            ToolErrorKind::UnknownTool,
-            format!(
-                "no tool is named `{shown}`; {hint}call one of the available tools by its exact name: {}",
-                names.join(", ")
-            ),
-        )
-    }
 }
 
 impl std::fmt::Debug for Executor {

@@ -3,7 +3,7 @@
 
 use std::{borrow::Cow, sync::Arc};
 
-use agent_core::ToolSpec;
+use agent_core::{ToolError, ToolErrorKind, ToolSpec};
 
 use super::Executor;
 use crate::registry::{Entry, LateTools};
@@ -43,5 +43,27 @@ impl Executor {
             specs.extend(late.filter(|spec| self.policy.offers(spec)).cloned());
         }
         specs
+    }
+
+    /// The observation for a call of a tool that is not offered: the late tools' reason when
+    /// they know the name, else `unknown_tool` with the names there are.
+    pub(super) fn unknown_tool(&self, name: &str) -> ToolError {
+        if let Some(err) = self.late.as_ref().and_then(|late| late.unavailable(name)) {
+            return err;
+        }
+        let mut names: Vec<&str> = self.registry.specs().map(|spec| spec.name.as_str()).collect();
+        names.truncate(50);
+        let hint = match self.registry.near_miss(name) {
+            Some(near) => format!("did you mean `{near}`? "),
+            None => String::new(),
+        };
+        let shown: String = name.chars().take(100).collect();
+        ToolError::new(
+            ToolErrorKind::UnknownTool,
+            format!(
+                "no tool is named `{shown}`; {hint}call one of the available tools by its exact name: {}",
+                names.join(", ")
+            ),
+        )
     }
 }
