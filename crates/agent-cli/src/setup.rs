@@ -364,6 +364,9 @@ pub(crate) fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
+/// How long after the session opens the server is asked for its context window.
+const WINDOW_PROBE_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// How the loop keeps requests inside the window: the model's own counter, and the window from
 /// `--context-window`, the profile, the built-in table, or the conservative default. Unless a
 /// window is configured, `server` (the runtime; none for a replay, which has no server) asks the
@@ -389,6 +392,10 @@ fn context_config(
         let config = client_config(settings);
         let filled = report.clone();
         let probe = runtime.spawn(async move {
+            // The first request goes out first: its start-up path (`startup.first_request`)
+            // must not share the runtime with these questions. Any model turn takes far longer
+            // than the delay, so the answer still applies from the second request on.
+            tokio::time::sleep(WINDOW_PROBE_DELAY).await;
             if let Some(tokens) = agent_model::server_context_window(&config).await {
                 filled.set(tokens);
             }
