@@ -414,20 +414,8 @@ async fn an_error_result_is_a_tool_error_with_the_servers_text() {
 
 #[test]
 fn tools_call_answers_through_server_everything_over_streamable_http() {
-    use std::io::{BufRead as _, BufReader};
     let Some(bin) = everything() else { return };
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut server = std::process::Command::new(&bin)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Ready when it says so on stderr: no guessing with a sleep.
-    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
-    let ready = lines.by_ref().map_while(Result::ok).any(|line| line.contains("listening"));
-    assert!(ready, "server-everything did not start listening");
-    std::thread::spawn(move || lines.for_each(drop));
+    let (mut server, port) = crate::suite::mcp_cmd::everything_http(&bin);
     let dir = tempfile::tempdir().unwrap();
     let table = format!(
         "[mcp_servers.remote]\nurl = \"http://127.0.0.1:{port}/mcp\"\n{STARTUP}\
