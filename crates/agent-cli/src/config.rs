@@ -245,6 +245,27 @@ pub(crate) fn is_openai(base_url: &str) -> bool {
     base_url.trim_end_matches('/').starts_with(OPENAI_BASE_URL)
 }
 
+/// Whether `base_url` names a server on this machine or its private network: `localhost`, a
+/// loopback, private or link-local address.
+pub(crate) fn is_local(base_url: &str) -> bool {
+    let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.rsplit_once(':').map_or(authority, |(host, _)| host),
+    };
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        Ok(std::net::IpAddr::V6(ip)) => {
+            ip.is_loopback() || ip.is_unique_local() || ip.is_unicast_link_local()
+        }
+        Err(_) => false,
+    }
+}
+
 /// The message shown when no model server is configured: how to set one up, and the demo.
 pub(crate) const NO_PROVIDER: &str = "\
 no model server is configured.
@@ -259,6 +280,31 @@ Try it offline first: cargo xtask demo";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_servers_on_this_machine_or_its_network_are_local() {
+        let local = [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434/v1",
+            "http://[::1]:8000/v1",
+            "http://192.168.1.20:1234/v1",
+            "https://10.0.0.5/v1",
+            "http://LOCALHOST/v1",
+        ];
+        let remote = [
+            "https://api.deepseek.com/v1",
+            "https://api.openai.com/v1",
+            "http://8.8.8.8/v1",
+            "https://localhost.example.com/v1",
+            "http://[2001:db8::1]:80/v1",
+        ];
+        for url in local {
+            assert!(is_local(url), "{url}");
+        }
+        for url in remote {
+            assert!(!is_local(url), "{url}");
+        }
+    }
 
     #[track_caller]
     fn check(flags: ModelFlags, env: &[(&str, &str)], config: &str, expect: ModelSettings) {

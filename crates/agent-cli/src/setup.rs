@@ -190,6 +190,14 @@ impl Session {
                 *log_failed = true;
             }
         };
+        if let Some(mut probe) = self.window_probe.take() {
+            // No request may overlap the window question: llama-cpp-python's server cuts a
+            // streaming completion short whenever another request arrives (its
+            // `interrupt_requests`). It started with the session, so it is usually done by now.
+            if tokio::time::timeout(WINDOW_PROBE_WAIT, &mut probe).await.is_err() {
+                probe.abort();
+            }
+        }
         let finish = self.agent.prompt_with(prompt, &cancel, on_event).await;
         listener.abort();
         Ok(finish)
@@ -364,14 +372,15 @@ pub(crate) fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-/// How long after the session opens the server is asked for its context window.
-const WINDOW_PROBE_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
+/// How long a prompt waits for the server's answer about its context window before its first
+/// request; a server slower than this (it is on this machine or its network) is not asked again.
+const WINDOW_PROBE_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// How the loop keeps requests inside the window: the model's own counter, and the window from
 /// `--context-window`, the profile, the built-in table, or the conservative default. Unless a
-/// window is configured, `server` (the runtime; none for a replay, which has no server) asks the
-/// server for its window in the background; its answer applies from the next request after it
-/// arrives.
+/// window is configured, `server` (the runtime; none for a replay, which has no server) asks a
+/// local server for its window in the background; the first prompt waits for the answer (up to
+/// [`WINDOW_PROBE_WAIT`]) before its first request.
 fn context_config(
     settings: &ModelSettings,
     configured: Option<u64>,
@@ -385,17 +394,15 @@ fn context_config(
     };
     let mut context = ContextConfig::new(agent_model::counter_for(model), window, source);
     // A local server serves a model with the window it was started with, often smaller than the
-    // model's own, so its answer outranks the table; OpenAI's model list names no window.
-    let server = server.filter(|_| configured.is_none() && !config::is_openai(&settings.base_url));
+    // model's own, so its answer outranks the table.
+    // Only a server on this machine or its network is asked: that is where the window it serves
+    // differs from the model's, and where asking costs a fraction of a millisecond.
+    let server = server.filter(|_| configured.is_none() && config::is_local(&settings.base_url));
     if let Some(runtime) = server {
         let report = Arc::new(ServerWindow::new());
         let config = client_config(settings);
         let filled = report.clone();
         let probe = runtime.spawn(async move {
-            // The first request goes out first: its start-up path (`startup.first_request`)
-            // must not share the runtime with these questions. Any model turn takes far longer
-            // than the delay, so the answer still applies from the second request on.
-            tokio::time::sleep(WINDOW_PROBE_DELAY).await;
             if let Some(tokens) = agent_model::server_context_window(&config).await {
                 filled.set(tokens);
             }
