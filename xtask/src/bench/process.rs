@@ -2,7 +2,7 @@
 //! the release scripted server (or, for the first request, a socket this module listens on).
 
 use std::{
-    io::{BufRead, BufReader, Read},
+    io::{BufRead, BufReader, Read, Write},
     net::TcpListener,
     path::Path,
     process::{Child, Command, Stdio},
@@ -160,40 +160,49 @@ fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Polls the listener (every 50 µs) until a connection delivers a whole request head.
+/// Polls the listener (every 50 µs) until a connection delivers the whole head of a model request
+/// (a `POST`). Other requests (the agent asking a local server for its context window) get a 404
+/// at once, as from a server that reports nothing, and the wait goes on: their cost is part of
+/// the figure.
 fn wait_for_request(
     listener: &TcpListener,
     child: &mut Child,
     started: Instant,
 ) -> anyhow::Result<f64> {
     let deadline = started + Duration::from_secs(10);
-    let mut stream = loop {
-        match listener.accept() {
-            Ok((stream, _)) => break stream,
-            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
-                if let Some(status) = child.try_wait()? {
-                    bail!("agent exec exited with {status} before sending a request");
+    loop {
+        let mut stream = loop {
+            match listener.accept() {
+                Ok((stream, _)) => break stream,
+                Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
+                    if let Some(status) = child.try_wait()? {
+                        bail!("agent exec exited with {status} before sending a request");
+                    }
+                    if Instant::now() > deadline {
+                        bail!("no request within 10 s");
+                    }
+                    std::thread::sleep(Duration::from_micros(50));
                 }
-                if Instant::now() > deadline {
-                    bail!("no request within 10 s");
-                }
-                std::thread::sleep(Duration::from_micros(50));
+                Err(err) => return Err(err.into()),
             }
-            Err(err) => return Err(err.into()),
+        };
+        stream.set_nonblocking(false)?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let mut head = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = stream.read(&mut buf)?;
+            if n == 0 {
+                bail!("the connection closed before a request head arrived");
+            }
+            head.extend_from_slice(&buf[..n]);
         }
-    };
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    let mut head = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = stream.read(&mut buf)?;
-        if n == 0 {
-            bail!("the connection closed before a request head arrived");
+        if head.starts_with(b"POST ") {
+            return Ok(ms(started));
         }
-        head.extend_from_slice(&buf[..n]);
+        let _ = stream
+            .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
     }
-    Ok(ms(started))
 }
 
 /// A running scripted server and the URL it serves.
