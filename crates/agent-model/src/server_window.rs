@@ -17,7 +17,7 @@ const PLAUSIBLE: std::ops::RangeInclusive<u64> = 512..=100_000_000;
 
 /// Asks the server of `config` for the context window it serves `config.model` with, in tokens.
 ///
-/// In order: the OpenAI-style `GET {base}/models` entry of the model (vLLM's `max_model_len`,
+/// Asked together, believed in this order: the OpenAI-style `GET {base}/models` entry of the model (vLLM's `max_model_len`,
 /// the `context_length` other servers add, llama.cpp's `meta.n_ctx`), llama.cpp's `GET /props` (`n_ctx`, the window
 /// the server was started with, not the model's training length), then LM Studio's
 /// `GET /api/v0/models/{model}` (`loaded_context_length`). `None` when no answer names one;
@@ -46,17 +46,17 @@ pub async fn server_context_window(config: &ClientConfig) -> Option<u64> {
         }
         Some(url)
     };
-    if let Some(window) =
-        get(under(&["models"], false)?).await.and_then(|v| from_models(&v, &config.model))
-    {
-        return Some(window);
-    }
-    if let Some(window) = get(under(&["props"], true)?).await.and_then(|v| from_props(&v)) {
-        return Some(window);
-    }
-    get(under(&["api", "v0", "models", &config.model], true)?)
-        .await
-        .and_then(|v| from_lm_studio(&v))
+    // The three questions go out together: a server answers one of them at most, and asked one
+    // after another they would cost three round trips before the first model request.
+    let (models, props, lm_studio) = futures_util::join!(
+        get(under(&["models"], false)?),
+        get(under(&["props"], true)?),
+        get(under(&["api", "v0", "models", &config.model], true)?),
+    );
+    models
+        .and_then(|v| from_models(&v, &config.model))
+        .or_else(|| props.and_then(|v| from_props(&v)))
+        .or_else(|| lm_studio.and_then(|v| from_lm_studio(&v)))
 }
 
 /// The window in an OpenAI-style model list: the entry named `model`, or the only entry.
