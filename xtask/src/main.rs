@@ -20,12 +20,20 @@ cargo xtask <task>
 
 tasks:
   bench   [--json] [--quick] [--only GROUP,…] benchmarks of the release binaries and crates (not part of ci)
-  ci      what .ci/run runs: fmt --check, tidy, cargo deny, clippy -D warnings, docs, tests
+  ci      [--list] what .ci/run runs, these steps in order, stopping at the first failure:
+{steps}
   demo    [NAME] offline demos: the real agent binary against a scripted model server
   realmodel  the real-server tier: the agent binary against llama-cpp-python, llama-server and
           LiteLLM with a real tiny model (setup cached in $AGENT_REALMODEL_CACHE)
-  tidy    repository invariants: //! headers, library dependencies, crate edges, lints
+  tidy    repository invariants: //! headers, library dependencies, crate edges, lints, file sizes,
+          the crate tables and CI lists of the docs
 ";
+
+/// The help text, with the CI steps quoted from `ci::list` so it cannot keep a list of its own.
+fn help() -> String {
+    let steps: Vec<String> = ci::list().lines().map(|line| format!("            {line}")).collect();
+    HELP.replace("{steps}\n", &format!("{}\n", steps.join("\n")))
+}
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -33,6 +41,10 @@ fn main() -> anyhow::Result<()> {
     let rest: Vec<String> = args.collect();
     match task.as_deref() {
         Some("bench") => bench::run(&project_root(), &rest),
+        Some("ci") if rest.iter().any(|arg| arg == "--list") => {
+            print!("{}", ci::list());
+            Ok(())
+        }
         Some("ci") => ci::run(&project_root()),
         Some("demo") => demo::run(&project_root(), rest.first().map(String::as_str)),
         Some("realmodel") => realmodel::run(&project_root(), &rest),
@@ -48,10 +60,10 @@ fn main() -> anyhow::Result<()> {
             bail!("tidy found {} problem(s)", problems.len())
         }
         Some("help" | "--help" | "-h") | None => {
-            print!("{HELP}");
+            print!("{}", help());
             Ok(())
         }
-        Some(other) => bail!("unknown task `{other}` (args: {rest:?})\n\n{HELP}"),
+        Some(other) => bail!("unknown task `{other}` (args: {rest:?})\n\n{}", help()),
     }
 }
 

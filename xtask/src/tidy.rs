@@ -1,7 +1,11 @@
 //! `cargo xtask tidy`: repository invariants, also run by `cargo test` so nobody has to remember.
 //!
 //! The allowed crate edges below are the dependency diagram of docs/ARCHITECTURE.md; changing one is
-//! an architecture change and must update both.
+//! an architecture change and must update both. The size budget is in `size.rs`, the checks of the
+//! docs against the workspace and `ci.rs` in `docs.rs`.
+
+mod docs;
+mod size;
 
 use std::{
     fs,
@@ -28,16 +32,12 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
 const BINARY_ONLY: &[&str] = &["anyhow", "clap", "clap_complete", "tracing-subscriber"];
 const LIBRARIES: &[&str] = &["agent-core", "agent-exec", "agent-tools", "agent-model", "agent-mcp"];
 
-/// The most lines a source file may have before its tests: past this, a module has become several
-/// and reads better split. Test code (`tests/` folders, `tests.rs` files, and everything from the
-/// first `#[cfg(test)]` on) does not count.
-const MAX_LINES: usize = 600;
-
 /// Every problem found, as a readable line; empty when the tree is tidy.
 pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     let mut problems = Vec::new();
     check_sources(root, &mut problems)?;
     check_manifests(root, &mut problems)?;
+    docs::check(root, &mut problems)?;
     Ok(problems)
 }
 
@@ -47,6 +47,7 @@ fn check_sources(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> 
     for dir in ["crates", "xtask"] {
         collect_rs_files(&root.join(dir), &mut files)?;
     }
+    let mut sizes = Vec::new();
     for file in files {
         let text =
             fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
@@ -59,27 +60,12 @@ fn check_sources(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> 
         if file.file_name().is_some_and(|name| name == "mod.rs") && !shown.contains("/tests/") {
             problems.push(format!("{shown}: use `foo.rs` beside `foo/` instead of `foo/mod.rs`"));
         }
-        check_size(&shown, &text, problems);
+        if let Some(lines) = size::lines_before_tests(&shown, &text) {
+            sizes.push((shown, lines));
+        }
     }
+    size::check(&sizes, size::OVER_BUDGET, problems);
     Ok(())
-}
-
-/// Reports a non-test source file (`shown` is its path from the root) longer than `MAX_LINES`,
-/// counting up to its first `#[cfg(test)]`.
-fn check_size(shown: &str, text: &str, problems: &mut Vec<String>) {
-    let path = Path::new(shown);
-    let is_test = path.components().any(|part| part.as_os_str() == "tests")
-        || path.file_name().is_some_and(|name| name == "tests.rs");
-    if is_test {
-        return;
-    }
-    let lines =
-        text.lines().take_while(|line| !line.trim_start().starts_with("#[cfg(test)]")).count();
-    if lines > MAX_LINES {
-        problems.push(format!(
-            "{shown}: {lines} lines before its tests, over the budget of {MAX_LINES}; split it into modules"
-        ));
-    }
 }
 
 fn collect_rs_files(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
@@ -200,47 +186,6 @@ mod tests {
     fn tree_is_tidy() {
         let problems = check(&crate::project_root()).unwrap();
         assert!(problems.is_empty(), "tidy problems:\n{}", problems.join("\n"));
-    }
-
-    #[track_caller]
-    fn check_lines(shown: &str, code: usize, tests: usize, expect: &[&str]) {
-        let mut text = "//! demo\n".repeat(code);
-        if tests > 0 {
-            text.push_str("#[cfg(test)]\n");
-            text.push_str(&"fn case() {}\n".repeat(tests - 1));
-        }
-        let mut problems = Vec::new();
-        check_size(shown, &text, &mut problems);
-        assert_eq!(problems, expect);
-    }
-
-    #[test]
-    fn file_over_the_line_budget_is_reported() {
-        check_lines(
-            "crates/agent-exec/src/big.rs",
-            601,
-            0,
-            &[
-                "crates/agent-exec/src/big.rs: 601 lines before its tests, over the budget of 600; split it into modules",
-            ],
-        );
-        check_lines("crates/agent-exec/src/big.rs", 600, 0, &[]);
-    }
-
-    #[test]
-    fn test_code_does_not_count_against_the_budget() {
-        // Lines from the first `#[cfg(test)]` on, test suites and `tests.rs` modules are exempt.
-        check_lines("crates/agent-exec/src/big.rs", 590, 400, &[]);
-        check_lines("crates/agent-exec/tests/suite/big.rs", 900, 0, &[]);
-        check_lines("crates/agent-exec/src/agent/tests.rs", 900, 0, &[]);
-        check_lines(
-            "xtask/src/big.rs",
-            700,
-            10,
-            &[
-                "xtask/src/big.rs: 700 lines before its tests, over the budget of 600; split it into modules",
-            ],
-        );
     }
 
     #[track_caller]
