@@ -87,3 +87,12 @@ struct ExecutorDocs;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/library.md")]
 struct LibraryDocs;
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDocs;
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/permissions.md")]
+struct PermissionsDocs;
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/sandbox.md")]
+struct SandboxDocs;
