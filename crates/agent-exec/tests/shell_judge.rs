@@ -1,4 +1,4 @@
-//! The shell judge against real processes: the commands of issues 17 and 19 go through the real
+//! The shell judge against real processes: commands built to get past its rules go through the real
 //! executor and the real `bash` tool in a temporary git workspace, and each test checks the effect
 //! (the marker file a smuggled command would create), not only the verdict. Commands approved only
 //! as read-only run under the sandbox's execute allow-list (read-only approvals the kernel enforces).
