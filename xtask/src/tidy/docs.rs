@@ -1,5 +1,6 @@
 //! The docs checked against the code they describe: the list of CI steps that README.md and
-//! docs/ARCHITECTURE.md quote, and their crate tables against the crates of the workspace.
+//! docs/ARCHITECTURE.md quote, their crate tables against the crates of the workspace, and
+//! ARCHITECTURE's table of allowed edges against `ALLOWED_EDGES`.
 //!
 //! Both drifted before these checks (three different lists of what CI runs; a crate table without
 //! agent-mcp), so the docs now quote and tidy compares.
@@ -8,6 +9,7 @@ use std::{fs, path::Path};
 
 use anyhow::Context;
 
+use super::ALLOWED_EDGES;
 use crate::ci;
 
 /// The comment a doc puts on the line before a fenced block that quotes `cargo xtask ci --list`.
@@ -32,6 +34,8 @@ pub(super) fn check(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<(
         fs::read_to_string(root.join(ARCHITECTURE)).context("reading ARCHITECTURE")?;
     let named = crates_in_headings(&section(&architecture, "## Code map"));
     check_crates(ARCHITECTURE, "the code map", &named, &members, problems);
+    let table = edge_table(&section(&architecture, "## Dependency diagram"));
+    check_edge_table(&table, ALLOWED_EDGES, problems);
     Ok(())
 }
 
@@ -68,10 +72,11 @@ fn check_ci_quote(doc: &str, text: &str, steps: &str, problems: &mut Vec<String>
     }
 }
 
-/// The lines of `text` from the heading `heading` to the next heading of the same level.
+/// The lines of `text` from the first heading that starts with `heading` to the next heading of the
+/// same level or higher.
 fn section(text: &str, heading: &str) -> String {
     let level = heading.split(' ').next().map_or(0, str::len);
-    let mut lines = text.lines().skip_while(|line| line.trim_end() != heading);
+    let mut lines = text.lines().skip_while(|line| !line.starts_with(heading));
     let Some(first) = lines.next() else { return String::new() };
     let ends = |line: &&str| {
         let hashes = line.chars().take_while(|c| *c == '#').count();
@@ -99,6 +104,69 @@ fn crates_in_headings(text: &str) -> Vec<String> {
 fn crate_name(rest: &str) -> Option<String> {
     let (name, _) = rest.split_once('`')?;
     Some(name.trim_end_matches('/').to_owned())
+}
+
+/// The rows of ARCHITECTURE's edge table (`| crate | a, b |`, or `no internal crate …`): each crate
+/// with the crates it may depend on.
+fn edge_table(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let [_, name, allowed, ..] = cells[..] else { continue };
+        if !(name.starts_with("agent-") || name == "xtask") {
+            continue;
+        }
+        let allowed = if allowed.starts_with("no internal crate") {
+            Vec::new()
+        } else {
+            allowed.split(',').map(|dep| dep.trim().to_owned()).collect()
+        };
+        rows.push((name.to_owned(), allowed));
+    }
+    rows
+}
+
+/// Checks that ARCHITECTURE's edge table `table` says what `allowed` (tidy's `ALLOWED_EDGES`) says,
+/// row for row, in any order.
+fn check_edge_table(
+    table: &[(String, Vec<String>)],
+    allowed: &[(&str, &[&str])],
+    problems: &mut Vec<String>,
+) {
+    let sorted = |deps: &[&str]| {
+        let mut deps: Vec<String> = deps.iter().map(|dep| (*dep).to_owned()).collect();
+        deps.sort();
+        deps
+    };
+    for (name, deps) in allowed {
+        let want = sorted(deps);
+        match table.iter().find(|(row, _)| row == name) {
+            None => problems.push(format!(
+                "{ARCHITECTURE}: the edge table has no row for {name} (ALLOWED_EDGES: {})",
+                shown(&want)
+            )),
+            Some((_, row)) => {
+                let have = sorted(&row.iter().map(String::as_str).collect::<Vec<_>>());
+                if have != want {
+                    problems.push(format!(
+                        "{ARCHITECTURE}: the edge table lets {name} depend on {}, ALLOWED_EDGES on {}",
+                        shown(&have),
+                        shown(&want)
+                    ));
+                }
+            }
+        }
+    }
+    for (name, _) in table {
+        if !allowed.iter().any(|(crate_name, _)| crate_name == name) {
+            problems.push(format!("{ARCHITECTURE}: the edge table has a row for {name}, which ALLOWED_EDGES does not know"));
+        }
+    }
+}
+
+/// A list of crates as the messages show it.
+fn shown(deps: &[String]) -> String {
+    if deps.is_empty() { "no internal crate".to_owned() } else { deps.join(", ") }
 }
 
 /// Checks that `named` (what `place` in `doc` names) is exactly the workspace's crates.
@@ -177,6 +245,24 @@ mod tests {
         let mut problems = Vec::new();
         check_crates(ARCHITECTURE, "the code map", &named, &members, &mut problems);
         assert_eq!(problems, expect);
+    }
+
+    #[track_caller]
+    fn edges(architecture: &str, expect: &[&str]) {
+        const ALLOWED: &[(&str, &[&str])] =
+            &[("agent-core", &[]), ("agent-exec", &["agent-core", "agent-sandbox"])];
+        let table = edge_table(&section(architecture, "## Dependency diagram (enforced)"));
+        let mut problems = Vec::new();
+        check_edge_table(&table, ALLOWED, &mut problems);
+        assert_eq!(problems, expect);
+    }
+
+    #[test]
+    #[rustfmt::skip]
+    fn edge_table_says_what_tidy_allows() {
+        edges("## Dependency diagram (enforced)\n\n| crate | may depend on |\n|---|---|\n| agent-core | no internal crate |\n| agent-exec | agent-sandbox, agent-core |\n", &[]);
+        edges("## Dependency diagram (enforced)\n\n| agent-core | no internal crate (and more) |\n| agent-exec | agent-core |\n", &["docs/ARCHITECTURE.md: the edge table lets agent-exec depend on agent-core, ALLOWED_EDGES on agent-core, agent-sandbox"]);
+        edges("## Dependency diagram (enforced)\n\n| agent-exec | agent-core, agent-sandbox |\n| agent-gone | no internal crate |\n", &["docs/ARCHITECTURE.md: the edge table has no row for agent-core (ALLOWED_EDGES: no internal crate)", "docs/ARCHITECTURE.md: the edge table has a row for agent-gone, which ALLOWED_EDGES does not know"]);
     }
 
     #[test]
