@@ -123,7 +123,7 @@ pub struct SandboxConfig {
     /// The secret files hidden from the process under a restricted policy: the workspace's
     /// secret files and the home directory's credential locations, minus what allow rules
     /// expose. The built-in list by default; a session passes its policy's
-    /// ([`crate::PermissionPolicy::secrets`]) so that `Read(…)` allow rules apply.
+    /// (`agent_exec::PermissionPolicy::secrets`) so that `Read(…)` allow rules apply.
     pub secrets: Secrets,
     /// When set, the process may execute only the program it starts and these programs (as a
     /// command line names them, found on its `PATH` before it starts), with their interpreters:

@@ -15,7 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::permission::{PathSet, Rule, RuleAction, Specifier};
+use crate::paths::PathSet;
 
 /// File-name patterns of secret files, in gitignore style: a bare name matches at any depth, and
 /// a pattern that names a directory also covers everything below it.
@@ -168,28 +168,10 @@ impl Secrets {
         Self::with_revealed(files, PathSet::default())
     }
 
-    /// The list `files`, where what the `Read(…)` rules among the allow rules `rules` name is
-    /// exposed; rules are spelled as for [`crate::PolicyBuilder::rule`], with `root` as the
-    /// workspace root, and rules of other tools are ignored. A session that builds its sandbox
-    /// before its policy gets the same list as [`crate::PermissionPolicy::secrets`] this way.
-    pub fn with_allow_rules<'a>(
-        files: SecretFiles,
-        root: &Path,
-        rules: impl IntoIterator<Item = &'a str>,
-    ) -> crate::Result<Self> {
-        let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
-        let mut revealed = Vec::new();
-        for text in rules {
-            let (rule, _) = Rule::parse(RuleAction::Allow, text, "allow rule", &root, &[])?;
-            if let (Specifier::Path(set), "Read") = (&rule.specifier, rule.tool.as_str()) {
-                revealed.push(set.clone());
-            }
-        }
-        Ok(Self::with_revealed(files, PathSet::union(revealed)))
-    }
-
-    /// The list `files`, where paths matching `revealed` (built from allow rules) are exposed.
-    pub(crate) fn with_revealed(files: SecretFiles, revealed: PathSet) -> Self {
+    /// The list `files`, where paths matching `revealed` are exposed. The permission policy builds
+    /// `revealed` from its `Read(…)` allow rules (`agent_exec::permission::secrets_for_rules`), so
+    /// a command in the sandbox sees what the rules expose.
+    pub fn with_revealed(files: SecretFiles, revealed: PathSet) -> Self {
         let mut globs = Vec::new();
         for pattern in &files.patterns {
             globs.extend(anywhere(pattern));
@@ -208,7 +190,7 @@ impl Secrets {
 
     /// One set matching every secret: the patterns anywhere, and the credential locations (and
     /// everything below them) under the user's home. The permission policy judges reads with it.
-    pub(crate) fn path_set(&self) -> PathSet {
+    pub fn path_set(&self) -> PathSet {
         let mut globs = Vec::new();
         for home in self.homes(None) {
             let home = globset::escape(&home.to_string_lossy());

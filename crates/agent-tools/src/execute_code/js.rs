@@ -7,7 +7,7 @@ use rquickjs::{
     CatchResultExt, CaughtError, Context, Ctx, Function, Promise, Runtime, Value,
     promise::PromiseState,
 };
-use tokio_util::sync::CancellationToken;
+use agent_core::CancellationToken;
 
 use super::{CodeError, CodeErrorKind, CodeLimits, CodeResult};
 

@@ -27,12 +27,13 @@ use crate::secret::Hidden;
 
 pub(crate) use self::{
     child::{ChildPlan, MountPlan, ReadOnlyDir},
-    executables::{LOADERS, resolve as resolve_executables},
-    landlock::{FsRules, Grant},
+    executables::resolve as resolve_executables,
     limits::CgroupLease,
 };
 pub use self::{
     env::{host_env, is_secret, sandbox_env},
+    executables::LOADERS,
+    landlock::{FsRules, Grant},
     limits::ProcessLimit,
     netns::NetNamespace,
     policy::{Limits, SandboxConfig, SandboxPolicy, UnknownPolicy},

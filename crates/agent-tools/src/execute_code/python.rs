@@ -9,12 +9,12 @@ use std::{
 
 use serde::Deserialize;
 use tokio::sync::OnceCell;
-use tokio_util::sync::CancellationToken;
+use agent_core::CancellationToken;
 
 use super::{CodeError, CodeErrorKind, CodeLimits, CodeResult};
-use crate::{
+use agent_sandbox::{
     process::{self, ProcessSpec, RunOptions, SpawnError},
-    sandbox::{FsRules, Grant, Limits, SandboxConfig, SandboxError, SandboxPolicy},
+    sandbox::{self, FsRules, Grant, Limits, SandboxConfig, SandboxError, SandboxPolicy},
 };
 
 /// Runs the user's code (from the file named by the first argument) as `__main__` and, like a REPL, saves the value of a final expression as
@@ -103,7 +103,7 @@ async fn run_inner(
     for path in SYSTEM_READ {
         rules.grant(path, Grant::Read);
     }
-    for loader in crate::sandbox::LOADERS {
+    for loader in sandbox::LOADERS {
         rules.grant(loader, Grant::Execute);
     }
     rules.grant("/dev/null", Grant::Write).grant(&dir, Grant::Write);

@@ -21,10 +21,8 @@ use super::SandboxError;
 const TARGET_ABI: ABI = ABI::V7;
 
 /// What a rule grants beneath a path.
-// Only the code sandbox's Python rules use `Read` and `Execute` so far.
-#[cfg_attr(not(feature = "code"), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Grant {
+pub enum Grant {
     /// Read files and list directories, without executing anything.
     Read,
     /// Read and execute.
@@ -58,13 +56,13 @@ impl Grant {
 
 /// File-system rules: every path not covered by a rule is neither readable nor writable.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct FsRules {
+pub struct FsRules {
     rules: Vec<(PathBuf, Grant)>,
 }
 
 impl FsRules {
     /// Adds a rule; paths that do not exist are skipped when the ruleset is built.
-    pub(crate) fn grant(&mut self, path: impl Into<PathBuf>, grant: Grant) -> &mut Self {
+    pub fn grant(&mut self, path: impl Into<PathBuf>, grant: Grant) -> &mut Self {
         self.rules.push((path.into(), grant));
         self
     }

@@ -247,21 +247,27 @@ fn env_home(env: &[(OsString, OsString)]) -> Option<PathBuf> {
 }
 
 /// The sandbox-specific inputs of [`run_with`], resolved by the caller.
-pub(crate) struct RunOptions<'a> {
-    pub(crate) rules: Option<&'a FsRules>,
+#[derive(Debug)]
+pub struct RunOptions<'a> {
+    /// The file-system rules; `None` runs without Landlock (only under `DangerFullAccess`).
+    pub rules: Option<&'a FsRules>,
     /// A directory inside a writable root that stays read-only (`.git`).
-    pub(crate) read_only: Option<&'a std::path::Path>,
+    pub read_only: Option<&'a std::path::Path>,
     /// Secret files and directories covered by empty, unreadable entries.
-    pub(crate) hide: Vec<Hidden>,
-    pub(crate) env: Vec<(OsString, OsString)>,
-    pub(crate) cwd: PathBuf,
-    pub(crate) cancel: CancellationToken,
-    pub(crate) timeout: Option<Duration>,
+    pub hide: Vec<Hidden>,
+    /// The whole environment of the process.
+    pub env: Vec<(OsString, OsString)>,
+    /// Its working directory.
+    pub cwd: PathBuf,
+    /// Kills the process group when cancelled.
+    pub cancel: CancellationToken,
+    /// Kills the process group after this long.
+    pub timeout: Option<Duration>,
 }
 
-/// Runs `spec` with explicit file-system rules and environment (the code sandbox uses this to
-/// run an interpreter with narrower rules than any policy).
-pub(crate) async fn run_with(
+/// Runs `spec` with explicit file-system rules and environment (agent-tools' code sandbox uses
+/// this to run an interpreter with narrower rules than any policy).
+pub async fn run_with(
     spec: ProcessSpec,
     config: &SandboxConfig,
     options: RunOptions<'_>,

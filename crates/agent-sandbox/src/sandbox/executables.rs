@@ -15,7 +15,7 @@ use std::{
 
 /// The dynamic loaders the kernel opens (with the execute right) to start a dynamically linked
 /// program; those that do not exist on this machine are skipped when rules are built.
-pub(crate) const LOADERS: [&str; 5] = [
+pub const LOADERS: [&str; 5] = [
     "/lib64/ld-linux-x86-64.so.2",
     "/lib/ld-linux-aarch64.so.1",
     "/lib/ld-linux-riscv64-lp64d.so.1",

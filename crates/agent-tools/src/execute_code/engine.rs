@@ -1,5 +1,6 @@
-//! The code sandbox behind `execute_code`: JavaScript and TypeScript in embedded QuickJS, Python
-//! in `python3` under the process sandbox.
+//! The code sandbox behind `execute_code`: the languages, limits and results of one run, and the
+//! dispatch to the engines (JavaScript and TypeScript in embedded QuickJS, Python in `python3`
+//! under the process sandbox).
 //!
 //! Every call starts fresh (a new QuickJS runtime, a new interpreter process) and has no file
 //! system, network or process access:
@@ -13,15 +14,12 @@
 //!   only the interpreter's own files, executing only the interpreter, and writing only that temp
 //!   dir; seccomp denies every non-`AF_UNIX` socket.
 
-mod js;
-mod python;
-#[cfg(feature = "typescript")]
-mod typescript;
-
 use std::{fmt, time::Duration};
 
+use agent_core::CancellationToken;
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
+
+use super::{js, python};
 
 /// The language of a code snippet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -78,7 +76,7 @@ pub struct CodeError {
 }
 
 impl CodeError {
-    fn new(kind: CodeErrorKind, message: impl Into<String>) -> Self {
+    pub(super) fn new(kind: CodeErrorKind, message: impl Into<String>) -> Self {
         Self { kind, message: message.into() }
     }
 }
@@ -158,13 +156,13 @@ pub async fn run(
 /// TypeScript to JavaScript, types removed.
 #[cfg(feature = "typescript")]
 fn strip_types(code: &str) -> Result<String, CodeError> {
-    typescript::strip(code)
+    super::typescript::strip(code)
 }
 
 #[cfg(not(feature = "typescript"))]
 fn strip_types(_code: &str) -> Result<String, CodeError> {
     Err(CodeError::new(
         CodeErrorKind::RuntimeMissing,
-        "TypeScript support was not compiled in (agent-exec feature `typescript`)",
+        "TypeScript support was not compiled in (agent-tools feature `typescript`)",
     ))
 }

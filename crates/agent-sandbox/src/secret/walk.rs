@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::permission::PathSet;
+use crate::paths::PathSet;
 
 /// Directories the walk does not enter: version-control internals, dependency and build output.
 /// They are large and hold no secrets the user wrote; the cost this saves is in `docs/sandbox.md`.
