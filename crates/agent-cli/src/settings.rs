@@ -7,9 +7,9 @@ use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
     jobs::{Jobs, JobsConfig},
+    permission::secrets_for_rules,
     project_doc::ProjectDocs,
     sandbox::{NetNamespace, SandboxConfig, SandboxPolicy},
-    permission::secrets_for_rules,
     secret::SecretFiles,
 };
 use agent_mcp::{McpSession, McpTools, ServerEnv, ToolBudget};

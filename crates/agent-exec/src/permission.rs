@@ -28,7 +28,6 @@ use agent_core::{Access, ToolError, ToolErrorKind, ToolSpec};
 use serde::Serialize;
 
 use self::judge::{Combined, Judged, Target};
-pub(crate) use agent_sandbox::paths::PathSet;
 pub(crate) use self::rule::{Rule, Specifier};
 pub use self::{
     approver::{Approval, ApprovalRequest, Approver},
@@ -40,6 +39,7 @@ use crate::{
     secret::{SecretFiles, Secrets},
     workspace::Workspace,
 };
+pub(crate) use agent_sandbox::paths::PathSet;
 
 /// How much runs without asking. See `docs/permissions.md` for the full table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]

@@ -60,6 +60,8 @@ use std::sync::Arc;
 
 use agent_core::{Tool, Typed, schema::StrictError};
 
+#[cfg(feature = "execute-code")]
+pub use crate::execute_code::{CodeLanguage, CodeLimits, ExecuteCode, ExecuteCodeInput};
 pub use crate::{
     bash::{Bash, BashConfig, BashInput},
     change::FileChange,
@@ -74,8 +76,6 @@ pub use crate::{
     web_search::{ApiKey, ProviderKind, WebSearch, WebSearchConfig, WebSearchInput},
     write_file::{WriteFile, WriteFileInput},
 };
-#[cfg(feature = "execute-code")]
-pub use crate::execute_code::{CodeLanguage, CodeLimits, ExecuteCode, ExecuteCodeInput};
 
 /// What the user configures for the built-in tools.
 #[derive(Debug, Clone, Default)]

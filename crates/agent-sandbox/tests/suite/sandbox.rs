@@ -2,12 +2,6 @@
 //! command that succeeds where it must not is a breach. A test whose kernel feature is missing
 //! prints `SKIPPED: <reason>` and returns.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod skip;
-
-use skip::skipped;
-
 use std::{
     io::ErrorKind,
     net::TcpListener,
@@ -15,10 +9,11 @@ use std::{
     time::Duration,
 };
 
-use agent_exec::{
+use agent_sandbox::{
     process::{self, ProcessOutput, ProcessSpec},
     sandbox::{Limits, ProcessLimit, SandboxConfig, SandboxPolicy, probe},
 };
+use agent_test_support::skipped;
 use tokio_util::sync::CancellationToken;
 
 /// Returns true (after saying why) when `policy` cannot be enforced on this kernel.
@@ -282,16 +277,35 @@ async fn timeout_kills_the_whole_group_including_grandchildren() {
 async fn cancellation_kills_the_group() {
     let ws = tempfile::tempdir().unwrap();
     let config = config(ws.path(), SandboxPolicy::DangerFullAccess);
+    let marker = ws.path().join("pgid");
+    // The script records its process group before it forks; the cancel comes once the record is
+    // there, so the group is known to be running (with its two sleeps) when it is killed.
+    let script = format!("echo $$ > {}; sleep 100 & sleep 100", marker.display());
+    let spec = ProcessSpec::bash(script).base_env(base_env());
     let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        trigger.cancel();
-    });
-    let spec = ProcessSpec::bash("sleep 100 & sleep 100").base_env(base_env());
-    let out = process::run(spec, &config, cancel, None).await.unwrap();
-    assert!(out.cancelled && !out.timed_out);
-    assert_eq!(survivors(out.pid), Vec::<i32>::new());
+    let trigger = async {
+        let pgid = written_group(&marker).await;
+        cancel.cancel();
+        pgid
+    };
+    let (out, pgid) = tokio::join!(process::run(spec, &config, cancel.clone(), None), trigger);
+    let out = out.unwrap();
+    assert!(out.cancelled && !out.timed_out, "{out:?}");
+    assert_eq!(out.pid, pgid);
+    assert_eq!(survivors(pgid), Vec::<i32>::new());
+}
+
+/// The process group a script wrote to `marker`, once it has (at most [`DEADLINE`]).
+async fn written_group(marker: &Path) -> u32 {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let written = std::fs::read_to_string(marker).unwrap_or_default();
+        if let Ok(pgid) = written.trim().parse::<u32>() {
+            return pgid;
+        }
+        assert!(std::time::Instant::now() < deadline, "the script never wrote its group");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -313,20 +327,9 @@ async fn dropping_the_future_kills_the_group() {
     let spec = ProcessSpec::bash(script).base_env(base_env());
     let run = process::run(spec, &config, CancellationToken::new(), None);
     // The future is dropped midway, as a caller's own timeout would, once the script has started.
-    let started = async {
-        let deadline = std::time::Instant::now() + DEADLINE;
-        loop {
-            let written = std::fs::read_to_string(&marker).unwrap_or_default();
-            if let Ok(pgid) = written.trim().parse::<u32>() {
-                return pgid;
-            }
-            assert!(std::time::Instant::now() < deadline, "the script never wrote its group");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
     let pgid = tokio::select! {
         out = run => panic!("the command ended by itself: {out:?}"),
-        pgid = started => pgid,
+        pgid = written_group(&marker) => pgid,
     };
     assert_eq!(survivors(pgid), Vec::<i32>::new());
 }

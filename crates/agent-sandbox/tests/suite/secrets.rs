@@ -2,21 +2,15 @@
 //! netrc credentials, read the ways an injected command would try. The check is always the effect:
 //! no byte of a secret in anything the command printed.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod skip;
-
-use skip::skipped;
-
 use std::{path::Path, time::Duration};
 
-use agent_exec::{
-    PermissionMode, PolicyBuilder, RuleAction, Workspace,
-    code::{self, CodeLimits, Language},
+use agent_sandbox::{
+    paths::PathSet,
     process::{self, ProcessOutput, ProcessSpec},
     sandbox::{SandboxConfig, SandboxPolicy, probe},
-    secret::Secrets,
+    secret::{SecretFiles, Secrets},
 };
+use agent_test_support::skipped;
 use tokio_util::sync::CancellationToken;
 
 /// The secret bytes planted in the fixture; none may ever appear in a sandboxed command's output.
@@ -58,14 +52,12 @@ impl Fixture {
         config
     }
 
-    /// The session's secrets under `allow` rules, as a front end hands them to the sandbox.
-    fn secrets(&self, allow: &[&str]) -> Secrets {
-        let mut builder =
-            PolicyBuilder::new(Workspace::new(self.ws.path()).unwrap(), PermissionMode::DontAsk);
-        for rule in allow {
-            builder.rule(RuleAction::Allow, rule, "test").unwrap();
-        }
-        builder.build().secrets().clone()
+    /// The built-in list with what the path specifiers `exposed` name revealed, spelled as in
+    /// `Read(…)` allow rules: what the permission policy hands the sandbox for those rules.
+    fn secrets(&self, exposed: &[&str]) -> Secrets {
+        let root = self.ws.path().canonicalize().unwrap();
+        let sets = exposed.iter().map(|spec| PathSet::anchored(spec, &root, None).unwrap());
+        Secrets::with_revealed(SecretFiles::default(), PathSet::union(sets.collect()))
     }
 
     async fn sh(&self, config: &SandboxConfig, script: &str) -> ProcessOutput {
@@ -239,9 +231,9 @@ async fn an_allow_rule_exposes_exactly_what_it_names() {
         return;
     }
     let fx = Fixture::new();
-    let home_rule =
-        format!("Read(//{}/.ssh)", fx.home.path().display().to_string().trim_start_matches('/'));
-    let secrets = fx.secrets(&["Read(./.env)", &home_rule]);
+    let home_spec =
+        format!("//{}/.ssh", fx.home.path().display().to_string().trim_start_matches('/'));
+    let secrets = fx.secrets(&["./.env", &home_spec]);
     let config = fx.config(SandboxPolicy::WorkspaceWrite).with_secrets(secrets);
     let out =
         fx.sh(&config, "cat .env ~/.ssh/id_ed25519; cat ~/.aws/credentials certs/server.pem").await;
@@ -277,31 +269,4 @@ async fn danger_full_access_hides_nothing() {
     let out =
         fx.sh(&fx.config(SandboxPolicy::DangerFullAccess), "cat .env ~/.ssh/id_ed25519").await;
     assert_eq!(revealed(&out), [SECRETS[0], SECRETS[1]], "{out:?}");
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn execute_code_python_sees_no_secret() {
-    if probe().support(SandboxPolicy::WorkspaceWrite).missing.is_some() {
-        skipped("the process sandbox is unavailable here");
-        return;
-    }
-    let fx = Fixture::new();
-    for path in [fx.ws.path().join(".env"), fx.home.path().join(".ssh/id_ed25519")] {
-        let source = format!("print(open({:?}).read())", path.display().to_string());
-        let result =
-            code::run(Language::Python, &source, &CodeLimits::default(), CancellationToken::new())
-                .await;
-        if let Some(err) = &result.error
-            && err.kind == code::CodeErrorKind::RuntimeMissing
-        {
-            skipped("python3 is not installed");
-            return;
-        }
-        let text = format!("{}{}{:?}", result.stdout, result.stderr, result.error);
-        assert!(
-            SECRETS.iter().all(|s| !text.contains(s)),
-            "BREACH: python read {}: {text}",
-            path.display()
-        );
-    }
 }

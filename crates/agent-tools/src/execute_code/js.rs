@@ -3,11 +3,11 @@
 
 use std::{cell::RefCell, rc::Rc, time::Instant};
 
+use agent_core::CancellationToken;
 use rquickjs::{
     CatchResultExt, CaughtError, Context, Ctx, Function, Promise, Runtime, Value,
     promise::PromiseState,
 };
-use agent_core::CancellationToken;
 
 use super::{CodeError, CodeErrorKind, CodeLimits, CodeResult};
 

@@ -7,9 +7,9 @@ use std::{
     time::{Duration, Instant},
 };
 
+use agent_core::CancellationToken;
 use serde::Deserialize;
 use tokio::sync::OnceCell;
-use agent_core::CancellationToken;
 
 use super::{CodeError, CodeErrorKind, CodeLimits, CodeResult};
 use agent_sandbox::{

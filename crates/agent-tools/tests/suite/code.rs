@@ -1,20 +1,16 @@
 //! The code sandbox against real engines: QuickJS in process, python3 under the process sandbox.
 //! A check that cannot run here (no python3, no Landlock) prints `SKIPPED: <reason>` and returns.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-mod skip;
-
-use skip::skipped;
-
-use std::time::Duration;
-
-use agent_exec::{
-    code::{self, CodeErrorKind, CodeLimits, CodeResult, Language},
-    sandbox::{SandboxPolicy, probe},
+use std::{
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
 };
+
+use agent_core::CancellationToken;
+use agent_sandbox::sandbox::{SandboxPolicy, probe};
+use agent_test_support::skipped;
+use agent_tools::execute_code::{self as code, CodeErrorKind, CodeLimits, CodeResult, Language};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 async fn js(code: &str) -> CodeResult {
     code::run(Language::JavaScript, code, &CodeLimits::default(), CancellationToken::new()).await
@@ -103,15 +99,16 @@ async fn javascript_errors_have_kinds() {
     assert_error(&js("throw 'plain'").await, CodeErrorKind::Exception);
     assert_error(&js("function r() { return r(); } r()").await, CodeErrorKind::Exception);
 
+    // A call cancelled before it runs ends as cancelled, not at the five-second deadline. QuickJS
+    // has no channel out while it runs, so cancelling a running snippet is checked with Python
+    // (`python_cancelled_while_running_leaves_no_process`); a running JavaScript loop is stopped
+    // by the same interrupt handler at its deadline (`javascript_while_true_stops_at_the_deadline`).
     let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        trigger.cancel();
-    });
+    cancel.cancel();
     let result =
         code::run(Language::JavaScript, "while (true) {}", &CodeLimits::default(), cancel).await;
     assert_error(&result, CodeErrorKind::Cancelled);
+    assert!(result.duration < Duration::from_secs(2), "took {:?}", result.duration);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -263,4 +260,83 @@ async fn python_stops_at_the_deadline() {
         with_timeout(Language::Python, "while True:\n    pass", Duration::from_secs(1)).await;
     assert_error(&result, CodeErrorKind::Timeout);
     assert!(result.duration < Duration::from_secs(3), "took {:?}", result.duration);
+}
+
+/// The file `name` in the fresh directory of a running Python snippet (`$TMPDIR/agent-python-*`),
+/// once one exists.
+fn python_marker(name: &str) -> Option<PathBuf> {
+    let dirs = std::fs::read_dir(std::env::temp_dir()).ok()?;
+    dirs.flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("agent-python-"))
+        .map(|entry| entry.path().join(name))
+        .find(|path| path.exists())
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has exited: only a process that can still run counts.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_cancelled_while_running_leaves_no_process() {
+    if skip_python() {
+        return;
+    }
+    // The snippet writes its pid into a marker only it could have written, then spins: the cancel
+    // comes once the marker is there, so the process is known to be running when it is killed.
+    let marker = format!("started-{}-{:?}", std::process::id(), Instant::now());
+    let marker = marker.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "");
+    let source = format!(
+        "import os\nwith open({marker:?}, 'w') as f:\n    f.write(str(os.getpid()))\nwhile True:\n    pass"
+    );
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let cancel = cancel.clone();
+        async move { code::run(Language::Python, &source, &CodeLimits::default(), cancel).await }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let pid = loop {
+        let pid = python_marker(&marker)
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .and_then(|text| text.trim().parse::<u32>().ok());
+        if let Some(pid) = pid {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the snippet never wrote its marker");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert!(alive(pid), "python {pid} is not running before the cancel");
+    cancel.cancel();
+    let result = run.await.unwrap();
+    assert_error(&result, CodeErrorKind::Cancelled);
+    assert!(!alive(pid), "python {pid} outlived the cancelled call");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_sees_no_secret() {
+    if skip_python() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let put = |root: &Path, rel: &str, text: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let secrets = ["API_TOKEN=tok-4f1c9e", "ssh-key-b2d7a0"];
+    let paths =
+        [put(ws.path(), ".env", secrets[0]), put(home.path(), ".ssh/id_ed25519", secrets[1])];
+    for path in paths {
+        let source = format!("print(open({:?}).read())", path.display().to_string());
+        let result = py(&source).await;
+        let text = format!("{}{}{:?}", result.stdout, result.stderr, result.error);
+        assert!(
+            secrets.iter().all(|s| !text.contains(s)),
+            "BREACH: python read {}: {text}",
+            path.display()
+        );
+    }
 }
