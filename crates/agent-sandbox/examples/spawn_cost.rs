@@ -1,10 +1,10 @@
 //! What the sandbox adds to starting a process: spawns `bash -c true` unsandboxed (plain
-//! `tokio::process::Command`) and through `agent_exec::process::run` under each policy, one
+//! `tokio::process::Command`) and through `agent_sandbox::process::run` under each policy, one
 //! unsandboxed and one sandboxed spawn in turn, so both see the same machine load. The last row
 //! (`sandbox.overhead.exec_allowlist`) is what the execute allow-list of a command approved as
 //! read-only adds to a workspace-write spawn.
 //!
-//! Run: `cargo run --release -p agent-exec --example spawn_cost [-- <runs>] [--json] [--quick]`.
+//! Run: `cargo run --release -p agent-sandbox --example spawn_cost [-- <runs>] [--json] [--quick]`.
 //! With `--json` it prints the added milliseconds per policy (the median, min and max of the
 //! paired differences) as `{"name","unit","median","min","max","runs"}` lines for
 //! `cargo xtask bench`. A benchmark, not a test.
@@ -19,7 +19,7 @@
 
 use std::time::Instant;
 
-use agent_exec::{
+use agent_sandbox::{
     process::{self, ProcessSpec},
     sandbox::{SandboxConfig, SandboxPolicy},
 };

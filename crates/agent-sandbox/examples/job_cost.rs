@@ -6,7 +6,7 @@
 //! (exec'd by bash, so its exit is the group's exit, a moment after the time it prints) until the
 //! table reports the job finished, which is when its notice is ready.
 //!
-//! Run: `cargo run --release -p agent-exec --example job_cost [-- <runs>] [--json] [--quick]`.
+//! Run: `cargo run --release -p agent-sandbox --example job_cost [-- <runs>] [--json] [--quick]`.
 //! With `--json` it prints `{"name","unit","median","min","max","runs"}` lines for
 //! `cargo xtask bench`. A benchmark, not a test.
 
@@ -14,7 +14,7 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use agent_exec::{
+use agent_sandbox::{
     jobs::{JobState, Jobs, JobsConfig},
     process::ProcessSpec,
     sandbox::SandboxConfig,

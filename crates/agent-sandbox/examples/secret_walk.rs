@@ -2,14 +2,14 @@
 //! the sandbox does before the first command of a session, then asks again (the cached answer
 //! every later command gets within the reuse window).
 //!
-//! Run: `cargo run --release -p agent-exec --no-default-features --example secret_walk -- <dir> [runs]`.
+//! Run: `cargo run --release -p agent-sandbox --example secret_walk -- <dir> [runs]`.
 //! A benchmark, not a test.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use std::{path::PathBuf, time::Instant};
 
-use agent_exec::secret::{SecretFiles, Secrets};
+use agent_sandbox::secret::{SecretFiles, Secrets};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
