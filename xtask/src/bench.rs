@@ -187,7 +187,7 @@ fn build(root: &Path, agent: PathBuf, options: &Options) -> anyhow::Result<Bins>
     command
         .args(["build", "--release", "--quiet"])
         .args(["-p", "agent-model", "--features", "agent-model/scripted-server"])
-        .args(["-p", "agent-exec", "-p", "agent-tools", "-p", "agent-mcp"]);
+        .args(["-p", "agent-sandbox", "-p", "agent-exec", "-p", "agent-tools", "-p", "agent-mcp"]);
     let mut targets = 0;
     if options.wants("e2e") || options.wants("session") {
         command.args(["--bin", "scripted-server"]);

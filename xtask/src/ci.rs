@@ -40,9 +40,9 @@ const STEPS: &[(&str, Step)] = &[
     ("realmodel", Step::Task(run_realmodel, "cargo xtask realmodel")),
     // The real MCP peers the MCP tests talk to, pinned in `scripts/mcp/` (npm and pip).
     ("mcp-peers", Step::Task(run_mcp_peers, "bash scripts/mcp/setup.sh")),
-    // A sandbox test that cannot run fails here rather than skipping: the checks CI relies on are
-    // the ones that ran (`crates/agent-exec/tests/skip/mod.rs`).
-    ("test", Step::Cargo(&["test", "--workspace"], &[("AGENT_REQUIRE_SANDBOX", "1")])),
+    // A test that cannot run fails here rather than skipping: the checks CI relies on are the ones
+    // that ran (`crates/agent-test-support`).
+    ("test", Step::Cargo(&["test", "--workspace"], &[("AGENT_NO_SKIP", "1")])),
 ];
 
 /// The cargo-deny check CI runs. Advisories are left out: they need the RustSec database from the

@@ -4,6 +4,7 @@
 //! an architecture change and must update both. The size budget is in `size.rs`, the checks of the
 //! docs against the workspace and `ci.rs` in `docs.rs`.
 
+mod deps;
 mod docs;
 mod size;
 
@@ -19,18 +20,35 @@ use serde_json::Value;
 /// Internal crates each product crate may depend on (normal and build dependencies).
 const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("agent-core", &[]),
-    ("agent-exec", &["agent-core"]),
-    ("agent-tools", &["agent-core", "agent-exec"]),
+    // The OS half: no internal crate at all.
+    ("agent-sandbox", &[]),
+    ("agent-exec", &["agent-core", "agent-sandbox"]),
+    // The tools use the sandbox directly and the runtime only through agent-core's traits.
+    ("agent-tools", &["agent-core", "agent-sandbox"]),
     ("agent-model", &["agent-core"]),
-    // MCP tools are registry tools and the MCP server exposes an executor: core and exec only.
-    ("agent-mcp", &["agent-core", "agent-exec"]),
-    ("agent-cli", &["agent-core", "agent-exec", "agent-tools", "agent-model", "agent-mcp"]),
+    // MCP tools are registry tools, the MCP server exposes an executor, and a stdio server is a
+    // child process started by the sandbox's `spawn_service`.
+    ("agent-mcp", &["agent-core", "agent-exec", "agent-sandbox"]),
+    (
+        "agent-cli",
+        &["agent-core", "agent-sandbox", "agent-exec", "agent-tools", "agent-model", "agent-mcp"],
+    ),
+    // Test helpers: a dev-dependency only. No crate may ship with it (no list above names it).
+    ("agent-test-support", &[]),
     ("xtask", &[]),
 ];
 
 /// Crates that only a binary (agent-cli, xtask) may depend on.
 const BINARY_ONLY: &[&str] = &["anyhow", "clap", "clap_complete", "tracing-subscriber"];
-const LIBRARIES: &[&str] = &["agent-core", "agent-exec", "agent-tools", "agent-model", "agent-mcp"];
+const LIBRARIES: &[&str] = &[
+    "agent-core",
+    "agent-sandbox",
+    "agent-exec",
+    "agent-tools",
+    "agent-model",
+    "agent-mcp",
+    "agent-test-support",
+];
 
 /// Every problem found, as a readable line; empty when the tree is tidy.
 pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
@@ -38,6 +56,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     check_sources(root, &mut problems)?;
     check_manifests(root, &mut problems)?;
     docs::check(root, &mut problems)?;
+    deps::check_tree(root, &mut problems)?;
     Ok(problems)
 }
 
@@ -126,7 +145,10 @@ fn check_manifests(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()
         let manifest = package["manifest_path"].as_str().context("no manifest_path")?;
         let text = fs::read_to_string(manifest)?;
         check_manifest_text(name, &text, problems);
+        deps::check_internal_edges(name, &text, problems);
     }
+    let workspace = fs::read_to_string(root.join("Cargo.toml"))?;
+    deps::check_internal_edges("the workspace", &workspace, problems);
     Ok(())
 }
 

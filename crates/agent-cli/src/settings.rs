@@ -7,9 +7,10 @@ use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
     jobs::{Jobs, JobsConfig},
+    permission::secrets_for_rules,
     project_doc::ProjectDocs,
     sandbox::{NetNamespace, SandboxConfig, SandboxPolicy},
-    secret::{SecretFiles, Secrets},
+    secret::SecretFiles,
 };
 use agent_mcp::{McpSession, McpTools, ServerEnv, ToolBudget};
 use agent_tools::{BashConfig, BuiltinConfig, FileTracker, ProviderKind, WebSearchConfig};
@@ -169,7 +170,7 @@ impl Settings {
             .chain(&self.profile.permissions.allow)
             .chain(&options.allow)
             .map(String::as_str);
-        let secrets = Secrets::with_allow_rules(SecretFiles::default(), &root, allow_rules)?;
+        let secrets = secrets_for_rules(SecretFiles::default(), &root, allow_rules)?;
         // With the network off, commands share one private network namespace holding only
         // `lo`: a server one call starts answers the next, and nothing else is reachable. Where
         // the kernel refuses, they get no IP socket at all (`agent sandbox check` says which).

@@ -4,8 +4,6 @@
 // The tests start the binary under test and `kill` as plain processes, outside any sandbox.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-// One skip helper for every test that needs a kernel feature, shared with agent-exec: under
-// `AGENT_REQUIRE_SANDBOX` a skip fails.
-#[path = "../../agent-exec/tests/skip/mod.rs"]
-mod skip;
+// Every test that needs a kernel feature or a peer skips through `agent_test_support::skipped`:
+// under `AGENT_NO_SKIP` a skip fails.
 mod suite;

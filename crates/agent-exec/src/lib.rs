@@ -1,6 +1,9 @@
 //! The runtime between a model's tool calls and the tools: registry, dispatch, permissions,
 //! sandboxes and the agent loop.
 //!
+//! The OS sandbox, process spawning, background jobs and the secret list are the `agent-sandbox`
+//! crate, re-exported here as [`sandbox`], [`process`], [`jobs`] and [`secret`].
+//!
 //! This crate owns stages 3–6 of a tool call (parse, validate, permission, run under a time limit and
 //! cancellation, cap the output) and turns every failure into an observation the model reads. It sees
 //! models only through [`agent_core::ModelClient`]; it must not depend on a concrete model adapter or
@@ -45,23 +48,21 @@
 pub mod agent;
 mod batch;
 mod builder;
-#[cfg(feature = "code")]
-pub mod code;
 pub mod context;
 mod error;
 mod executor;
 pub mod hooks;
-pub mod jobs;
 mod output;
 pub mod permission;
-pub mod process;
 pub mod project_doc;
 mod registry;
-pub mod sandbox;
 mod schema_tool;
-pub mod secret;
 mod transcript;
 mod workspace;
+
+// The OS half lives in its own crate and keeps its paths here (`agent_exec::sandbox::SandboxPolicy`,
+// `agent_exec::jobs::Jobs`), so code written against this crate's sandbox keeps compiling.
+pub use agent_sandbox::{jobs, process, sandbox, secret};
 
 pub use crate::{
     builder::{Agent, AgentBuilder, DEFAULT_INSTRUCTIONS},

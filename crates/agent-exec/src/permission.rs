@@ -11,6 +11,7 @@ mod judge;
 mod paths;
 mod rule;
 mod safe;
+mod secrets;
 mod shell;
 
 use std::{
@@ -27,17 +28,18 @@ use agent_core::{Access, ToolError, ToolErrorKind, ToolSpec};
 use serde::Serialize;
 
 use self::judge::{Combined, Judged, Target};
-pub(crate) use self::paths::PathSet;
 pub(crate) use self::rule::{Rule, Specifier};
 pub use self::{
     approver::{Approval, ApprovalRequest, Approver},
     rule::{RuleAction, RuleWarning},
+    secrets::secrets_for_rules,
 };
 use crate::{
     error::{Error, Result},
     secret::{SecretFiles, Secrets},
     workspace::Workspace,
 };
+pub(crate) use agent_sandbox::paths::PathSet;
 
 /// How much runs without asking. See `docs/permissions.md` for the full table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]

@@ -9,6 +9,7 @@ mod suite {
     mod context;
     mod errors;
     mod executor;
+    mod jobs;
     mod permission;
     mod project_doc;
     mod proptest;

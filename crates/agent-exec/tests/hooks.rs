@@ -5,8 +5,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod skip;
-
 use std::{
     path::Path,
     sync::{
@@ -21,8 +19,8 @@ use agent_exec::{
     AgentBuilder, Executor, Hook, HookEvent, Hooks, Outcome, PermissionMode, SchemaTool,
     hooks::HookProblem,
 };
+use agent_test_support::skipped;
 use serde_json::json;
-use skip::skipped;
 
 struct Fixture {
     dir: tempfile::TempDir,

@@ -9,8 +9,6 @@
 // The fixtures run `git` as a plain process to set up the workspace, outside any sandbox.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-mod skip;
-
 use std::{path::Path, process::Command, sync::Arc};
 
 use agent_core::{BoxFuture, CancellationToken, ToolCall, Typed};
@@ -101,7 +99,10 @@ impl Fixture {
 fn sandbox_missing(outcome: &Outcome) -> bool {
     let missing = outcome.error_code == Some("sandbox_unavailable");
     if missing {
-        skip::skipped(&format!("the OS sandbox cannot run commands here: {}", outcome.text));
+        agent_test_support::skipped(&format!(
+            "the OS sandbox cannot run commands here: {}",
+            outcome.text
+        ));
     }
     missing
 }
@@ -313,7 +314,9 @@ async fn a_program_found_through_a_path_changed_in_the_shell_is_not_the_one_allo
     let out = match out {
         Ok(out) => out,
         Err(err) => {
-            return skip::skipped(&format!("the OS sandbox cannot run commands here: {err}"));
+            return agent_test_support::skipped(&format!(
+                "the OS sandbox cannot run commands here: {err}"
+            ));
         }
     };
     assert!(out.output.contains("Permission denied"), "{}", out.output);

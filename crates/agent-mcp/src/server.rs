@@ -1,6 +1,6 @@
 //! One configured MCP server: starting it, its connection, and restarting it after a crash.
 //!
-//! A stdio server is a child process started through `agent_exec::process::spawn_service` (its
+//! A stdio server is a child process started through `agent_sandbox::process::spawn_service` (its
 //! stderr goes to a log file in the session folder); an HTTP server is a streamable HTTP session.
 //! Either way rmcp speaks the protocol. When the connection breaks, the next call starts the
 //! server again, with backoff, and gives up after [`MAX_RESTARTS`] failures in a row.
@@ -18,7 +18,7 @@ use std::{
 };
 
 use agent_core::{ToolError, ToolErrorKind};
-use agent_exec::process::{ProcessSpec, ServiceChild, spawn_service};
+use agent_sandbox::process::{ProcessSpec, ServiceChild, spawn_service};
 use futures_util::FutureExt as _;
 use rmcp::{
     ClientHandler, Peer, RoleClient, ServiceExt as _,

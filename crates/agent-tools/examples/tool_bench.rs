@@ -17,6 +17,7 @@
 
 use std::{io::Write as _, path::Path, time::Instant};
 
+use agent_exec::Workspace;
 use agent_tools::{
     FileTracker, GrepInput, OutputMode, ReadFileInput, grep_blocking, read_blocking,
 };
@@ -142,8 +143,10 @@ fn main() {
         ("regex, content", r"fn [a-z_]+_handler\(", OutputMode::Content, false, &["-n"]),
         ("common word, count", "handler", OutputMode::Count, true, &["-c", "-F"]),
     ];
+    // The boundary a session gives the tools, with no allow rules.
+    let workspace = Workspace::new(&tree).unwrap();
     // Warm the page cache once so both tools read from memory.
-    let _ = grep_blocking(&tree, &grep_input("warmup", OutputMode::Count, true));
+    let _ = grep_blocking(&workspace, &grep_input("warmup", OutputMode::Count, true));
     if !json {
         println!("tree: {:.1} MB at {}; {runs} runs per case", bytes as f64 / 1e6, tree.display());
     }
@@ -156,7 +159,7 @@ fn main() {
         let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
         let (mut header, mut rg_lines) = (String::new(), 0);
         for _ in 0..runs {
-            let (took, output) = timed(|| grep_blocking(&tree, &input).unwrap().text);
+            let (took, output) = timed(|| grep_blocking(&workspace, &input).unwrap().text);
             header = output.lines().next().unwrap_or("").to_owned();
             ours.push(took);
             if let Some(rg) = &rg {
@@ -214,6 +217,7 @@ fn main() {
     }
     let lines = std::fs::read_to_string(&big).unwrap().lines().count();
     let tracker = FileTracker::new();
+    let workspace = Workspace::new(root).unwrap();
     let input: ReadFileInput = serde_json::from_value(
         serde_json::json!({"path": "big.log", "offset": lines - 150, "limit": 100}),
     )
@@ -221,7 +225,7 @@ fn main() {
     let mut times = Vec::new();
     let mut out = String::new();
     for _ in 0..runs {
-        let (took, text) = timed(|| read_blocking(root, &tracker, &input).unwrap().text);
+        let (took, text) = timed(|| read_blocking(&workspace, &tracker, &input).unwrap().text);
         times.push(took);
         out = text;
     }

@@ -4,7 +4,7 @@
 use std::{fmt::Write as _, time::Duration};
 
 use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
-use agent_exec::{
+use agent_sandbox::{
     jobs::{JobError, Jobs},
     process::{self, ProcessSpec, SpawnError},
     sandbox::{SandboxConfig, SandboxError},
@@ -236,17 +236,17 @@ impl Bash {
         }
         let read = jobs.read(id, Duration::ZERO).await.map_err(job_error)?;
         let mut text = match read.info.state {
-            agent_exec::jobs::JobState::Finished(exit) => {
+            agent_sandbox::jobs::JobState::Finished(exit) => {
                 format!("{exit} · {} · workdir {shown}\n", seconds(read.info.runtime))
             }
-            agent_exec::jobs::JobState::Running => format!(
+            agent_sandbox::jobs::JobState::Running => format!(
                 "job_id: {id} · running in the background · {} · workdir {shown}\n",
                 seconds(read.info.runtime)
             ),
         };
         let output = crate::job::tail(&read.text, MAX_OUTPUT_BYTES / 2, read.skipped);
         text.push_str(if output.trim().is_empty() { "(no output yet)" } else { output.trim_end() });
-        if read.info.state == agent_exec::jobs::JobState::Running {
+        if read.info.state == agent_sandbox::jobs::JobState::Running {
             let _ = write!(
                 text,
                 "\n[job {id} keeps running: read new output with job {{\"action\":\"output\",\"job_id\":{id}}}, stop it with action kill; you are told when it finishes]"

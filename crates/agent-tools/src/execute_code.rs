@@ -1,11 +1,22 @@
-//! `execute_code`: a JavaScript, TypeScript or Python snippet in the code sandbox.
+//! `execute_code`: a JavaScript, TypeScript or Python snippet in the code sandbox, and the code
+//! sandbox itself ([`run`], with one module per engine: `js`, `python`, `typescript`).
+//!
+//! Nothing else uses the code sandbox, so it lives next to its tool, behind the agent-tools
+//! features `execute-code` (QuickJS and Python) and `typescript` (oxc, implies `execute-code`).
+
+mod engine;
+mod js;
+mod python;
+#[cfg(feature = "typescript")]
+mod typescript;
 
 use std::time::Duration;
 
 use agent_core::{Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
-use agent_exec::code::{self, CodeErrorKind, CodeLimits, Language};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+pub use self::engine::{CodeError, CodeErrorKind, CodeLimits, CodeResult, Language, run};
 
 /// The largest snippet accepted, in bytes.
 const MAX_CODE_BYTES: usize = 100 * 1024;
@@ -97,7 +108,7 @@ impl TypedTool for ExecuteCode {
             CodeLanguage::Typescript => Language::TypeScript,
             CodeLanguage::Python => Language::Python,
         };
-        let result = code::run(language, &input.code, &limits, ctx.cancel.clone()).await;
+        let result = run(language, &input.code, &limits, ctx.cancel.clone()).await;
         let stdout = cap(&result.stdout);
         let stderr = cap(&result.stderr);
         let Some(error) = result.error else {

@@ -133,10 +133,11 @@ fn invalid(message: impl Into<String>) -> ToolError {
     ToolError::new(ToolErrorKind::InvalidArguments, message)
 }
 
-/// Runs grep without a runtime, for benchmarks.
+/// Runs grep without a runtime, for benchmarks: paths resolve through `workspace` (for example an
+/// `agent_exec::Workspace` of the tree), as a call's `ToolContext::workspace` would.
 #[doc(hidden)]
-pub fn grep_blocking(root: &Path, input: &GrepInput) -> Result<ToolOutput, ToolError> {
-    grep(&paths::open(root)?, input, &CancellationToken::new())
+pub fn grep_blocking(workspace: &dyn Boundary, input: &GrepInput) -> Result<ToolOutput, ToolError> {
+    grep(workspace, input, &CancellationToken::new())
 }
 
 fn grep(

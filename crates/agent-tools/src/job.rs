@@ -6,7 +6,7 @@ use std::{
 };
 
 use agent_core::{Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
-use agent_exec::jobs::{JobInfo, JobState, Jobs};
+use agent_sandbox::jobs::{JobInfo, JobState, Jobs};
 use grep_matcher::Matcher;
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -2,7 +2,7 @@
 //!
 //! A tool here gets validated input and a [`agent_core::ToolContext`] and returns output or a typed
 //! error. It must not contain dispatch logic (lookup, validation, permissions, timeouts, capping):
-//! that is `agent-exec`'s job. Tools that start processes do so through `agent-exec`'s sandbox.
+//! that is `agent-exec`'s job. Tools that start processes do so through `agent-sandbox`.
 //!
 //! [`builtin`] builds every tool with one shared [`FileTracker`], so read_file, write_file and
 //! edit_file agree on what the model has seen in this session. The semantics and model-visible
@@ -34,7 +34,8 @@
 // The tools, one module each.
 mod bash;
 mod edit_file;
-mod execute_code;
+#[cfg(feature = "execute-code")]
+pub mod execute_code;
 mod glob;
 mod grep;
 mod job;
@@ -58,13 +59,13 @@ mod walk;
 use std::sync::Arc;
 
 use agent_core::{Tool, Typed, schema::StrictError};
-use agent_exec::code::CodeLimits;
 
+#[cfg(feature = "execute-code")]
+pub use crate::execute_code::{CodeLanguage, CodeLimits, ExecuteCode, ExecuteCodeInput};
 pub use crate::{
     bash::{Bash, BashConfig, BashInput},
     change::FileChange,
     edit_file::{EditFile, EditFileInput},
-    execute_code::{CodeLanguage, ExecuteCode, ExecuteCodeInput},
     glob::{Glob, GlobInput},
     grep::{Grep, GrepInput, OutputMode, grep_blocking},
     job::{Job, JobAction, JobInput},
@@ -84,6 +85,7 @@ pub struct BuiltinConfig {
     /// Timeouts and the sandbox of the bash tool.
     pub bash: BashConfig,
     /// Deadline and memory of execute_code.
+    #[cfg(feature = "execute-code")]
     pub code: CodeLimits,
 }
 
@@ -97,7 +99,9 @@ pub fn builtin_with_tracker(
     config: &BuiltinConfig,
     tracker: Arc<FileTracker>,
 ) -> Result<Vec<Arc<dyn Tool>>, StrictError> {
-    Ok(vec![
+    // Without the feature `execute-code` nothing is pushed below.
+    #[cfg_attr(not(feature = "execute-code"), allow(unused_mut))]
+    let mut tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(Typed::new(Uppercase)?),
         Arc::new(Typed::new(Bash::new(config.bash.clone()))?),
         Arc::new(Typed::new(Job::new(config.bash.jobs.clone()))?),
@@ -108,6 +112,8 @@ pub fn builtin_with_tracker(
         Arc::new(Typed::new(Grep)?),
         Arc::new(Typed::new(Glob)?),
         Arc::new(Typed::new(WebSearch::new(config.web_search.clone()))?),
-        Arc::new(Typed::new(ExecuteCode::new(config.code))?),
-    ])
+    ];
+    #[cfg(feature = "execute-code")]
+    tools.push(Arc::new(Typed::new(ExecuteCode::new(config.code))?));
+    Ok(tools)
 }

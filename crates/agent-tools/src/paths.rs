@@ -4,14 +4,6 @@
 use std::path::Path;
 
 use agent_core::{ToolError, ToolErrorKind};
-use agent_exec::Workspace;
-
-/// A boundary for `root` with no allow rules, for the blocking entry points that have no context.
-pub(crate) fn open(root: &Path) -> Result<Workspace, ToolError> {
-    Workspace::new(root).map_err(|err| {
-        ToolError::new(ToolErrorKind::ToolError, format!("the workspace cannot be used: {err}"))
-    })
-}
 
 /// `path` relative to the workspace root, with `/` separators; `.` for the root itself.
 pub(crate) fn display(root: &Path, path: &Path) -> String {

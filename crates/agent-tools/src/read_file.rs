@@ -1,6 +1,6 @@
 //! `read_file`: numbered lines of a text file, with a header that lets the model edit exactly.
 
-use std::{fmt::Write as _, path::Path, sync::Arc};
+use std::{fmt::Write as _, sync::Arc};
 
 use agent_core::{
     Access, Boundary, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool,
@@ -160,12 +160,13 @@ fn read(
     Ok(ToolOutput::text(out.trim_end_matches('\n')))
 }
 
-/// Reads `path` for tests and benchmarks without a runtime.
+/// Reads `path` for tests and benchmarks without a runtime: paths resolve through `workspace`, as
+/// a call's `ToolContext::workspace` would.
 #[doc(hidden)]
 pub fn read_blocking(
-    root: &Path,
+    workspace: &dyn Boundary,
     tracker: &FileTracker,
     input: &ReadFileInput,
 ) -> Result<ToolOutput, ToolError> {
-    read(&paths::open(root)?, tracker, input)
+    read(workspace, tracker, input)
 }

@@ -4,8 +4,6 @@
 // the point.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-// One skip helper for every test that needs a kernel feature or a runtime, shared with agent-exec:
-// under `AGENT_REQUIRE_SANDBOX` a skip fails.
-#[path = "../../agent-exec/tests/skip/mod.rs"]
-mod skip;
+// Every test that needs a kernel feature or a runtime skips through `agent_test_support::skipped`:
+// under `AGENT_NO_SKIP` a skip fails.
 mod suite;

@@ -1,7 +1,7 @@
 //! MCP servers' tools through the `agent` binary, against real peers: the Node reference server
 //! `@modelcontextprotocol/server-everything` and a server written with the Python `mcp` SDK
 //! (`tests/peers/py_server.py`). `scripts/mcp/setup.sh` installs both; without them these tests
-//! say SKIPPED, and fail where `AGENT_REQUIRE_SANDBOX` is set (CI).
+//! say SKIPPED, and fail where `AGENT_NO_SKIP` is set (CI).
 
 use std::path::{Path, PathBuf};
 
@@ -9,8 +9,6 @@ use agent_model::scripted::{ScriptedCall, Turn};
 use serde_json::{Value, json};
 
 use crate::suite::{agent, command, exec::exec, session_id, stderr, stdout, transcript};
-
-use crate::skip;
 
 /// Where `scripts/mcp/setup.sh` installed the peers.
 fn peers_dir() -> PathBuf {
@@ -35,7 +33,7 @@ fn present(path: PathBuf, what: &str) -> Option<PathBuf> {
     if path.exists() {
         return Some(path);
     }
-    skip::skipped(&format!(
+    agent_test_support::skipped(&format!(
         "{what} is not installed at {} (run scripts/mcp/setup.sh or set AGENT_MCP_PEERS)",
         path.display()
     ));

@@ -63,7 +63,7 @@ fn observation(bodies: &[Value]) -> String {
 fn sandbox_missing(observation: &str) -> bool {
     let missing = observation.contains(r#""error":"sandbox_unavailable""#);
     if missing {
-        crate::skip::skipped(&format!("the OS sandbox is unavailable here: {observation}"));
+        agent_test_support::skipped(&format!("the OS sandbox is unavailable here: {observation}"));
     }
     missing
 }

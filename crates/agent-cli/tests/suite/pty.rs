@@ -138,7 +138,7 @@ async fn the_bash_approval_shows_the_command_and_its_duration_leaves_out_the_wai
     assert!(at_prompt.contains(&format!("in {}", root.display())), "{at_prompt}");
     assert!(at_prompt.contains("sandbox: workspace-write, network off"), "{at_prompt}");
     if at_end.contains("sandbox_unavailable") {
-        crate::skip::skipped(&format!("the OS sandbox is unavailable here: {at_end}"));
+        agent_test_support::skipped(&format!("the OS sandbox is unavailable here: {at_end}"));
         return;
     }
     let millis: u64 = at_end

@@ -8,11 +8,7 @@ use std::{fmt, path::Path};
 
 use crate::{
     error::{Error, Result},
-    permission::{
-        environment,
-        paths::{self, PathSet},
-        shell::Assign,
-    },
+    permission::{PathSet, environment, shell::Assign},
 };
 
 /// What a rule does when it matches.
@@ -185,9 +181,7 @@ impl Rule {
             }
             Some(spec) if PATH_TOOLS.contains(&tool) || !is_known || tool.starts_with("mcp__") => {
                 let home = std::env::home_dir();
-                match paths::anchor(spec, root, home.as_deref())
-                    .and_then(|patterns| PathSet::new(&patterns).map_err(|err| err.to_string()))
-                {
+                match PathSet::anchored(spec, root, home.as_deref()) {
                     Ok(set) => Specifier::Path(set),
                     Err(err) => {
                         warning = Some(warn(format!("the path pattern is invalid: {err}")));

@@ -86,26 +86,66 @@ async fn timeout_kills_and_returns_the_last_output() {
     assert_snapshot!(out, @r#"{"ok":false,"error":"timeout","message":"killed after 0.5 s (the whole process group; workdir .). Servers and watchers cannot run in the background here: run them bounded (for example `timeout 10 <cmd>`). Prompts for input: add --yes / --non-interactive. If the command is just slow, raise timeout_ms (at most 600 s). Last output:\nstarted\n"}"#);
 }
 
-#[tokio::test]
+/// Pids of the processes in process group `pgid` that can still run (zombies have exited), once
+/// there are none or after 20 s: a killed process leaves `/proc` asynchronously.
+fn survivors(pgid: u32) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let mut pids = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+            // Fields after the parenthesised name: state, ppid, pgrp, …
+            let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+            if fields[2].parse::<u32>() == Ok(pgid) && fields[0] != "Z" {
+                pids.push(pid);
+            }
+        }
+        if pids.is_empty() || std::time::Instant::now() > deadline {
+            return pids;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn cancellation_kills_the_command_promptly() {
+    use std::time::{Duration, Instant};
     let fx = Fixture::new();
     let tool = fx.tools.iter().find(|t| t.spec().name == "bash").unwrap();
-    let call = tool.prepare(&json!({"command": "sleep 30"}).to_string()).unwrap();
+    // The shell writes its pid (the process group's id) before it starts `sleep`; the cancel comes
+    // once the marker is there, so the group is known to be running when it is killed.
+    let command = "echo $$ > started.pid; sleep 30";
+    let call = tool.prepare(&json!({ "command": command }).to_string()).unwrap();
     let ctx = agent_core::ToolContext::new(fx.boundary(), "session".into(), "call_cancel");
     let cancel = ctx.cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let marker = fx.root().join("started.pid");
+    let canceller = tokio::spawn(async move {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let pgid = loop {
+            let text = std::fs::read_to_string(&marker).unwrap_or_default();
+            if let Ok(pgid) = text.trim().parse::<u32>() {
+                break Some(pgid);
+            }
+            if Instant::now() >= deadline {
+                break None;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
         cancel.cancel();
+        pgid.map(|pgid| (pgid, Instant::now()))
     });
-    let started = std::time::Instant::now();
     let result = tool.run(call, ctx).await;
     let out = match result {
         Ok(output) => output.text,
         Err(err) => err.observation(),
     };
     if sandbox_missing(&out) {
+        canceller.abort();
         return;
     }
-    assert!(started.elapsed() < std::time::Duration::from_secs(10), "took {:?}", started.elapsed());
+    let (pgid, cancelled_at) = canceller.await.unwrap().expect("the command never wrote its pid");
+    assert!(cancelled_at.elapsed() < Duration::from_secs(10), "took {:?}", cancelled_at.elapsed());
+    assert_eq!(survivors(pgid), Vec::<u32>::new(), "left running after the cancel");
     assert_snapshot!(out, @r#"{"ok":false,"error":"cancelled","message":"the command was cancelled and its process group killed"}"#);
 }

@@ -40,7 +40,7 @@ async fn python_prints() {
         return;
     }
     if out.contains("\"error\":\"runtime_missing\"") {
-        crate::skip::skipped(&format!("python3 is not installed: {out}"));
+        agent_test_support::skipped(&format!("python3 is not installed: {out}"));
         return;
     }
     assert_eq!(without_duration(&out), json!({"value": null, "stdout": "45\n", "stderr": ""}));

@@ -5,7 +5,7 @@ use agent_tools::{BashConfig, BuiltinConfig};
 use insta::assert_snapshot;
 use serde_json::{Value, json};
 
-use super::Fixture;
+use super::{Fixture, sandbox_missing};
 
 /// A fixture whose jobs write their output under the workspace (so paths redact to `[WS]`).
 fn fixture() -> Fixture {
@@ -33,18 +33,6 @@ fn stable(text: &str) -> String {
         })
         .collect();
     words.join(" ")
-}
-
-/// Whether the sandbox works here; says so (and fails under AGENT_REQUIRE_SANDBOX=1) when not.
-fn sandbox_missing(out: &str) -> bool {
-    let missing = out.contains("\"error\":\"sandbox_unavailable\"");
-    if missing {
-        assert!(std::env::var_os("AGENT_REQUIRE_SANDBOX").is_none(), "{out}");
-        // The real stderr: libtest captures `println!`, and a skip must be visible.
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), "SKIPPED: the OS sandbox is unavailable here: {out}");
-    }
-    missing
 }
 
 async fn check(fx: &Fixture, name: &str, args: Value) -> String {

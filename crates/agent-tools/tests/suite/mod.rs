@@ -1,8 +1,12 @@
 //! Shared fixture: a temporary workspace and the built-in tools, called as the executor would.
 
 mod bash;
+// The code sandbox and its tool exist only with the feature.
+#[cfg(feature = "execute-code")]
+mod code;
 mod denied;
 mod edit_file;
+#[cfg(feature = "execute-code")]
 mod execute_code;
 mod glob;
 mod grep;
@@ -23,11 +27,11 @@ use agent_core::{Tool, ToolContext};
 use agent_tools::{BuiltinConfig, FileTracker, builtin_with_tracker};
 
 /// Whether `out` is the observation of a sandbox this machine cannot enforce. The skip goes through
-/// the one skip helper, so it shows in a passing run and fails under `AGENT_REQUIRE_SANDBOX`.
+/// the one skip helper, so it shows in a passing run and fails under `AGENT_NO_SKIP`.
 pub(crate) fn sandbox_missing(out: &str) -> bool {
     let missing = out.contains("\"error\":\"sandbox_unavailable\"");
     if missing {
-        crate::skip::skipped(&format!("the OS sandbox is unavailable here: {out}"));
+        agent_test_support::skipped(&format!("the OS sandbox is unavailable here: {out}"));
     }
     missing
 }

@@ -5,9 +5,8 @@
 use std::sync::Arc;
 
 use agent_exec::{
-    PermissionMode, PolicyBuilder, RuleAction, Workspace,
-    sandbox::SandboxConfig,
-    secret::{SecretFiles, Secrets},
+    PermissionMode, PolicyBuilder, RuleAction, Workspace, permission::secrets_for_rules,
+    sandbox::SandboxConfig, secret::SecretFiles,
 };
 use agent_tools::{BashConfig, BuiltinConfig};
 use serde_json::json;
@@ -27,8 +26,7 @@ fn fixture(mode: PermissionMode, allow: &[&str]) -> Fixture {
     let policy = builder.build();
     // A session that builds its tools before its policy derives the same list from the rules.
     let secrets =
-        Secrets::with_allow_rules(SecretFiles::default(), dir.path(), allow.iter().copied())
-            .unwrap();
+        secrets_for_rules(SecretFiles::default(), dir.path(), allow.iter().copied()).unwrap();
     assert_eq!(secrets.files(), policy.secrets().files());
     let sandbox = SandboxConfig::new(dir.path()).with_secrets(secrets);
     let config = BuiltinConfig {
