@@ -225,6 +225,9 @@ pub(crate) fn resolve(spec: &ProcessSpec, config: &SandboxConfig) -> io::Result<
 /// no file-system, network or resource rules apply, but it still gets its own process group (killed
 /// whole on timeout or cancellation, and when it exits), the secret-free environment of
 /// [`sandbox::host_env`], and `cwd` as its working directory.
+///
+/// It is public for agent-exec's hooks, which run the user's own programs; nothing that runs on the
+/// model's behalf may use it (tools go through [`run`], whose policy decides).
 pub async fn run_unsandboxed(
     spec: ProcessSpec,
     cwd: PathBuf,

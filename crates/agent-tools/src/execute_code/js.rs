@@ -99,7 +99,15 @@ fn eval(code: &str, limits: &CodeLimits, cancel: &CancellationToken) -> CodeResu
         Rc::new(RefCell::new(Console { max: limits.max_output_bytes, ..Console::default() }));
 
     let outcome = context.with(|ctx| -> Result<Option<serde_json::Value>, CodeError> {
-        install_console(&ctx, console.clone())?;
+        if let Err(err) = install_console(&ctx, console.clone()) {
+            // The interrupt handler stops the prelude too: a call cancelled (or out of time)
+            // before the user's code ran says so, rather than reporting a failed setup.
+            if cancel.is_cancelled() || Instant::now() >= deadline {
+                let interrupted = CaughtError::Error(rquickjs::Error::Unknown);
+                return Err(classify(interrupted, limits, deadline, cancel));
+            }
+            return Err(err);
+        }
         let value: Value<'_> =
             ctx.eval(code).catch(&ctx).map_err(|err| classify(err, limits, deadline, cancel))?;
         // Run queued jobs so `.then` callbacks and async functions finish, then unwrap a promise.
