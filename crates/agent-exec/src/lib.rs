@@ -43,7 +43,6 @@
 //! ```
 
 pub mod agent;
-mod batch;
 mod builder;
 #[cfg(feature = "code")]
 pub mod code;
