@@ -5,10 +5,10 @@
 //! with a stable error code; nothing here panics, and a panicking tool is caught.
 //!
 //! This file holds the executor and its configuration; the stages live beside it, one room
-//! each: [`dispatch`](self::dispatch) (the one entry path, stages 1–6 in order), `lookup` (which
-//! tool a name means, registered or late), `tool_hooks` (the hooks around a call), `ask` (the
-//! approver), `supervise` (time limit, cancellation, panics), `outcome` (what a call produced)
-//! and `batch` (all calls of one turn).
+//! each: `dispatch` (the one entry path, the stages in order), `lookup` (which tool a name
+//! means, registered or late), `tool_hooks` (the hooks around a call), `ask` (the approver),
+//! `supervise` (time limit, cancellation, panics), `outcome` (what a call produced) and `batch`
+//! (all calls of one turn).
 
 mod ask;
 mod batch;
@@ -122,8 +122,8 @@ impl Executor {
         self
     }
 
-    /// The same executor, running `hooks` around every call (see [`crate::hooks`]). Hooks with
-    /// no session details get this executor's session id and workspace.
+    /// The same executor, running `hooks` around every call (see [`crate::hooks`]). The hooks
+    /// are told this executor's session id and workspace, whatever they were given before.
     pub fn with_hooks(mut self, hooks: Hooks) -> Self {
         self.hooks = hooks.session(&self.config.session_id, self.policy.workspace().root());
         self
