@@ -8,7 +8,7 @@
 
 use std::io::Write;
 
-use agent_core::Usage;
+use agent_core::{ToolErrorKind, Usage};
 use agent_exec::{
     Remedy,
     agent::{AgentEvent, Finish},
@@ -84,7 +84,8 @@ pub(crate) enum ExecEvent {
         /// Whether it succeeded.
         ok: bool,
         /// The stable error code when it did not (`permission_denied`, `timeout`, …).
-        error: Option<String>,
+        #[schemars(with = "Option<String>")]
+        error: Option<ToolErrorKind>,
         /// Wall time of the call, hooks included, in milliseconds; the wait for an approval is not
         /// counted.
         duration_ms: u64,

@@ -1,32 +1,20 @@
-//! Error kinds: tool failures the model reads, and the crate's own `Error`.
+//! Tool failures the model reads: a stable code ([`ToolErrorKind`]) and a message.
 
-use std::fmt;
+use std::{borrow::Cow, fmt};
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::schema::{ArgsError, InvalidSchema, StrictError};
-
-/// The errors of this crate's fallible functions.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// A schema has no OpenAI strict form.
-    #[error(transparent)]
-    Strict(#[from] StrictError),
-    /// Tool arguments failed to parse or validate.
-    #[error(transparent)]
-    Args(#[from] ArgsError),
-    /// A JSON Schema does not compile.
-    #[error(transparent)]
-    Schema(#[from] InvalidSchema),
-}
-
-/// `Result` with this crate's [`Error`].
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+use crate::schema::ArgsError;
 
 /// Why a tool call failed, as a stable snake_case code the model and the logs can rely on.
 ///
 /// Codes never change once shipped: transcripts, tests and users' rules match on them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// A kind serializes as its code alone (`"timeout"`), so transcripts, the wire and `--json`
+/// carry the same string they always did. Reading a code back gives the named kind when there is
+/// one, and [`ToolErrorKind::Other`] with the code otherwise (a tool's own code, or one from an
+/// older transcript); `Other("timeout")` therefore reads back as [`ToolErrorKind::Timeout`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ToolErrorKind {
     /// No tool has the requested name or alias.
     UnknownTool,
@@ -58,13 +46,48 @@ pub enum ToolErrorKind {
     SandboxUnavailable,
     /// A feature the call needs is not configured (for example a web search provider).
     NotConfigured,
-    /// A tool-specific code not listed above; must be snake_case.
-    Other(&'static str),
+    /// A tool-specific code not listed above; must be snake_case. Tools name theirs with
+    /// [`ToolErrorKind::other`]; a code read back from a transcript is owned.
+    Other(Cow<'static, str>),
 }
 
+/// Every named kind, for reading a code back.
+const NAMED: [ToolErrorKind; 15] = [
+    ToolErrorKind::UnknownTool,
+    ToolErrorKind::InvalidJson,
+    ToolErrorKind::InvalidArguments,
+    ToolErrorKind::PermissionDenied,
+    ToolErrorKind::Rejected,
+    ToolErrorKind::Timeout,
+    ToolErrorKind::Cancelled,
+    ToolErrorKind::ToolError,
+    ToolErrorKind::NotFound,
+    ToolErrorKind::AmbiguousMatch,
+    ToolErrorKind::StaleFile,
+    ToolErrorKind::BinaryFile,
+    ToolErrorKind::OutsideWorkspace,
+    ToolErrorKind::SandboxUnavailable,
+    ToolErrorKind::NotConfigured,
+];
+
 impl ToolErrorKind {
+    /// A tool-specific code (snake_case), as [`ToolErrorKind::Other`].
+    pub const fn other(code: &'static str) -> Self {
+        ToolErrorKind::Other(Cow::Borrowed(code))
+    }
+
+    /// The kind a code names: a named kind, or [`ToolErrorKind::Other`] with the code.
+    pub fn from_code(code: &str) -> Self {
+        Self::named(code).unwrap_or_else(|| ToolErrorKind::Other(Cow::Owned(code.to_owned())))
+    }
+
+    /// The named kind whose code is `code`, if there is one.
+    fn named(code: &str) -> Option<Self> {
+        NAMED.iter().find(|kind| kind.as_str() == code).cloned()
+    }
+
     /// The stable snake_case code.
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> &str {
         match self {
             ToolErrorKind::UnknownTool => "unknown_tool",
             ToolErrorKind::InvalidJson => "invalid_json",
@@ -83,6 +106,19 @@ impl ToolErrorKind {
             ToolErrorKind::NotConfigured => "not_configured",
             ToolErrorKind::Other(code) => code,
         }
+    }
+}
+
+impl Serialize for ToolErrorKind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolErrorKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let code = String::deserialize(deserializer)?;
+        Ok(Self::named(&code).unwrap_or(ToolErrorKind::Other(Cow::Owned(code))))
     }
 }
 
@@ -140,6 +176,25 @@ impl From<ArgsError> for ToolError {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_kind_is_its_code_on_the_wire_and_reads_back() {
+        for kind in NAMED.into_iter().chain([ToolErrorKind::other("no_match")]) {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{}\"", kind.as_str()));
+            assert_eq!(serde_json::from_str::<ToolErrorKind>(&json).unwrap(), kind);
+            assert_eq!(ToolErrorKind::from_code(kind.as_str()), kind);
+        }
+        // A code this version does not name, from an older or newer transcript, is kept as is.
+        let unknown: ToolErrorKind = serde_json::from_str(r#""gone_away""#).unwrap();
+        assert_eq!(unknown, ToolErrorKind::Other(Cow::Owned("gone_away".to_owned())));
+        assert_eq!(serde_json::to_string(&unknown).unwrap(), r#""gone_away""#);
+        // A tool's own code that spells a named one reads back as the named one.
+        let named: ToolErrorKind =
+            serde_json::from_str(&serde_json::to_string(&ToolErrorKind::other("timeout")).unwrap())
+                .unwrap();
+        assert_eq!(named, ToolErrorKind::Timeout);
+    }
+
     #[track_caller]
     fn check(kind: ToolErrorKind, message: &str, expect: &str) {
         assert_eq!(ToolError::new(kind, message).observation(), expect);
@@ -157,7 +212,7 @@ mod tests {
     #[test]
     fn observation_escapes_quotes_and_newlines() {
         check(
-            ToolErrorKind::Other("no_match"),
+            ToolErrorKind::other("no_match"),
             "line \"a\"\nline b",
             r#"{"ok":false,"error":"no_match","message":"line \"a\"\nline b"}"#,
         );

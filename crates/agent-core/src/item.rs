@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ToolErrorKind;
+
 /// One entry of a conversation transcript.
 ///
 /// The transcript is the single source of truth for a session: adapters build every request from it
@@ -98,9 +100,9 @@ pub struct CallOutput {
     pub output: String,
     /// Whether the call succeeded.
     pub ok: bool,
-    /// The stable error code when `ok` is false (see [`crate::ToolErrorKind::as_str`]).
+    /// The stable error code when `ok` is false, serialized as its code (`"timeout"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub error: Option<ToolErrorKind>,
     /// Images the tool returned beside its text (an MCP tool's image results), for models that
     /// can see them. The text already names each one, so a text-only API loses nothing it
     /// could use.
@@ -181,10 +183,24 @@ mod tests {
                 call_id: "call_1".into(),
                 output: "{\"ok\":false}".into(),
                 ok: false,
-                error: Some("timeout".into()),
+                error: Some(ToolErrorKind::Timeout),
                 images: Vec::new(),
             }),
             json!({"type": "tool_output", "call_id": "call_1", "output": "{\"ok\":false}", "ok": false, "error": "timeout"}),
+        );
+    }
+
+    #[test]
+    fn tool_output_round_trips_with_a_tool_specific_error_code() {
+        check(
+            Item::ToolOutput(CallOutput {
+                call_id: "call_1".into(),
+                output: "{\"ok\":false}".into(),
+                ok: false,
+                error: Some(ToolErrorKind::from_code("no_match")),
+                images: Vec::new(),
+            }),
+            json!({"type": "tool_output", "call_id": "call_1", "output": "{\"ok\":false}", "ok": false, "error": "no_match"}),
         );
     }
 

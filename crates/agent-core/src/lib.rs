@@ -62,7 +62,7 @@ mod typed;
 
 pub use crate::{
     context::{Boundary, ToolContext},
-    error::{Error, Result, ToolError, ToolErrorKind},
+    error::{ToolError, ToolErrorKind},
     item::{CallOutput, Image, Item, Message, Reasoning, Role, ToolCall},
     model::{
         Continuation, ModelClient, ModelError, ModelErrorKind, ModelEvent, ModelRequest,

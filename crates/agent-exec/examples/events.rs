@@ -10,7 +10,7 @@
 
 use std::error::Error;
 
-use agent_core::CancellationToken;
+use agent_core::{CancellationToken, ToolErrorKind};
 use agent_exec::{
     Agent, PermissionMode,
     agent::{AgentEvent, Finish},
@@ -54,7 +54,7 @@ pub(crate) async fn main() -> Result<(), Box<dyn Error>> {
         .await;
 
     assert!(matches!(finish, Finish::Answered(_)), "{finish:?}");
-    let denied = Some("permission_denied".to_owned());
+    let denied = Some(ToolErrorKind::PermissionDenied);
     assert_eq!(finished[1], ("bash".to_owned(), true, None));
     assert_eq!(finished[2], ("bash".to_owned(), false, denied));
     assert!(workspace.path().join("src").is_dir(), "the refused command did not run");

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agent_core::{
     CancellationToken, Continuation, Item, ModelClient, ModelError, ModelErrorKind, ModelEvent,
-    ModelRequest, OutputSchema, ToolCall, ToolChoice, ToolSpec, Usage,
+    ModelRequest, OutputSchema, ToolCall, ToolChoice, ToolErrorKind, ToolSpec, Usage,
 };
 use futures_util::StreamExt;
 use serde::Serialize;
@@ -111,7 +111,7 @@ pub enum AgentEvent {
         /// Whether it succeeded.
         ok: bool,
         /// The error code when it did not.
-        error: Option<String>,
+        error: Option<ToolErrorKind>,
         /// How long it took, in milliseconds.
         duration_ms: u64,
         /// Whether the output was capped.
@@ -369,7 +369,7 @@ pub async fn run(
                 call_id: outcome.call_id.clone(),
                 name: outcome.tool.clone(),
                 ok: outcome.ok,
-                error: outcome.error_code.map(str::to_owned),
+                error: outcome.error_code.clone(),
                 duration_ms: duration_ms(outcome.duration),
                 truncated: outcome.truncated,
                 output_path: outcome.output_path.take().map(|path| path.display().to_string()),
@@ -530,7 +530,7 @@ impl<'a> Window<'a> {
 /// Counts identical failing calls in a row: same tool, same arguments, same error code.
 #[derive(Default)]
 struct RepeatedFailures {
-    last: Option<(String, String, &'static str)>,
+    last: Option<(String, String, ToolErrorKind)>,
     count: usize,
 }
 
@@ -538,18 +538,18 @@ impl RepeatedFailures {
     /// Records an outcome and returns how many times in a row this exact failure has happened
     /// (0 for a success).
     fn record(&mut self, call: &ToolCall, outcome: &Outcome) -> usize {
-        let Some(code) = outcome.error_code else {
+        let Some(code) = &outcome.error_code else {
             self.last = None;
             self.count = 0;
             return 0;
         };
         let same = self.last.as_ref().is_some_and(|(name, arguments, last_code)| {
-            *name == call.name && *arguments == call.arguments && *last_code == code
+            *name == call.name && *arguments == call.arguments && last_code == code
         });
         if same {
             self.count += 1;
         } else {
-            self.last = Some((call.name.clone(), call.arguments.clone(), code));
+            self.last = Some((call.name.clone(), call.arguments.clone(), code.clone()));
             self.count = 1;
         }
         self.count

@@ -46,7 +46,6 @@
 //! ```
 
 pub mod agent;
-mod batch;
 mod builder;
 pub mod context;
 mod error;

@@ -5,7 +5,10 @@
 //! Everything here is linear in the output size, so 50 MB of output or one 50 MB line costs one
 //! pass to count characters and one write to the spill file.
 
-use std::path::{Path, PathBuf};
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
 
 /// The default cap, in characters, of one tool output.
 pub const DEFAULT_OUTPUT_CAP: usize = 12_000;
@@ -78,7 +81,7 @@ pub(crate) fn cut(text: &str, cap: usize) -> Option<Cut> {
 impl Cut {
     /// The model-visible text: notice, head, cut marker, tail. `saved` is the spill file, or why
     /// the full output could not be saved.
-    pub(crate) fn render(&self, saved: &Result<PathBuf, String>) -> String {
+    pub(crate) fn render(&self, saved: &Result<PathBuf, SpillError>) -> String {
         let full = match saved {
             Ok(path) => format!(
                 "full output saved to {}; read or grep that file for the rest",
@@ -135,17 +138,38 @@ pub(crate) fn spill_path(session_dir: &Path, call_id: &str) -> PathBuf {
     session_dir.join("outputs").join(format!("{name}.txt"))
 }
 
+/// Why the full output of a truncated call was not saved; the notice in the capped text says it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SpillError {
+    /// The executor has no session directory to save to.
+    #[error("no session directory is configured")]
+    NoSessionDir,
+    /// Writing the file failed.
+    #[error(transparent)]
+    Write(#[from] std::io::Error),
+    /// The blocking task that writes the file did not finish.
+    #[error(transparent)]
+    Task(#[from] tokio::task::JoinError),
+}
+
 /// Writes the full output (blocking; the executor runs it on the blocking pool).
-pub(crate) fn save(path: &Path, text: &str) -> Result<PathBuf, String> {
-    let write = || -> std::io::Result<()> {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(path, text)
-    };
-    match write() {
-        Ok(()) => Ok(path.to_owned()),
-        Err(err) => Err(err.to_string()),
+pub(crate) fn save(path: &Path, text: &str) -> Result<PathBuf, SpillError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, text)?;
+    Ok(path.to_owned())
+}
+
+/// A duration as people write it: `2s`, `150ms`, `1.5s`.
+pub(crate) fn human(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis < 1000 {
+        format!("{millis}ms")
+    } else if millis.is_multiple_of(1000) {
+        format!("{}s", millis / 1000)
+    } else {
+        format!("{:.1}s", duration.as_secs_f64())
     }
 }
 
@@ -211,6 +235,18 @@ mod tests {
         let text = "é".repeat(5000);
         let c = cut(&text, 1000).unwrap();
         assert_eq!(c.head.chars().count() + c.tail.chars().count() + c.dropped_chars, 5000);
+    }
+
+    #[track_caller]
+    fn check_human(millis: u64, expect: &str) {
+        assert_eq!(human(Duration::from_millis(millis)), expect);
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        check_human(150, "150ms");
+        check_human(2000, "2s");
+        check_human(1500, "1.5s");
     }
 
     #[test]

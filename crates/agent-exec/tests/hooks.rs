@@ -14,7 +14,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use agent_core::{CancellationToken, Effects, ToolCall, ToolOutput};
+use agent_core::{CancellationToken, Effects, ToolCall, ToolErrorKind, ToolOutput};
 use agent_exec::{
     AgentBuilder, Executor, Hook, HookEvent, Hooks, Outcome, PermissionMode, SchemaTool,
     hooks::HookProblem,
@@ -103,7 +103,7 @@ fn has_jq() -> bool {
 #[track_caller]
 fn check_blocked(outcome: &Outcome, reason: &str) {
     assert!(!outcome.ok, "{outcome:?}");
-    assert_eq!(outcome.error_code, Some("permission_denied"), "{}", outcome.text);
+    assert_eq!(outcome.error_code, Some(ToolErrorKind::PermissionDenied), "{}", outcome.text);
     assert!(outcome.text.contains("a PreToolUse hook blocked this call"), "{}", outcome.text);
     assert!(outcome.text.contains(reason), "{}", outcome.text);
 }
@@ -166,7 +166,7 @@ async fn a_replaced_input_is_validated_again() {
     let invalid = pre(r#"echo '{"updatedInput":{"path":5}}'"#);
     let fx = fixture(PermissionMode::Bypass, vec![invalid]);
     let outcome = fx.call("write_file", json!({"path": "b.txt", "content": "x"})).await;
-    assert_eq!(outcome.error_code, Some("invalid_arguments"), "{}", outcome.text);
+    assert_eq!(outcome.error_code, Some(ToolErrorKind::InvalidArguments), "{}", outcome.text);
     assert!(
         outcome.text.contains("a PreToolUse hook replaced this call's input"),
         "{}",
@@ -189,7 +189,7 @@ async fn a_hook_allow_answers_an_ask_but_never_a_deny() {
     assert!(fx.path("new.txt").exists());
     // A deny rule still holds.
     let outcome = fx.call("write_file", json!({"path": "secret.txt", "content": "x"})).await;
-    assert_eq!(outcome.error_code, Some("permission_denied"), "{}", outcome.text);
+    assert_eq!(outcome.error_code, Some(ToolErrorKind::PermissionDenied), "{}", outcome.text);
     assert!(!fx.path("secret.txt").exists());
 
     // `ask` with nobody to ask refuses a call the policy would have allowed.
@@ -296,7 +296,8 @@ async fn hooks_get_claude_code_fields_on_stdin() {
     let record = pre("cat > input.json");
     let fx = fixture(PermissionMode::Bypass, vec![record]);
     assert!(
-        fx.call("bash", json!({"command": "true"})).await.error_code != Some("permission_denied")
+        fx.call("bash", json!({"command": "true"})).await.error_code
+            != Some(ToolErrorKind::PermissionDenied)
     );
     let input: serde_json::Value = serde_json::from_str(&fx.read("input.json")).unwrap();
     let root = fx.dir.path().display().to_string();
@@ -340,7 +341,7 @@ async fn a_claude_code_style_script_works_with_only_its_matcher() {
 
     // Other commands pass the script and run (where the sandbox can run them).
     let outcome = fx.call("bash", json!({"command": "echo fine > ok.txt"})).await;
-    if outcome.error_code == Some("sandbox_unavailable") {
+    if outcome.error_code == Some(ToolErrorKind::SandboxUnavailable) {
         return skipped(&format!("the OS sandbox cannot run commands here: {}", outcome.text));
     }
     assert!(outcome.ok, "{}", outcome.text);

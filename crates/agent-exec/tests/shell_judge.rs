@@ -11,7 +11,7 @@
 
 use std::{path::Path, process::Command, sync::Arc};
 
-use agent_core::{BoxFuture, CancellationToken, ToolCall, Typed};
+use agent_core::{BoxFuture, CancellationToken, ToolCall, ToolErrorKind, Typed};
 use agent_exec::{
     Approval, ApprovalRequest, Approver, Executor, ExecutorConfig, Outcome, PermissionMode,
     PolicyBuilder, Registry, RuleAction, Workspace,
@@ -97,7 +97,7 @@ impl Fixture {
 
 /// Whether the sandbox cannot run commands here (said on stderr, never silent).
 fn sandbox_missing(outcome: &Outcome) -> bool {
-    let missing = outcome.error_code == Some("sandbox_unavailable");
+    let missing = outcome.error_code == Some(ToolErrorKind::SandboxUnavailable);
     if missing {
         agent_test_support::skipped(&format!(
             "the OS sandbox cannot run commands here: {}",
@@ -110,7 +110,7 @@ fn sandbox_missing(outcome: &Outcome) -> bool {
 /// Refused because nobody could approve it, with `named` in the message.
 #[track_caller]
 fn refused(outcome: &Outcome, named: &str) {
-    assert_eq!(outcome.error_code, Some("permission_denied"), "{}", outcome.text);
+    assert_eq!(outcome.error_code, Some(ToolErrorKind::PermissionDenied), "{}", outcome.text);
     assert!(outcome.text.contains(named), "{} lacks {named}", outcome.text);
 }
 

@@ -335,7 +335,7 @@ impl LateTools for McpTools {
         offer.search.as_ref()?;
         find(&offer, name)?;
         Some(ToolError::new(
-            ToolErrorKind::Other("tool_not_loaded"),
+            ToolErrorKind::other("tool_not_loaded"),
             format!(
                 "`{name}` is not loaded yet. Load it first with {} {{\"load\": [\"{name}\"]}}; \
                  its schema comes with your next request, and you can call it then",

@@ -268,7 +268,7 @@ impl Server {
     /// An `mcp_server_unavailable` error for a call.
     pub fn unavailable(&self, why: &str) -> ToolError {
         ToolError::new(
-            ToolErrorKind::Other(UNAVAILABLE),
+            ToolErrorKind::other(UNAVAILABLE),
             format!(
                 "the MCP server `{}` is not available: {why}. Use another tool or try again later.",
                 self.name

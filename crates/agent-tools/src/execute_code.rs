@@ -125,10 +125,10 @@ impl TypedTool for ExecuteCode {
             CodeErrorKind::Cancelled => ToolErrorKind::Cancelled,
             CodeErrorKind::SandboxUnavailable => ToolErrorKind::SandboxUnavailable,
             CodeErrorKind::Internal => ToolErrorKind::ToolError,
-            CodeErrorKind::Syntax => ToolErrorKind::Other("syntax_error"),
-            CodeErrorKind::Exception => ToolErrorKind::Other("exception"),
-            CodeErrorKind::MemoryLimit => ToolErrorKind::Other("memory_limit"),
-            CodeErrorKind::RuntimeMissing => ToolErrorKind::Other("runtime_missing"),
+            CodeErrorKind::Syntax => ToolErrorKind::other("syntax_error"),
+            CodeErrorKind::Exception => ToolErrorKind::other("exception"),
+            CodeErrorKind::MemoryLimit => ToolErrorKind::other("memory_limit"),
+            CodeErrorKind::RuntimeMissing => ToolErrorKind::other("runtime_missing"),
         };
         // What the code printed before failing usually explains the failure: keep it.
         let mut message = error.message;

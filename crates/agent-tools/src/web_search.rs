@@ -250,7 +250,7 @@ fn status_error(
             let when =
                 retry_after.map_or("later".to_owned(), |d| format!("after {} s", d.as_secs()));
             ToolError::new(
-                ToolErrorKind::Other("rate_limited"),
+                ToolErrorKind::other("rate_limited"),
                 format!("{name} is rate limiting searches; retry {when}"),
             )
         }

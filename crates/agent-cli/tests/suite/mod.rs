@@ -5,6 +5,7 @@ mod help;
 mod hooks;
 mod interrupt;
 mod mcp;
+mod mcp_batch;
 mod mcp_cmd;
 mod mcp_image;
 mod mcp_search;

@@ -1,5 +1,7 @@
-//! The tool events of hooks at the executor's single dispatch point: `PreToolUse` before a call
-//! is validated and judged, `PostToolUse` or `PostToolUseFailure` after its outcome.
+//! The tool events of hooks around the executor's one run path: `PreToolUse` before a call is
+//! validated and judged, `PostToolUse` or `PostToolUseFailure` after its outcome. `dispatch`
+//! comes here after the look-up when the session has hooks, and this calls the same
+//! `run_entry` an unhooked call goes to.
 //!
 //! Every call that names a known tool passes here, whoever made it (the model, a direct call)
 //! and wherever the tool came from (the registry, or an MCP server that joined late), so a deny
@@ -14,6 +16,7 @@ use super::{Executor, Outcome};
 use crate::{
     hooks::{HookEvent, HookResult, HookTool, Permission},
     permission::{Ask, Remedy, Verdict},
+    registry::Entry,
 };
 
 /// What the `PreToolUse` hooks changed about a call before it is dispatched.
@@ -70,20 +73,19 @@ const NOTE_CAP: usize = 2_000;
 const FILE_TOOLS: [&str; 3] = ["Read", "Write", "Edit"];
 
 impl Executor {
-    /// One call with its hooks around it.
-    pub(super) async fn execute_hooked(
+    /// One call of a tool that was found, with its hooks around it.
+    pub(super) async fn run_hooked(
         &self,
         call: &ToolCall,
+        entry: &Entry,
         cancel: &CancellationToken,
     ) -> Outcome {
         let start = Instant::now();
-        // `entry`, not the registry alone: tools that joined late (MCP servers) pass the same
-        // hooks as the built-ins.
-        let Some(spec) = self.entry(&call.name).map(|entry| entry.tool.spec().clone()) else {
-            return self.dispatch(call, cancel, &Overrides::default()).await;
-        };
-        let tool = HookTool::of(&spec);
-        let (tool_input, file_path) = self.tool_input(&spec, &call.arguments);
+        // The entry comes from `lookup`, not the registry alone: tools that joined late (MCP
+        // servers) pass the same hooks as the built-ins.
+        let spec = entry.tool.spec();
+        let tool = HookTool::of(spec);
+        let (tool_input, file_path) = self.tool_input(spec, &call.arguments);
         let mut overrides = Overrides::default();
         let mut notes = Vec::new();
         let mut stop = None;
@@ -115,14 +117,14 @@ impl Executor {
             stop = result.stop;
         }
         let dispatched = Instant::now();
-        let mut outcome = self.dispatch(call, cancel, &overrides).await;
+        let mut outcome = self.run_entry(call, entry, cancel, &overrides).await;
         // Hooks count in the duration; the approval wait inside dispatch does not (its outcome's
         // duration already leaves it out).
         let approval_wait = dispatched.elapsed().saturating_sub(outcome.duration);
         let event = if outcome.ok { HookEvent::PostToolUse } else { HookEvent::PostToolUseFailure };
         if self.hooks.wants(event, Some(&tool)) {
             let input = match &overrides.arguments {
-                Some(arguments) => self.tool_input(&spec, arguments).0,
+                Some(arguments) => self.tool_input(spec, arguments).0,
                 None => tool_input,
             };
             let result = self.post_tool_use(event, &tool, call, input, &outcome, cancel).await;
@@ -157,8 +159,10 @@ impl Executor {
             fields.insert("tool_response".into(), outcome.text.clone().into());
         } else {
             fields.insert("error".into(), outcome.text.clone().into());
-            fields.insert("error_code".into(), outcome.error_code.unwrap_or_default().into());
-            fields.insert("is_interrupt".into(), (outcome.error_code == Some("cancelled")).into());
+            let code = outcome.error_code.as_ref().map_or("", ToolErrorKind::as_str);
+            fields.insert("error_code".into(), code.into());
+            let interrupted = outcome.error_code == Some(ToolErrorKind::Cancelled);
+            fields.insert("is_interrupt".into(), interrupted.into());
         }
         self.hooks.run(event, Some(tool), fields, cancel).await
     }

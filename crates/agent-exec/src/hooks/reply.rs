@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{Hook, HookEvent, HookResult};
 use crate::{
-    executor::human,
+    output::human,
     process::{ProcessOutput, SpawnError},
 };
 

@@ -1,16 +1,23 @@
-//! Batches: concurrency of reads, exclusion of writes, call order, cancellation.
+//! Batches: concurrency of reads, exclusion of writes (registered or late), call order,
+//! cancellation.
 //!
 //! The sleepers sleep on tokio's clock, so the tests run on virtual time (`start_paused`): the
 //! clock jumps to the next timer when every task waits, durations are exact, and a loaded machine
 //! cannot make them fail.
 
 use std::{
-    sync::{Arc, Mutex, atomic::Ordering},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
     time::Duration,
 };
 
-use agent_core::{CancellationToken, ToolCall};
-use agent_exec::{Executor, ExecutorConfig, PermissionMode, PermissionPolicy, Registry, Workspace};
+use agent_core::{BoxFuture, CancellationToken, Tool, ToolCall, ToolErrorKind};
+use agent_exec::{
+    Approval, ApprovalRequest, Approver, Executor, ExecutorConfig, LateTools, PermissionMode,
+    PermissionPolicy, Registry, ToolLimits, Workspace,
+};
 use pretty_assertions::assert_eq;
 use tokio::time::Instant;
 
@@ -104,7 +111,7 @@ async fn outputs_come_back_in_call_order_whatever_the_finishing_order() {
     let outcomes = b.exec.execute_batch(&batch, &CancellationToken::new()).await;
     assert_eq!(ids(&outcomes), ["c0", "c1", "c2", "c3"]);
     assert_eq!(outcomes[0].text, "slept 150ms");
-    assert_eq!(outcomes[2].error_code, Some("unknown_tool"));
+    assert_eq!(outcomes[2].error_code, Some(ToolErrorKind::UnknownTool));
 }
 
 #[tokio::test(start_paused = true)]
@@ -123,8 +130,17 @@ async fn cancelling_the_batch_gives_every_unfinished_call_a_cancelled_outcome() 
     // Nobody waits for the 5 s read: the batch ends when the cancel comes.
     assert_eq!(started.elapsed(), Duration::from_millis(100));
     assert_eq!(ids(&outcomes), ["c0", "c1", "c2", "c3"]);
-    let codes: Vec<Option<&str>> = outcomes.iter().map(|outcome| outcome.error_code).collect();
-    assert_eq!(codes, [None, Some("cancelled"), Some("cancelled"), Some("cancelled")]);
+    let codes: Vec<Option<ToolErrorKind>> =
+        outcomes.iter().map(|outcome| outcome.error_code.clone()).collect();
+    assert_eq!(
+        codes,
+        [
+            None,
+            Some(ToolErrorKind::Cancelled),
+            Some(ToolErrorKind::Cancelled),
+            Some(ToolErrorKind::Cancelled)
+        ]
+    );
     // The write never started; the reads before it did, and only the short one finished.
     assert_eq!(b.order(), ["start c0", "start c1", "end c0", "end c1"]);
 }
@@ -133,4 +149,97 @@ async fn cancelling_the_batch_gives_every_unfinished_call_a_cancelled_outcome() 
 async fn an_empty_batch_is_empty() {
     let b = bench();
     assert!(b.exec.execute_batch(&[], &CancellationToken::new()).await.is_empty());
+}
+
+/// Late tools (as an MCP server's arrive): looked up after the registry, judged the same way.
+struct Late(Vec<Arc<dyn Tool>>);
+
+impl LateTools for Late {
+    fn refresh(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async { false })
+    }
+    fn tools(&self) -> Vec<(Arc<dyn Tool>, ToolLimits)> {
+        self.0.iter().map(|tool| (Arc::clone(tool), ToolLimits::default())).collect()
+    }
+    fn get(&self, name: &str) -> Option<(Arc<dyn Tool>, ToolLimits)> {
+        self.tools().into_iter().find(|(tool, _)| tool.spec().name == name)
+    }
+}
+
+/// An approver that says yes after 10 ms and counts how many of its prompts are open at once.
+#[derive(Default)]
+struct Counting {
+    open: AtomicUsize,
+    most_open: AtomicUsize,
+    asked: AtomicUsize,
+}
+
+impl Approver for Counting {
+    fn approve<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        Box::pin(async move {
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            let open = self.open.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most_open.fetch_max(open, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            self.open.fetch_sub(1, Ordering::SeqCst);
+            Approval::AllowOnce
+        })
+    }
+}
+
+struct LateBench {
+    _dir: tempfile::TempDir,
+    exec: Executor,
+    reads: Arc<Overlap>,
+    writes: Arc<Overlap>,
+    order: Arc<Mutex<Vec<String>>>,
+    approver: Arc<Counting>,
+}
+
+/// An executor whose only tools are late: `late_read` (read-only) and `late_write` (not), in
+/// the default mode, so that writes are put to a counting approver.
+fn late_bench() -> LateBench {
+    let dir = tempfile::tempdir().unwrap();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let reads = Arc::new(Overlap::logging_to(&order));
+    let writes = Arc::new(Overlap::logging_to(&order));
+    let read = Sleeper { name: "late_read", writes: false, overlap: reads.clone() };
+    let write = Sleeper { name: "late_write", writes: true, overlap: writes.clone() };
+    let late = Late(vec![Arc::new(SleeperTool::new(read)), Arc::new(SleeperTool::new(write))]);
+    let policy =
+        PermissionPolicy::new(Workspace::new(dir.path()).unwrap(), PermissionMode::Default);
+    let approver = Arc::new(Counting::default());
+    let exec = Executor::new(Registry::new(), policy, ExecutorConfig::new("s"))
+        .with_late_tools(Arc::new(late))
+        .with_approver(approver.clone());
+    LateBench { _dir: dir, exec, reads, writes, order, approver }
+}
+
+#[tokio::test(start_paused = true)]
+async fn calls_of_a_late_tool_that_writes_run_one_at_a_time_with_one_approval_open() {
+    let b = late_bench();
+    let batch = calls(&[("late_write", 100), ("late_write", 100), ("late_write", 100)]);
+    let started = Instant::now();
+    let outcomes = b.exec.execute_batch(&batch, &CancellationToken::new()).await;
+    assert!(outcomes.iter().all(|outcome| outcome.ok), "{outcomes:?}");
+    assert_eq!(b.writes.max.load(Ordering::SeqCst), 1);
+    assert_eq!(b.approver.asked.load(Ordering::SeqCst), 3);
+    assert_eq!(b.approver.most_open.load(Ordering::SeqCst), 1);
+    let order = b.order.lock().unwrap().clone();
+    assert_eq!(order, ["start c0", "end c0", "start c1", "end c1", "start c2", "end c2"]);
+    // One after the other: three approvals and three calls.
+    assert_eq!(started.elapsed(), Duration::from_millis(330));
+}
+
+#[tokio::test(start_paused = true)]
+async fn calls_of_a_late_read_only_tool_run_at_once() {
+    let b = late_bench();
+    let batch = calls(&[("late_read", 200), ("late_read", 200), ("late_read", 200)]);
+    let started = Instant::now();
+    let outcomes = b.exec.execute_batch(&batch, &CancellationToken::new()).await;
+    assert!(outcomes.iter().all(|outcome| outcome.ok), "{outcomes:?}");
+    // The control: the same late look-up lets reads overlap, and nobody is asked.
+    assert_eq!(b.reads.max.load(Ordering::SeqCst), 3);
+    assert_eq!(b.approver.asked.load(Ordering::SeqCst), 0);
+    assert_eq!(started.elapsed(), Duration::from_millis(200));
 }

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use agent_core::CancellationToken;
+use agent_core::{CancellationToken, ToolErrorKind};
 use agent_exec::{Approval, PermissionMode, Remedy, RuleAction};
 
 use super::support::{Scripted, Setup, call, fixture};
@@ -10,7 +10,7 @@ use super::support::{Scripted, Setup, call, fixture};
 #[track_caller]
 fn assert_error(outcome: &agent_exec::Outcome, code: &str, message_part: &str) {
     assert!(!outcome.ok, "{outcome:?}");
-    assert_eq!(outcome.error_code, Some(code), "{}", outcome.text);
+    assert_eq!(outcome.error_code, Some(ToolErrorKind::from_code(code)), "{}", outcome.text);
     let observation: serde_json::Value = serde_json::from_str(&outcome.text).unwrap();
     assert_eq!(observation["ok"], false);
     assert_eq!(observation["error"], code);

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use agent_core::{BoxFuture, CancellationToken, Effects, ToolOutput, Typed};
+use agent_core::{BoxFuture, CancellationToken, Effects, ToolErrorKind, ToolOutput, Typed};
 use agent_exec::{
     Approval, ApprovalRequest, Approver, Executor, ExecutorConfig, PermissionMode,
     PermissionPolicy, Registry, SchemaTool, ToolLimits, Workspace,
@@ -96,7 +96,7 @@ async fn schema_tools_validate_against_their_schema() {
         (true, "3 days", "forecast")
     );
     let outcome = exec.execute(&call("c", "forecast", r#"{"days": 0}"#), &token).await;
-    assert_eq!(outcome.error_code, Some("invalid_arguments"), "{}", outcome.text);
+    assert_eq!(outcome.error_code, Some(ToolErrorKind::InvalidArguments), "{}", outcome.text);
     assert!(outcome.text.contains("$.days"), "{}", outcome.text);
     assert!(!exec.registry().get("forecast").unwrap().spec().strict);
 }
@@ -171,7 +171,7 @@ async fn dont_ask_mode_never_calls_the_approver() {
         ..Setup::default()
     });
     let outcome = fx.run("write_file", r#"{"path": "a.txt", "content": ""}"#).await;
-    assert_eq!(outcome.error_code, Some("permission_denied"));
+    assert_eq!(outcome.error_code, Some(ToolErrorKind::PermissionDenied));
     assert!(outcome.text.contains("the permission mode is dont-ask"), "{}", outcome.text);
     assert_eq!(approver.count(), 0);
 }
@@ -194,7 +194,7 @@ async fn a_call_the_approver_cannot_answer_is_refused_as_without_one() {
     let unaskable = Arc::new(Unaskable(approver.clone()));
     let fx = fixture(Setup { approver: Some(unaskable), ..Setup::default() });
     let outcome = fx.run("write_file", r#"{"path": "a.txt", "content": ""}"#).await;
-    assert_eq!(outcome.error_code, Some("permission_denied"));
+    assert_eq!(outcome.error_code, Some(ToolErrorKind::PermissionDenied));
     assert!(outcome.text.contains("this run is non-interactive"), "{}", outcome.text);
     assert!(outcome.text.contains("Edit(./a.txt)"), "{}", outcome.text);
     assert_eq!(approver.count(), 0);

@@ -1,14 +1,17 @@
 //! Batches: all tool calls of one model turn, with outputs in call order.
 //!
-//! Read-only tools run concurrently (up to `max_parallel` at once); any other tool runs alone, in
-//! call order, after every earlier call has finished, and later calls wait for it. This is the
-//! read/write lock Codex uses per turn: reads take the shared side, everything else the exclusive
-//! side, and tokio's lock is fair, so calls acquire it in the order they were made.
+//! Read-only tools run concurrently (up to `max_parallel` at once); any other tool, registered or
+//! late, runs alone, in call order, after every earlier call has finished, and later calls wait
+//! for it. This is the read/write lock Codex uses per turn: reads take the shared side,
+//! everything else the exclusive side, and tokio's lock is fair, so calls acquire it in the order
+//! they were made.
 
-use agent_core::{CancellationToken, ToolCall, ToolError, ToolErrorKind};
+use std::time::{Duration, Instant};
+
+use agent_core::{CancellationToken, ToolCall};
 use tokio::sync::{RwLock, Semaphore};
 
-use crate::executor::{Executor, Outcome};
+use super::{Executor, Outcome, outcome::cancelled_before_start};
 
 impl Executor {
     /// Runs all calls of one turn and returns one outcome per call, in call order.
@@ -29,8 +32,10 @@ impl Executor {
         let lock = RwLock::new(());
         let slots = Semaphore::new(self.config().max_parallel.max(1));
         let runs = calls.iter().map(|call| {
-            let read_only = match self.registry().get(&call.name) {
-                Some(tool) => tool.spec().effects.read_only,
+            // The same look-up as dispatch, so a late tool (an MCP server's) is judged by its own
+            // effects like a registered one.
+            let read_only = match self.entry(&call.name) {
+                Some(entry) => entry.tool.spec().effects.read_only,
                 // An unknown tool only produces an error; it need not wait for anything.
                 None => true,
             };
@@ -55,27 +60,15 @@ impl Executor {
         futures_util::future::join_all(runs).await
     }
 
+    /// The outcome of a call that was still waiting for its turn when the batch was cancelled.
     fn cancelled_while_waiting(&self, call: &ToolCall) -> Outcome {
-        let tool = match self.registry().get(&call.name) {
-            Some(tool) => tool.spec().name.clone(),
+        let tool = match self.entry(&call.name) {
+            Some(entry) => entry.tool.spec().name.clone(),
             None => call.name.clone(),
         };
-        let err = ToolError::new(
-            ToolErrorKind::Cancelled,
-            "the call was cancelled before it ran. Do not retry unless the user asks",
-        );
-        Outcome {
-            call_id: call.call_id.clone(),
-            tool,
-            ok: false,
-            error_code: Some(err.kind.as_str()),
-            text: err.observation(),
-            duration: std::time::Duration::ZERO,
-            truncated: false,
-            output_path: None,
-            remedy: None,
-            stop: None,
-            images: Vec::new(),
-        }
+        let mut outcome = self.failure(call, &tool, cancelled_before_start(), Instant::now());
+        // It never started, so it took no time.
+        outcome.duration = Duration::ZERO;
+        outcome
     }
 }
