@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+pub use crate::conversation::Conversation;
+
 use agent_core::{
     CancellationToken, Continuation, Item, ModelClient, ModelError, ModelErrorKind, ModelEvent,
     ModelRequest, OutputSchema, ToolCall, ToolChoice, ToolSpec, Usage,
@@ -14,7 +16,8 @@ use serde::Serialize;
 use tracing::Instrument;
 
 use crate::{
-    context::{self, CompactionInfo, CompactionReason, ContextConfig, Ledger, RequestCount},
+    compaction::{self, CompactionInfo, CompactionReason, ContextConfig, RequestCount},
+    conversation::Ledger,
     executor::{Executor, Outcome},
     hooks::HookEvent,
 };
@@ -54,17 +57,6 @@ impl AgentConfig {
             context: None,
         }
     }
-}
-
-/// The state a conversation keeps between runs: the transcript and the server-side continuation.
-#[derive(Debug, Clone, Default)]
-pub struct Conversation {
-    /// Every item so far, in order.
-    pub items: Vec<Item>,
-    /// The stored response to continue, when the model supports it.
-    pub continuation: Option<Continuation>,
-    /// What compactions dropped so far.
-    pub ledger: Ledger,
 }
 
 /// What happened during a run, for any front end (terminal, JSON lines, a GUI).
@@ -231,11 +223,11 @@ pub async fn run(
         }
         let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
-        // Jobs that finished since the last request: here, after every output of the previous
-        // turn, and before `turn_start`, so a failed request cannot drop them.
-        if let Some(jobs) = executor.jobs() {
-            for notice in jobs.take_notices() {
-                let item = Item::Message(agent_core::Message::user(notice.text()));
+        // Background work that finished since the last request: here, after every output of the
+        // previous turn, and before `turn_start`, so a failed request cannot drop it.
+        if let Some(background) = executor.background() {
+            for notice in background.take_notices() {
+                let item = Item::Message(agent_core::Message::user(notice));
                 on_event(AgentEvent::ItemAdded { item: item.clone() });
                 conversation.items.push(item);
             }
@@ -514,7 +506,8 @@ impl<'a> Window<'a> {
     ) {
         let fixed = self.counts.fixed();
         let info =
-            context::compact(model, self.ctx, executor, conversation, fixed, reason, cancel).await;
+            compaction::compact(model, self.ctx, executor, conversation, fixed, reason, cancel)
+                .await;
         // The server's chain holds the old transcript: the next request starts a new one from
         // the compacted input.
         conversation.continuation = None;

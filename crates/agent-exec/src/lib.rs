@@ -43,11 +43,13 @@
 //! ```
 
 pub mod agent;
+mod background;
 mod batch;
 mod builder;
 #[cfg(feature = "code")]
 pub mod code;
-pub mod context;
+pub mod compaction;
+pub mod conversation;
 mod error;
 mod executor;
 pub mod hooks;
@@ -64,6 +66,7 @@ mod transcript;
 mod workspace;
 
 pub use crate::{
+    background::Background,
     builder::{Agent, AgentBuilder, DEFAULT_INSTRUCTIONS},
     error::{Error, Result},
     executor::{Executor, ExecutorConfig, Outcome},
