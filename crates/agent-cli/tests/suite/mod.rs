@@ -4,6 +4,7 @@ mod exec;
 mod help;
 mod hooks;
 mod interrupt;
+mod library;
 mod mcp;
 mod mcp_cmd;
 mod mcp_image;
