@@ -10,6 +10,7 @@ use agent_core::{
     ModelErrorKind, ModelEvent, ModelRequest, ModelStream, StopReason, ToolCall, ToolContext,
     ToolError, ToolErrorKind, ToolOutput, Typed, TypedTool,
 };
+use futures_util::StreamExt as _;
 use pretty_assertions::assert_eq;
 use schemars::JsonSchema;
 use serde::Deserialize;
