@@ -17,7 +17,7 @@ use tracing::Instrument;
 
 use self::{
     answer::{Answering, Step, answer},
-    request::{Turn, Window, model_turn},
+    request::{Response, Turn, Window, model_turn},
 };
 pub use crate::conversation::Conversation;
 use crate::{
@@ -238,40 +238,11 @@ pub async fn run(
                 .await;
         let response = match response {
             Ok(response) => response,
-            Err(err) => {
-                turn_span.in_scope(|| tracing::warn!(error = %err, "model request failed"));
-                // A turn that broke off is dropped whole, so the transcript never holds a call
-                // without its output or half a message.
-                conversation.items.truncate(turn_start);
-                if err.kind == ModelErrorKind::Cancelled {
-                    return finish(on_event, Finish::Cancelled);
-                }
-                on_event(AgentEvent::Error { message: err.to_string() });
-                return finish(on_event, Finish::ModelError(err));
-            }
+            Err(err) => return broke_off(conversation, turn_start, err, &turn_span, on_event),
         };
-        for item in &response.items {
-            on_event(AgentEvent::ItemAdded { item: item.clone() });
-        }
-        conversation.items.extend(response.items);
-        if let (Some(window), Some(usage)) = (&mut window, &response.usage) {
-            window.counts.observe(conversation.items.len(), usage);
-        }
-        // The server holds everything up to and including this response; what is appended from
-        // here on is what the next request must send.
-        conversation.continuation = response.response_id.map(|id| Continuation {
-            previous_response_id: id,
-            items_known: conversation.items.len(),
-        });
-        let calls: Vec<ToolCall> = conversation.items[turn_start..]
-            .iter()
-            .filter_map(|item| match item {
-                Item::ToolCall(call) => Some(call.clone()),
-                _ => None,
-            })
-            .collect();
+        let (text, calls) =
+            take_response(conversation, turn_start, response, &mut window, on_event);
         if calls.is_empty() {
-            let text = response.text;
             match answer(executor, config, conversation, text, &mut answering, cancel, on_event)
                 .await
             {
@@ -296,6 +267,55 @@ pub async fn run(
         }
     }
     finish(on_event, Finish::MaxTurns(config.max_turns))
+}
+
+/// Ends a run whose model request failed: the turn that broke off is dropped whole, so the
+/// transcript never holds a call without its output or half a message.
+fn broke_off(
+    conversation: &mut Conversation,
+    turn_start: usize,
+    err: agent_core::ModelError,
+    span: &tracing::Span,
+    on_event: &mut (dyn FnMut(AgentEvent) + Send),
+) -> Finish {
+    span.in_scope(|| tracing::warn!(error = %err, "model request failed"));
+    conversation.items.truncate(turn_start);
+    if err.kind == ModelErrorKind::Cancelled {
+        return finish(on_event, Finish::Cancelled);
+    }
+    on_event(AgentEvent::Error { message: err.to_string() });
+    finish(on_event, Finish::ModelError(err))
+}
+
+/// Appends a complete response to the conversation (reporting each item and its usage) and
+/// returns its text and the tool calls it made.
+fn take_response(
+    conversation: &mut Conversation,
+    turn_start: usize,
+    response: Response,
+    window: &mut Option<Window<'_>>,
+    on_event: &mut (dyn FnMut(AgentEvent) + Send),
+) -> (String, Vec<ToolCall>) {
+    for item in &response.items {
+        on_event(AgentEvent::ItemAdded { item: item.clone() });
+    }
+    conversation.items.extend(response.items);
+    if let (Some(window), Some(usage)) = (window, &response.usage) {
+        window.counts.observe(conversation.items.len(), usage);
+    }
+    // The server holds everything up to and including this response; what is appended from here
+    // on is what the next request must send.
+    conversation.continuation = response
+        .response_id
+        .map(|id| Continuation { previous_response_id: id, items_known: conversation.items.len() });
+    let calls = conversation.items[turn_start..]
+        .iter()
+        .filter_map(|item| match item {
+            Item::ToolCall(call) => Some(call.clone()),
+            _ => None,
+        })
+        .collect();
+    (response.text, calls)
 }
 
 /// Reports each call's outcome, adds the repeated-failure note, and appends the outputs to the
