@@ -144,6 +144,7 @@ pub(crate) fn open(
     warn_if_crowded(
         &settings.model.model,
         settings.profile.context_window,
+        &agent.config().instructions,
         &agent.executor().specs(),
     );
     if launch.resume.is_some() {
@@ -417,12 +418,16 @@ fn context_config(
 
 /// Warns once when the instructions and tool schemas alone take more than half of the model's
 /// known context window: every request pays for them, and little room is left for the work.
-fn warn_if_crowded(model: &str, configured: Option<u64>, specs: &[agent_core::ToolSpec]) {
+fn warn_if_crowded(
+    model: &str,
+    configured: Option<u64>,
+    instructions: &str,
+    specs: &[agent_core::ToolSpec],
+) {
     let Some(window) = configured.or_else(|| agent_model::context_window(model)) else { return };
     // Four characters a token: a start-up warning must not build a vocabulary's tables (tens of
     // milliseconds) before the first request.
-    let chars = agent_exec::DEFAULT_INSTRUCTIONS.len()
-        + agent_model::chat_tools_json(specs).to_string().len();
+    let chars = instructions.len() + agent_model::chat_tools_json(specs).to_string().len();
     let fixed = chars.div_ceil(4) as u64;
     if fixed * 2 > window {
         eprintln!(

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use agent_core::schema::StrictError;
 use agent_exec::AgentBuilder;
 
-use crate::{BuiltinConfig, FileTracker, builtin_with_tracker};
+use crate::{BuiltinConfig, builtin_with_tracker};
 
 /// What each built-in tool is for, one line of the instructions each, keyed by the tool's name:
 /// a line goes to the model only when its tool is offered (after `only_tools`, `--tools`).
@@ -30,13 +30,13 @@ pub trait BuiltinTools: Sized {
     /// Adds every built-in tool configured by `config`, the bash tool's job table as the
     /// session's background work (so the model is told when a job finishes, and a compaction
     /// lists the jobs still running), and a line of guidance per tool. The tools share
-    /// `config.tracker`, or a fresh [`FileTracker`].
+    /// `config.tracker`, or a fresh [`FileTracker`](crate::FileTracker).
     fn builtin_tools(self, config: &BuiltinConfig) -> Result<Self, StrictError>;
 }
 
 impl BuiltinTools for AgentBuilder {
     fn builtin_tools(self, config: &BuiltinConfig) -> Result<Self, StrictError> {
-        let tracker = config.tracker.clone().unwrap_or_else(FileTracker::new);
+        let tracker = config.tracker.clone().unwrap_or_default();
         let tools = builtin_with_tracker(config, tracker)?;
         let jobs = Arc::new(config.bash.jobs.clone());
         let builder = self.tools(tools).background(jobs);
