@@ -287,9 +287,11 @@ impl AgentBuilder {
         let guidance = std::mem::take(&mut self.guidance);
         let project = std::mem::take(&mut self.project);
         let executor = self.build_executor()?;
+        // The guidance of the offered tools, as one paragraph after the instructions.
         let offered = |tool: &str| executor.registry().get(tool).is_some();
-        for (_, line) in guidance.iter().filter(|(tool, _)| offered(tool)) {
-            config.instructions.push('\n');
+        let lines = guidance.iter().filter(|(tool, _)| offered(tool)).map(|(_, line)| line);
+        for (index, line) in lines.enumerate() {
+            config.instructions.push_str(if index == 0 { "\n\n" } else { "\n" });
             config.instructions.push_str(line);
         }
         for text in &project {
