@@ -15,6 +15,7 @@
 //! use agent_core::{CallOutput, Item, Message, ToolCall};
 //! use agent_exec::{Agent, agent::Finish};
 //! use agent_model::ReplayClient;
+//! use agent_tools::BuiltinTools;
 //!
 //! let call = ToolCall {
 //!     call_id: "c1".into(),
@@ -32,7 +33,7 @@
 //! ];
 //! let workspace = tempfile::tempdir()?;
 //! let mut agent = Agent::builder(workspace.path())
-//!     .tools(agent_tools::builtin(&Default::default())?)
+//!     .builtin_tools(&Default::default())?
 //!     .build(ReplayClient::new("example", recording))?;
 //! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! let finish = runtime.block_on(agent.prompt("shout hi"));

@@ -29,7 +29,9 @@ pub struct BashConfig {
     pub default_timeout: Duration,
     /// The largest timeout a call may ask for. Default 600 s.
     pub max_timeout: Duration,
-    /// The sandbox every command runs under; its `workspace` is replaced by the call's workspace.
+    /// The sandbox every command runs under; its `workspace` is replaced by the call's workspace,
+    /// and the secrets it hides by the ones the call's workspace boundary names (the session's
+    /// permission policy, `Read(…)` allow rules included) when the boundary keeps a secret list.
     pub sandbox: SandboxConfig,
     /// The session's job table, shared with the `job` tool.
     pub jobs: Jobs,
