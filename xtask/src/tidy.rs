@@ -23,8 +23,9 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     // The OS half: no internal crate at all.
     ("agent-sandbox", &[]),
     ("agent-exec", &["agent-core", "agent-sandbox"]),
-    // The tools use the sandbox directly and the runtime only through agent-core's traits.
-    ("agent-tools", &["agent-core", "agent-sandbox"]),
+    // The tools use the sandbox directly; the runtime only for the one builder call that registers
+    // them with their job table and instructions (`agent_tools::BuiltinTools`).
+    ("agent-tools", &["agent-core", "agent-sandbox", "agent-exec"]),
     ("agent-model", &["agent-core"]),
     // MCP tools are registry tools, the MCP server exposes an executor, and a stdio server is a
     // child process started by the sandbox's `spawn_service`.

@@ -190,7 +190,7 @@ impl Renderer {
 }
 
 /// One line saying what a compaction did.
-pub(crate) fn compaction_line(info: &agent_exec::context::CompactionInfo) -> String {
+pub(crate) fn compaction_line(info: &agent_exec::compaction::CompactionInfo) -> String {
     let what = if info.turns_dropped == 0 {
         format!("{} old tool outputs shrunk", info.outputs_shrunk)
     } else if info.summarized {

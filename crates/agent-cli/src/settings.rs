@@ -7,13 +7,13 @@ use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
     jobs::{Jobs, JobsConfig},
-    permission::secrets_for_rules,
     project_doc::ProjectDocs,
     sandbox::{NetNamespace, SandboxConfig, SandboxPolicy},
-    secret::SecretFiles,
 };
 use agent_mcp::{McpSession, McpTools, ServerEnv, ToolBudget};
-use agent_tools::{BashConfig, BuiltinConfig, FileTracker, ProviderKind, WebSearchConfig};
+use agent_tools::{
+    BashConfig, BuiltinConfig, BuiltinTools, FileTracker, ProviderKind, WebSearchConfig,
+};
 use anyhow::Context;
 
 use crate::{
@@ -152,25 +152,55 @@ impl Settings {
         tracker: Arc<FileTracker>,
         executor: ExecutorConfig,
     ) -> anyhow::Result<AgentBuilder> {
+        Ok(self.session_builder(default_mode, tracker, executor)?.0)
+    }
+
+    /// [`Settings::builder`], and the session's job table the bash tool starts jobs in (for
+    /// `--jobs` and `/jobs`).
+    pub(crate) fn session_builder(
+        &self,
+        default_mode: PermissionMode,
+        tracker: Arc<FileTracker>,
+        executor: ExecutorConfig,
+    ) -> anyhow::Result<(AgentBuilder, Jobs)> {
         let options = &self.options;
         let root = self.workspace()?;
         let mode = match &options.permission_mode {
             Some(text) => PermissionMode::from_str(text)?,
             None => default_mode,
         };
+        let builtin = self.builtin_config(tracker, &executor)?;
+        let jobs = builtin.bash.jobs.clone();
+        let mut executor = executor;
+        let limits = self.limits();
+        if let Some(secs) = limits.tool_timeout_secs {
+            executor.default_timeout = Duration::from_secs(secs);
+        }
+        if let Some(cap) = limits.output_cap {
+            executor.output_cap = cap;
+        }
+        // The same door a library user takes: the tools, their job table, their instructions.
+        let mut builder = AgentBuilder::new(&root)
+            .builtin_tools(&builtin)?
+            .permission_mode(mode)
+            .executor_config(executor);
+        if let Some(names) = &options.tools {
+            builder = builder.only_tools(names.iter().cloned());
+        }
+        Ok((self.rules(builder), jobs))
+    }
+
+    /// The built-in tools' configuration: the sandbox of commands, the job table (its output
+    /// files in the session directory), the limits and web search. Secret files need nothing
+    /// here: bash hides what the session's policy hides, `Read(…)` allow rules included.
+    fn builtin_config(
+        &self,
+        tracker: Arc<FileTracker>,
+        executor: &ExecutorConfig,
+    ) -> anyhow::Result<BuiltinConfig> {
+        let options = &self.options;
         let policy = self.sandbox_policy()?;
         let limits = self.limits();
-        // Commands see secret files as empty unless a `Read(…)` allow rule exposes them: the same
-        // allow rules the policy gets, from the config file, the profile and the flags.
-        let allow_rules = self
-            .file
-            .permissions
-            .allow
-            .iter()
-            .chain(&self.profile.permissions.allow)
-            .chain(&options.allow)
-            .map(String::as_str);
-        let secrets = secrets_for_rules(SecretFiles::default(), &root, allow_rules)?;
         // With the network off, commands share one private network namespace holding only
         // `lo`: a server one call starts answers the next, and nothing else is reachable. Where
         // the kernel refuses, they get no IP socket at all (`agent sandbox check` says which).
@@ -185,9 +215,8 @@ impl Settings {
             sandbox: SandboxConfig::new(PathBuf::new())
                 .with_policy(policy)
                 .with_network(options.network)
-                .with_secrets(secrets)
                 .with_loopback(loopback),
-            jobs: jobs.clone(),
+            jobs,
             ..BashConfig::default()
         };
         if let Some(secs) = limits.bash_timeout_secs {
@@ -197,29 +226,17 @@ impl Settings {
             bash.max_timeout = Duration::from_secs(secs);
         }
         let web_search = self.profile.web_search.as_ref().or(self.file.web_search.as_ref());
-        let tools = agent_tools::builtin_with_tracker(
-            &BuiltinConfig {
-                bash,
-                web_search: web_search.map(web_search_config),
-                ..BuiltinConfig::default()
-            },
-            tracker,
-        )?;
-        let mut executor = executor;
-        if let Some(secs) = limits.tool_timeout_secs {
-            executor.default_timeout = Duration::from_secs(secs);
-        }
-        if let Some(cap) = limits.output_cap {
-            executor.output_cap = cap;
-        }
-        let mut builder = AgentBuilder::new(&root)
-            .tools(tools)
-            .permission_mode(mode)
-            .executor_config(executor)
-            .jobs(jobs);
-        if let Some(names) = &options.tools {
-            builder = builder.only_tools(names.iter().cloned());
-        }
+        Ok(BuiltinConfig {
+            bash,
+            web_search: web_search.map(web_search_config),
+            tracker: Some(tracker),
+            ..BuiltinConfig::default()
+        })
+    }
+
+    /// `builder` with every permission rule: the config file's, the profile's, the flags'.
+    fn rules(&self, mut builder: AgentBuilder) -> AgentBuilder {
+        let options = &self.options;
         let profile_origin = match &self.profile_name {
             Some(name) => format!("config profile `{name}`"),
             None => "config profile".to_owned(),
@@ -247,7 +264,7 @@ impl Settings {
                 builder = builder.rule(action, rule, origin);
             }
         }
-        Ok(builder)
+        builder
     }
 }
 

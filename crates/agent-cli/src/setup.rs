@@ -7,8 +7,8 @@ use agent_core::{CancellationToken, ModelClient};
 use agent_exec::{
     Agent, Approver, ExecutorConfig, HookEvent, PermissionMode, Transcript,
     agent::{AgentEvent, Conversation, Finish},
-    context::{ContextConfig, ServerWindow},
-    jobs::{EndPolicy, JobEnd},
+    compaction::{ContextConfig, ServerWindow},
+    jobs::{EndPolicy, JobEnd, Jobs},
     sandbox::SandboxPolicy,
 };
 use agent_model::{ApiKey, ChatClient, ClientConfig, ReplayClient, ResponsesClient};
@@ -45,6 +45,8 @@ pub(crate) struct Session {
     pub(crate) log: SessionLog,
     /// The AGENTS.md files whose text is sent with the instructions.
     pub(crate) project_docs: Vec<PathBuf>,
+    /// The job table the bash tool starts jobs in (the agent's background work).
+    jobs: Jobs,
     /// The model server and model in use (`/model` changes the name).
     model: ModelSettings,
     /// Whether a recorded transcript plays the model.
@@ -98,7 +100,8 @@ pub(crate) fn open(
     let mut executor = ExecutorConfig::new(log.id());
     executor.session_dir = Some(log.dir().to_path_buf());
     let tracker = FileTracker::new();
-    let mut builder = settings.builder(launch.default_mode, tracker.clone(), executor)?;
+    let (mut builder, jobs) =
+        settings.session_builder(launch.default_mode, tracker.clone(), executor)?;
     let docs = settings.project_docs()?;
     if docs.cut_bytes > 0 {
         eprintln!(
@@ -141,6 +144,7 @@ pub(crate) fn open(
     warn_if_crowded(
         &settings.model.model,
         settings.profile.context_window,
+        &agent.config().instructions,
         &agent.executor().specs(),
     );
     if launch.resume.is_some() {
@@ -154,6 +158,7 @@ pub(crate) fn open(
         agent,
         log,
         project_docs: docs.files,
+        jobs,
         model: settings.model.clone(),
         replay: launch.replay.is_some(),
         tool_choice: options.tool_choice.clone(),
@@ -228,20 +233,18 @@ impl Session {
     /// Ends the session's running jobs by `policy` (kill them, or wait for them and then kill
     /// what is left); returns how each job that was running ended.
     pub(crate) async fn end_jobs(&self, policy: EndPolicy) -> Vec<JobEnd> {
-        let Some(jobs) = self.agent.executor().jobs() else { return Vec::new() };
         // A day: `--jobs wait` is for jobs that end; one that never does is killed in the end.
-        jobs.end(policy, std::time::Duration::from_secs(24 * 3600)).await
+        self.jobs.end(policy, std::time::Duration::from_secs(24 * 3600)).await
     }
 
     /// The session's jobs still running.
     pub(crate) fn running_jobs(&self) -> Vec<agent_exec::jobs::JobInfo> {
-        self.agent.executor().jobs().map(agent_exec::jobs::Jobs::running).unwrap_or_default()
+        self.jobs.running()
     }
 
     /// Every job of the session, one line each.
     pub(crate) fn job_lines(&self) -> Vec<String> {
-        let jobs = self.agent.executor().jobs().map(agent_exec::jobs::Jobs::list);
-        jobs.unwrap_or_default().iter().map(agent_exec::jobs::JobInfo::line).collect()
+        self.jobs.list().iter().map(agent_exec::jobs::JobInfo::line).collect()
     }
 
     /// Runs the `SessionEnd` hooks (`reason`: `exit`, `clear`, `other`).
@@ -415,12 +418,16 @@ fn context_config(
 
 /// Warns once when the instructions and tool schemas alone take more than half of the model's
 /// known context window: every request pays for them, and little room is left for the work.
-fn warn_if_crowded(model: &str, configured: Option<u64>, specs: &[agent_core::ToolSpec]) {
+fn warn_if_crowded(
+    model: &str,
+    configured: Option<u64>,
+    instructions: &str,
+    specs: &[agent_core::ToolSpec],
+) {
     let Some(window) = configured.or_else(|| agent_model::context_window(model)) else { return };
     // Four characters a token: a start-up warning must not build a vocabulary's tables (tens of
     // milliseconds) before the first request.
-    let chars = agent_exec::DEFAULT_INSTRUCTIONS.len()
-        + agent_model::chat_tools_json(specs).to_string().len();
+    let chars = instructions.len() + agent_model::chat_tools_json(specs).to_string().len();
     let fixed = chars.div_ceil(4) as u64;
     if fixed * 2 > window {
         eprintln!(

@@ -46,6 +46,28 @@ pub trait Boundary: fmt::Debug + Send + Sync {
         let _ = path;
         None
     }
+
+    /// Everything a process a tool starts in the workspace must not see: the session's secret
+    /// files in the workspace and the credential locations under the user's home and `home` (the
+    /// home the process is given), minus what allow rules expose, each with the rule that would
+    /// expose it. `None` when this boundary keeps no secret list, and the tool hides what its own
+    /// configuration says. Tools that start processes take it at call time, so a command and a
+    /// file tool can never disagree about a secret.
+    fn hidden_paths(&self, home: Option<&Path>) -> Option<Vec<HiddenPath>> {
+        let _ = home;
+        None
+    }
+}
+
+/// A path the session keeps from what tools show, and the allow rule that would expose it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HiddenPath {
+    /// The absolute path.
+    pub path: PathBuf,
+    /// How the path is shown: relative to the workspace (`config/.env`) or the home (`~/.ssh`).
+    pub shown: String,
+    /// The allow rule that would expose it, such as `Read(./.env)`.
+    pub rule: String,
 }
 
 /// The context of one tool call. Cheap to clone: shared parts are reference-counted.

@@ -61,7 +61,7 @@ mod tool;
 mod typed;
 
 pub use crate::{
-    context::{Boundary, ToolContext},
+    context::{Boundary, HiddenPath, ToolContext},
     error::{ToolError, ToolErrorKind},
     item::{CallOutput, Image, Item, Message, Reasoning, Role, ToolCall},
     model::{

@@ -14,6 +14,7 @@ use agent_model::{
     ChatClient, ClientConfig,
     scripted::{Script, ScriptedCall, ScriptedServer, Turn},
 };
+use agent_tools::{BuiltinConfig, BuiltinTools};
 use serde_json::json;
 
 /// Allows writing files under `notes/`; refuses anything else with a reason the model reads.
@@ -50,7 +51,7 @@ pub(crate) async fn main() -> Result<(), Box<dyn Error>> {
 
     let model = ChatClient::new(&ClientConfig::new(server.url(), "scripted"))?;
     let mut agent = Agent::builder(workspace.path())
-        .tools(agent_tools::builtin(&agent_tools::BuiltinConfig::default())?)
+        .builtin_tools(&BuiltinConfig::default())?
         .permission_mode(PermissionMode::Default)
         .approver(Arc::new(NotesOnly))
         .build(model)?;

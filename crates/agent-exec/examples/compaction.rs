@@ -14,7 +14,7 @@ use agent_core::{
     BoxFuture, CallOutput, CancellationToken, Item, Message, ModelClient, ModelError, ModelEvent,
     ModelRequest, ModelStream, StopReason, ToolCall,
 };
-use agent_exec::{AgentBuilder, ExecutorConfig, agent::Conversation, context::ContextConfig};
+use agent_exec::{AgentBuilder, ExecutorConfig, agent::Conversation, compaction::ContextConfig};
 
 /// Answers every request with a fixed summary, at once.
 struct Summarizer;

@@ -14,6 +14,7 @@ use agent_model::{
     ChatClient, ClientConfig,
     scripted::{Script, ScriptedCall, ScriptedServer, Turn},
 };
+use agent_tools::{BuiltinConfig, BuiltinTools};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -61,7 +62,7 @@ pub(crate) async fn main() -> Result<(), Box<dyn Error>> {
     let model = ChatClient::new(&ClientConfig::new(server.url(), "scripted"))?;
     let mut agent = Agent::builder(workspace.path())
         .tool(Arc::new(Typed::new(WordCount)?))
-        .tools(agent_tools::builtin(&agent_tools::BuiltinConfig::default())?)
+        .builtin_tools(&BuiltinConfig::default())?
         .permission_mode(PermissionMode::DontAsk)
         .build(model)?;
     let finish = agent.prompt("How many words are in 'to be or not to be'?").await;

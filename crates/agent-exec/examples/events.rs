@@ -19,6 +19,7 @@ use agent_model::{
     ChatClient, ClientConfig,
     scripted::{Script, ScriptedCall, ScriptedServer, Turn},
 };
+use agent_tools::{BuiltinConfig, BuiltinTools};
 use serde_json::json;
 
 #[tokio::main(flavor = "current_thread")]
@@ -37,7 +38,7 @@ pub(crate) async fn main() -> Result<(), Box<dyn Error>> {
 
     let model = ChatClient::new(&ClientConfig::new(server.url(), "scripted"))?;
     let mut agent = Agent::builder(workspace.path())
-        .tools(agent_tools::builtin(&agent_tools::BuiltinConfig::default())?)
+        .builtin_tools(&BuiltinConfig::default())?
         .permission_mode(PermissionMode::DontAsk)
         .allow("Bash(echo *)")
         .build(model)?;

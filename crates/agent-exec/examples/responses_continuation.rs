@@ -12,6 +12,7 @@ use agent_model::{
     ClientConfig, ResponsesClient,
     scripted::{Script, ScriptedCall, ScriptedServer, Turn},
 };
+use agent_tools::{BuiltinConfig, BuiltinTools};
 use serde_json::{Value, json};
 
 #[tokio::main(flavor = "current_thread")]
@@ -25,9 +26,8 @@ pub(crate) async fn main() -> Result<(), Box<dyn Error>> {
     let workspace = tempfile::tempdir()?;
 
     let model = ResponsesClient::new(&ClientConfig::new(server.url(), "scripted"))?;
-    let mut agent = Agent::builder(workspace.path())
-        .tools(agent_tools::builtin(&agent_tools::BuiltinConfig::default())?)
-        .build(model)?;
+    let mut agent =
+        Agent::builder(workspace.path()).builtin_tools(&BuiltinConfig::default())?.build(model)?;
     let first = agent.prompt("Shout hello.").await;
     let second = agent.prompt("What did I ask you first?").await;
     println!("first: {first:?}\nsecond: {second:?}");

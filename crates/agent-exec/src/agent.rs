@@ -3,20 +3,27 @@
 //! The loop sees the model only through [`ModelClient`] and the tools only through the
 //! [`Executor`]; adding a tool or a provider never changes it.
 
+mod answer;
+mod request;
+
 use std::time::Duration;
 
 use agent_core::{
-    CancellationToken, Continuation, Item, ModelClient, ModelError, ModelErrorKind, ModelEvent,
-    ModelRequest, OutputSchema, ToolCall, ToolChoice, ToolErrorKind, ToolSpec, Usage,
+    CancellationToken, Continuation, Item, ModelClient, ModelErrorKind, OutputSchema, ToolCall,
+    ToolChoice, ToolErrorKind, Usage,
 };
-use futures_util::StreamExt;
 use serde::Serialize;
 use tracing::Instrument;
 
+use self::{
+    answer::{Answering, Step, answer},
+    request::{Response, Turn, Window, model_turn},
+};
+pub use crate::conversation::Conversation;
 use crate::{
-    context::{self, CompactionInfo, CompactionReason, ContextConfig, Ledger, RequestCount},
+    compaction::{CompactionInfo, ContextConfig},
+    conversation::Ledger,
     executor::{Executor, Outcome},
-    hooks::HookEvent,
 };
 
 /// How a run behaves. Build with [`AgentConfig::new`] and change fields as needed.
@@ -54,17 +61,6 @@ impl AgentConfig {
             context: None,
         }
     }
-}
-
-/// The state a conversation keeps between runs: the transcript and the server-side continuation.
-#[derive(Debug, Clone, Default)]
-pub struct Conversation {
-    /// Every item so far, in order.
-    pub items: Vec<Item>,
-    /// The stored response to continue, when the model supports it.
-    pub continuation: Option<Continuation>,
-    /// What compactions dropped so far.
-    pub ledger: Ledger,
 }
 
 /// What happened during a run, for any front end (terminal, JSON lines, a GUI).
@@ -196,7 +192,7 @@ pub enum Finish {
     /// The run was cancelled; every call made so far has an output.
     Cancelled,
     /// The model failed; the transcript holds only complete turns.
-    ModelError(ModelError),
+    ModelError(agent_core::ModelError),
     /// A hook stopped the run (`"continue": false`, or a blocked prompt), with its reason; every
     /// call made so far has an output.
     Stopped(String),
@@ -218,8 +214,8 @@ pub async fn run(
 ) -> Finish {
     let mut tools = executor.specs();
     let mut failures = RepeatedFailures::default();
-    let mut stop_hook_active = false;
-    let mut output_retry = config.output_schema.is_some();
+    let mut answering =
+        Answering { output_retry: config.output_schema.is_some(), stop_hook: false };
     let mut window = config.context.as_ref().map(|ctx| Window::new(ctx, config, tools.clone()));
     for turn in 1..=config.max_turns {
         // Tools that became ready since the last request (MCP servers) join from this turn.
@@ -231,126 +227,29 @@ pub async fn run(
         }
         let turn_span = tracing::info_span!("turn", turn, model = model.name());
         on_event(AgentEvent::TurnStarted { turn });
-        // Jobs that finished since the last request: here, after every output of the previous
-        // turn, and before `turn_start`, so a failed request cannot drop them.
-        if let Some(jobs) = executor.jobs() {
-            for notice in jobs.take_notices() {
-                let item = Item::Message(agent_core::Message::user(notice.text()));
-                on_event(AgentEvent::ItemAdded { item: item.clone() });
-                conversation.items.push(item);
-            }
+        // Background work that finished since the last request: here, after every output of the
+        // previous turn, and before `turn_start`, so a failed request cannot drop it.
+        for notice in executor.background().map(|work| work.take_notices()).unwrap_or_default() {
+            push(conversation, on_event, Item::Message(agent_core::Message::user(notice)));
         }
-        let mut overflowed = false;
-        let (turn_start, response) = loop {
-            if let Some(window) = &mut window {
-                window.before_request(model, executor, conversation, turn, cancel, on_event).await;
-            }
-            let turn_start = conversation.items.len();
-            let continuation = if model.supports_continuation() {
-                conversation.continuation.clone()
-            } else {
-                None
-            };
-            let request = ModelRequest {
-                instructions: &config.instructions,
-                items: &conversation.items,
-                tools: &tools,
-                tool_choice: &config.tool_choice,
-                parallel_tool_calls: config.parallel_tool_calls,
-                continuation: continuation.as_ref(),
-                output_schema: config.output_schema.as_ref(),
-            };
-            let response = tokio::select! {
-                biased;
-                () = cancel.cancelled() => Err(cancelled_error()),
-                response = read_response(model, request, on_event)
-                    .instrument(tracing::debug_span!(parent: &turn_span, "model_request")) => response,
-            };
-            // A server that says the request was over its window gets one compaction and one
-            // retry: our count was wrong for this model, the server's word is final.
-            if let (Err(err), Some(window)) = (&response, &mut window)
-                && err.kind == ModelErrorKind::ContextTooLong
-                && !overflowed
-            {
-                turn_span.in_scope(|| tracing::warn!(error = %err, "context overflow; compacting"));
-                overflowed = true;
-                let reason = CompactionReason::Overflow;
-                window.compact(model, executor, conversation, reason, cancel, on_event).await;
-                continue;
-            }
-            break (turn_start, response);
-        };
+        let turn = Turn { number: turn, tools: &tools, span: &turn_span };
+        let (turn_start, response) =
+            model_turn(model, executor, config, conversation, &mut window, &turn, cancel, on_event)
+                .await;
         let response = match response {
             Ok(response) => response,
-            Err(err) => {
-                turn_span.in_scope(|| tracing::warn!(error = %err, "model request failed"));
-                // A turn that broke off is dropped whole, so the transcript never holds a call
-                // without its output or half a message.
-                conversation.items.truncate(turn_start);
-                if err.kind == ModelErrorKind::Cancelled {
-                    return finish(on_event, Finish::Cancelled);
-                }
-                on_event(AgentEvent::Error { message: err.to_string() });
-                return finish(on_event, Finish::ModelError(err));
-            }
+            Err(err) => return broke_off(conversation, turn_start, err, &turn_span, on_event),
         };
-        for item in &response.items {
-            on_event(AgentEvent::ItemAdded { item: item.clone() });
-        }
-        conversation.items.extend(response.items);
-        if let (Some(window), Some(usage)) = (&mut window, &response.usage) {
-            window.counts.observe(conversation.items.len(), usage);
-        }
-        let calls: Vec<ToolCall> = conversation.items[turn_start..]
-            .iter()
-            .filter_map(|item| match item {
-                Item::ToolCall(call) => Some(call.clone()),
-                _ => None,
-            })
-            .collect();
+        let (text, calls) =
+            take_response(conversation, turn_start, response, &mut window, on_event);
         if calls.is_empty() {
-            conversation.continuation = response.response_id.map(|id| Continuation {
-                previous_response_id: id,
-                items_known: conversation.items.len(),
-            });
-            let answer = match &config.output_schema {
-                None => response.text,
-                Some(schema) => match schema.check(&response.text) {
-                    // The JSON alone, compact, whatever the model wrapped around it.
-                    Ok(value) => value.to_string(),
-                    Err(problem) if output_retry => {
-                        output_retry = false;
-                        let message = Item::Message(agent_core::Message::user(format!(
-                            "Your answer does not match the required JSON Schema: {problem}. \
-                             Answer again with only the JSON object."
-                        )));
-                        on_event(AgentEvent::ItemAdded { item: message.clone() });
-                        conversation.items.push(message);
-                        continue;
-                    }
-                    Err(problem) => return finish(on_event, Finish::InvalidOutput(problem)),
-                },
-            };
-            match stop_hooks(executor, &answer, stop_hook_active, cancel).await {
-                StopHooks::Answer => return finish(on_event, Finish::Answered(answer)),
-                StopHooks::Stop(reason) => return finish(on_event, Finish::Stopped(reason)),
-                StopHooks::KeepGoing(reason) => {
-                    // Claude Code's Stop hook contract: a block sends its reason to the model as
-                    // the next user message, and the run goes on.
-                    stop_hook_active = true;
-                    let message = Item::Message(agent_core::Message::user(reason));
-                    on_event(AgentEvent::ItemAdded { item: message.clone() });
-                    conversation.items.push(message);
-                    continue;
-                }
+            match answer(executor, config, conversation, text, &mut answering, cancel, on_event)
+                .await
+            {
+                Step::Again => continue,
+                Step::End(end) => return finish(on_event, end),
             }
         }
-        // The server holds everything up to and including this response; the outputs appended
-        // below are what the next request must send.
-        conversation.continuation = response.response_id.map(|id| Continuation {
-            previous_response_id: id,
-            items_known: conversation.items.len(),
-        });
         for call in &calls {
             on_event(AgentEvent::ToolCallStarted {
                 call_id: call.call_id.clone(),
@@ -359,26 +258,7 @@ pub async fn run(
             });
         }
         let outcomes = executor.execute_batch(&calls, cancel).instrument(turn_span).await;
-        let mut stop = None;
-        for (call, mut outcome) in calls.iter().zip(outcomes) {
-            stop = stop.or(outcome.stop.take());
-            if failures.record(call, &outcome) >= config.repeat_failure_limit {
-                outcome.text.push_str(&repeat_note(config.repeat_failure_limit));
-            }
-            on_event(AgentEvent::ToolCallFinished {
-                call_id: outcome.call_id.clone(),
-                name: outcome.tool.clone(),
-                ok: outcome.ok,
-                error: outcome.error_code.clone(),
-                duration_ms: duration_ms(outcome.duration),
-                truncated: outcome.truncated,
-                output_path: outcome.output_path.take().map(|path| path.display().to_string()),
-                remedy: outcome.remedy.take(),
-            });
-            let output = Item::ToolOutput(outcome.into_call_output());
-            on_event(AgentEvent::ItemAdded { item: output.clone() });
-            conversation.items.push(output);
-        }
+        let stop = record_outcomes(&calls, outcomes, &mut failures, config, conversation, on_event);
         if cancel.is_cancelled() {
             return finish(on_event, Finish::Cancelled);
         }
@@ -389,142 +269,94 @@ pub async fn run(
     finish(on_event, Finish::MaxTurns(config.max_turns))
 }
 
-/// What the `Stop` hooks made of an answer.
-enum StopHooks {
-    /// No hook objected: the run ends with the answer.
-    Answer,
-    /// A hook stopped the run (`"continue": false`).
-    Stop(String),
-    /// A hook blocked the stop: its reason goes to the model and the run goes on.
-    KeepGoing(String),
-}
-
-async fn stop_hooks(
-    executor: &Executor,
-    answer: &str,
-    active: bool,
-    cancel: &CancellationToken,
-) -> StopHooks {
-    let hooks = executor.hooks();
-    if !hooks.wants(HookEvent::Stop, None) {
-        return StopHooks::Answer;
-    }
-    let mut fields = serde_json::Map::new();
-    fields.insert("stop_hook_active".into(), active.into());
-    fields.insert("last_assistant_message".into(), answer.into());
-    let result = hooks.run(HookEvent::Stop, None, fields, cancel).await;
-    match (result.stop, result.block) {
-        (Some(reason), _) => StopHooks::Stop(reason),
-        (None, Some(reason)) => StopHooks::KeepGoing(reason),
-        (None, None) => StopHooks::Answer,
-    }
-}
-
-/// One model response, collected from its stream.
-struct Response {
-    items: Vec<Item>,
-    text: String,
-    response_id: Option<String>,
-    usage: Option<Usage>,
-}
-
-async fn read_response(
-    model: &dyn ModelClient,
-    request: ModelRequest<'_>,
+/// Ends a run whose model request failed: the turn that broke off is dropped whole, so the
+/// transcript never holds a call without its output or half a message.
+fn broke_off(
+    conversation: &mut Conversation,
+    turn_start: usize,
+    err: agent_core::ModelError,
+    span: &tracing::Span,
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
-) -> Result<Response, ModelError> {
-    let mut stream = model.stream(request).await?;
-    let mut response =
-        Response { items: Vec::new(), text: String::new(), response_id: None, usage: None };
-    while let Some(event) = stream.next().await {
-        match event? {
-            ModelEvent::TextDelta(text) => on_event(AgentEvent::TextDelta { text }),
-            ModelEvent::ReasoningDelta(text) => on_event(AgentEvent::ReasoningDelta { text }),
-            ModelEvent::Message(message) => {
-                if !response.text.is_empty() {
-                    response.text.push('\n');
-                }
-                response.text.push_str(&message.content);
-                response.items.push(Item::Message(message));
-            }
-            ModelEvent::ToolCall(call) => response.items.push(Item::ToolCall(call)),
-            ModelEvent::Reasoning(reasoning) => response.items.push(Item::Reasoning(reasoning)),
-            ModelEvent::Usage(usage) => {
-                response.usage = Some(usage);
-                on_event(AgentEvent::Usage { usage });
-            }
-            ModelEvent::Completed { response_id, .. } => {
-                response.response_id = response_id;
-                return Ok(response);
-            }
-        }
+) -> Finish {
+    span.in_scope(|| tracing::warn!(error = %err, "model request failed"));
+    conversation.items.truncate(turn_start);
+    if err.kind == ModelErrorKind::Cancelled {
+        return finish(on_event, Finish::Cancelled);
     }
-    Err(ModelError::new(
-        ModelErrorKind::BadResponse,
-        "the model's stream ended without a completion event",
-    ))
+    on_event(AgentEvent::Error { message: err.to_string() });
+    finish(on_event, Finish::ModelError(err))
 }
 
-/// The loop's view of the context window during one run: what each request carries.
-struct Window<'a> {
-    ctx: &'a ContextConfig,
-    counts: RequestCount<'a>,
+/// Appends a complete response to the conversation (reporting each item and its usage) and
+/// returns its text and the tool calls it made.
+fn take_response(
+    conversation: &mut Conversation,
+    turn_start: usize,
+    response: Response,
+    window: &mut Option<Window<'_>>,
+    on_event: &mut (dyn FnMut(AgentEvent) + Send),
+) -> (String, Vec<ToolCall>) {
+    for item in &response.items {
+        on_event(AgentEvent::ItemAdded { item: item.clone() });
+    }
+    conversation.items.extend(response.items);
+    if let (Some(window), Some(usage)) = (window, &response.usage) {
+        window.counts.observe(conversation.items.len(), usage);
+    }
+    // The server holds everything up to and including this response; what is appended from here
+    // on is what the next request must send.
+    conversation.continuation = response
+        .response_id
+        .map(|id| Continuation { previous_response_id: id, items_known: conversation.items.len() });
+    let calls = conversation.items[turn_start..]
+        .iter()
+        .filter_map(|item| match item {
+            Item::ToolCall(call) => Some(call.clone()),
+            _ => None,
+        })
+        .collect();
+    (response.text, calls)
 }
 
-impl<'a> Window<'a> {
-    fn new(ctx: &'a ContextConfig, config: &'a AgentConfig, tools: Vec<ToolSpec>) -> Self {
-        Self { ctx, counts: RequestCount::new(&*ctx.counter, &config.instructions, tools) }
-    }
-
-    /// Compacts when the next request would pass the threshold, then reports its size.
-    async fn before_request(
-        &mut self,
-        model: &dyn ModelClient,
-        executor: &Executor,
-        conversation: &mut Conversation,
-        turn: usize,
-        cancel: &CancellationToken,
-        on_event: &mut (dyn FnMut(AgentEvent) + Send),
-    ) {
-        let mut tokens = self.tokens(conversation);
-        if tokens > self.ctx.threshold_tokens() {
-            let reason = CompactionReason::Threshold;
-            self.compact(model, executor, conversation, reason, cancel, on_event).await;
-            tokens = self.tokens(conversation);
+/// Reports each call's outcome, adds the repeated-failure note, and appends the outputs to the
+/// conversation in call order; returns the reason of the first hook that stopped the run.
+fn record_outcomes(
+    calls: &[ToolCall],
+    outcomes: Vec<Outcome>,
+    failures: &mut RepeatedFailures,
+    config: &AgentConfig,
+    conversation: &mut Conversation,
+    on_event: &mut (dyn FnMut(AgentEvent) + Send),
+) -> Option<String> {
+    let mut stop = None;
+    for (call, mut outcome) in calls.iter().zip(outcomes) {
+        stop = stop.or(outcome.stop.take());
+        if failures.record(call, &outcome) >= config.repeat_failure_limit {
+            outcome.text.push_str(&repeat_note(config.repeat_failure_limit));
         }
-        on_event(AgentEvent::Request {
-            turn,
-            estimated_input_tokens: tokens,
-            window: self.ctx.current_window(),
+        on_event(AgentEvent::ToolCallFinished {
+            call_id: outcome.call_id.clone(),
+            name: outcome.tool.clone(),
+            ok: outcome.ok,
+            error: outcome.error_code.clone(),
+            duration_ms: duration_ms(outcome.duration),
+            truncated: outcome.truncated,
+            output_path: outcome.output_path.take().map(|path| path.display().to_string()),
+            remedy: outcome.remedy.take(),
         });
+        push(conversation, on_event, Item::ToolOutput(outcome.into_call_output()));
     }
+    stop
+}
 
-    fn tokens(&mut self, conversation: &Conversation) -> usize {
-        self.counts.tokens(&conversation.items, self.ctx.threshold_tokens())
-    }
-
-    async fn compact(
-        &mut self,
-        model: &dyn ModelClient,
-        executor: &Executor,
-        conversation: &mut Conversation,
-        reason: CompactionReason,
-        cancel: &CancellationToken,
-        on_event: &mut (dyn FnMut(AgentEvent) + Send),
-    ) {
-        let fixed = self.counts.fixed();
-        let info =
-            context::compact(model, self.ctx, executor, conversation, fixed, reason, cancel).await;
-        // The server's chain holds the old transcript: the next request starts a new one from
-        // the compacted input.
-        conversation.continuation = None;
-        self.counts.reset();
-        on_event(AgentEvent::Compaction {
-            info,
-            items: conversation.items.clone(),
-            ledger: conversation.ledger.clone(),
-        });
-    }
+/// Appends `item` to the conversation and reports it.
+fn push(
+    conversation: &mut Conversation,
+    on_event: &mut (dyn FnMut(AgentEvent) + Send),
+    item: Item,
+) {
+    on_event(AgentEvent::ItemAdded { item: item.clone() });
+    conversation.items.push(item);
 }
 
 /// Counts identical failing calls in a row: same tool, same arguments, same error code.
@@ -575,10 +407,6 @@ fn finish(on_event: &mut (dyn FnMut(AgentEvent) + Send), finish: Finish) -> Fini
     };
     on_event(AgentEvent::Finished { reason, text });
     finish
-}
-
-fn cancelled_error() -> ModelError {
-    ModelError::new(ModelErrorKind::Cancelled, "cancelled by the user")
 }
 
 fn duration_ms(duration: Duration) -> u64 {

@@ -14,20 +14,20 @@ use std::{
 use agent_core::{CancellationToken, Item, Message, ModelClient, Tool, ToolChoice};
 
 use crate::{
-    Approver, Executor, ExecutorConfig, Hooks, LateTools, PermissionMode, PolicyBuilder, Registry,
-    RuleAction, ToolLimits, Workspace,
-    agent::{self, AgentConfig, AgentEvent, Conversation, Finish, FinishReason},
-    context::{self, CompactionInfo, CompactionReason, ContextConfig, ContextUsage},
+    Approver, Background, Executor, ExecutorConfig, Hooks, LateTools, PermissionMode,
+    PolicyBuilder, Registry, RuleAction, ToolLimits, Workspace,
+    agent::{self, AgentConfig, AgentEvent, Finish, FinishReason},
+    compaction::{self, CompactionInfo, CompactionReason, ContextConfig, ContextUsage},
+    conversation::Conversation,
     error::{Error, Result},
     hooks::HookEvent,
 };
 
-/// The instructions an [`Agent`] gets when the builder is given none: short, and about the two
-/// mistakes models make most with tools.
+/// The instructions an [`Agent`] gets when the builder is given none: short, about the two
+/// mistakes models make most with tools, and naming no tool (what to use for what is
+/// [`AgentBuilder::tool_guidance`], sent only for the tools the agent has).
 pub const DEFAULT_INSTRUCTIONS: &str = "\
 You are a coding agent working in the user's workspace through tools.
-Prefer the dedicated tools over bash: read_file to read, grep and glob to search, list_dir to look \
-around, edit_file and write_file to change files. Use bash for building, testing and running things.
 Never invent tool output: if you need a fact, call a tool; if a call fails, read the error and fix \
 the call or change approach.
 Be concise. When you are done, answer in plain text without calling tools.";
@@ -56,7 +56,11 @@ pub struct AgentBuilder {
     hooks: Hooks,
     config: AgentConfig,
     executor: ExecutorConfig,
-    jobs: Option<crate::jobs::Jobs>,
+    background: Option<Arc<dyn Background>>,
+    /// Lines of the instructions about one tool each, as (tool name, line).
+    guidance: Vec<(String, String)>,
+    /// Project instructions, sent after the instructions and the tool guidance.
+    project: Vec<String>,
 }
 
 impl AgentBuilder {
@@ -71,7 +75,9 @@ impl AgentBuilder {
             rules: Vec::new(),
             approver: None,
             late: None,
-            jobs: None,
+            background: None,
+            guidance: Vec::new(),
+            project: Vec::new(),
             hooks: Hooks::default(),
             config: AgentConfig::new(DEFAULT_INSTRUCTIONS),
             executor: ExecutorConfig::new("session"),
@@ -151,7 +157,8 @@ impl AgentBuilder {
         self
     }
 
-    /// The system prompt sent with every request.
+    /// The system prompt sent with every request (the tool guidance and the project instructions
+    /// follow it).
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.config.instructions = instructions.into();
         self
@@ -181,15 +188,24 @@ impl AgentBuilder {
     /// instructions; they are sent with them on every request and never compacted.
     pub fn project_instructions(mut self, text: &str) -> Self {
         if !text.is_empty() {
-            self.config.instructions = format!("{}\n\n{text}", self.config.instructions);
+            self.project.push(text.to_owned());
         }
         self
     }
 
-    /// The session's job table (the one the bash and job tools were given), so that the loop
-    /// tells the model when a job finishes.
-    pub fn jobs(mut self, jobs: crate::jobs::Jobs) -> Self {
-        self.jobs = Some(jobs);
+    /// A line of the instructions about the tool `tool` (its name or an alias), sent after the
+    /// instructions only when that tool is offered: registered, and not left out by
+    /// [`AgentBuilder::only_tools`]. A model is never told about a tool it does not have.
+    pub fn tool_guidance(mut self, tool: &str, line: &str) -> Self {
+        self.guidance.push((tool.to_owned(), line.to_owned()));
+        self
+    }
+
+    /// The session's background work (the job table the bash and job tools were given): the
+    /// loop tells the model what finished before each request, and a compaction's ledger lists
+    /// what still runs.
+    pub fn background(mut self, background: Arc<dyn Background>) -> Self {
+        self.background = Some(background);
         self
     }
 
@@ -250,8 +266,8 @@ impl AgentBuilder {
         if let Some(late) = self.late {
             executor = executor.with_late_tools(late);
         }
-        if let Some(jobs) = self.jobs {
-            executor = executor.with_jobs(jobs);
+        if let Some(background) = self.background {
+            executor = executor.with_background(background);
         }
         if !self.hooks.is_empty() {
             let mode = executor.policy().mode().to_string();
@@ -266,9 +282,22 @@ impl AgentBuilder {
     }
 
     /// Like [`AgentBuilder::build`], for a model chosen at run time.
-    pub fn build_boxed(self, model: Box<dyn ModelClient>) -> Result<Agent> {
-        let config = self.config.clone();
+    pub fn build_boxed(mut self, model: Box<dyn ModelClient>) -> Result<Agent> {
+        let mut config = self.config.clone();
+        let guidance = std::mem::take(&mut self.guidance);
+        let project = std::mem::take(&mut self.project);
         let executor = self.build_executor()?;
+        // The guidance of the offered tools, as one paragraph after the instructions.
+        let offered = |tool: &str| executor.registry().get(tool).is_some();
+        let lines = guidance.iter().filter(|(tool, _)| offered(tool)).map(|(_, line)| line);
+        for (index, line) in lines.enumerate() {
+            config.instructions.push_str(if index == 0 { "\n\n" } else { "\n" });
+            config.instructions.push_str(line);
+        }
+        for text in &project {
+            config.instructions.push_str("\n\n");
+            config.instructions.push_str(text);
+        }
         Ok(Agent { model, executor, config, conversation: Conversation::default() })
     }
 }
@@ -348,10 +377,13 @@ impl Agent {
         mut on_event: impl FnMut(AgentEvent) + Send,
     ) -> Option<CompactionInfo> {
         let ctx = self.config.context.as_ref()?;
-        let (instructions, tools) =
-            context::count::fixed(&*ctx.counter, &self.config.instructions, &self.executor.specs());
+        let (instructions, tools) = compaction::count::fixed(
+            &*ctx.counter,
+            &self.config.instructions,
+            &self.executor.specs(),
+        );
         let reason = CompactionReason::Manual;
-        let info = context::compact(
+        let info = compaction::compact(
             self.model.as_ref(),
             ctx,
             &self.executor,
@@ -376,9 +408,9 @@ impl Agent {
         let ctx = self.config.context.as_ref()?;
         let counter = &*ctx.counter;
         let (instructions, tools) =
-            context::count::fixed(counter, &self.config.instructions, &self.executor.specs());
+            compaction::count::fixed(counter, &self.config.instructions, &self.executor.specs());
         let transcript =
-            self.conversation.items.iter().map(|item| context::count::item(counter, item)).sum();
+            self.conversation.items.iter().map(|item| compaction::count::item(counter, item)).sum();
         Some(ContextUsage {
             instructions,
             tools,

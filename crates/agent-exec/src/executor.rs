@@ -25,6 +25,7 @@ use tracing::Instrument;
 
 pub use self::outcome::Outcome;
 use crate::{
+    background::Background,
     hooks::Hooks,
     output::DEFAULT_OUTPUT_CAP,
     permission::{Approver, PermissionPolicy},
@@ -82,7 +83,7 @@ pub struct Executor {
     tenant_id: Option<Arc<str>>,
     user_id: Option<Arc<str>>,
     late: Option<Arc<dyn LateTools>>,
-    jobs: Option<crate::jobs::Jobs>,
+    background: Option<Arc<dyn Background>>,
 }
 
 impl Executor {
@@ -100,20 +101,20 @@ impl Executor {
             hooks: Hooks::default(),
             config,
             late: None,
-            jobs: None,
+            background: None,
         }
     }
 
-    /// The same executor, owning the session's job table: the agent loop tells the model about
-    /// its finished jobs (see [`crate::jobs`]). The tools that start and control jobs hold clones.
-    pub fn with_jobs(mut self, jobs: crate::jobs::Jobs) -> Self {
-        self.jobs = Some(jobs);
+    /// The same executor, with the session's background work (the built-in tools' job table):
+    /// the agent loop tells the model what finished (see [`Background`]).
+    pub fn with_background(mut self, background: Arc<dyn Background>) -> Self {
+        self.background = Some(background);
         self
     }
 
-    /// The session's job table, when it has one.
-    pub fn jobs(&self) -> Option<&crate::jobs::Jobs> {
-        self.jobs.as_ref()
+    /// The session's background work, when it has some.
+    pub fn background(&self) -> Option<&dyn Background> {
+        self.background.as_deref()
     }
 
     /// The same executor, asking `approver` when the policy says "ask".

@@ -18,6 +18,7 @@
 //! use agent_core::{CallOutput, Item, Message, ToolCall};
 //! use agent_exec::{Agent, agent::Finish};
 //! use agent_model::ReplayClient;
+//! use agent_tools::BuiltinTools;
 //!
 //! let call = ToolCall {
 //!     call_id: "c1".into(),
@@ -35,7 +36,7 @@
 //! ];
 //! let workspace = tempfile::tempdir()?;
 //! let mut agent = Agent::builder(workspace.path())
-//!     .tools(agent_tools::builtin(&Default::default())?)
+//!     .builtin_tools(&Default::default())?
 //!     .build(ReplayClient::new("example", recording))?;
 //! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! let finish = runtime.block_on(agent.prompt("shout hi"));
@@ -46,8 +47,10 @@
 //! ```
 
 pub mod agent;
+mod background;
 mod builder;
-pub mod context;
+pub mod compaction;
+pub mod conversation;
 mod error;
 mod executor;
 pub mod hooks;
@@ -64,6 +67,7 @@ mod workspace;
 pub use agent_sandbox::{jobs, process, sandbox, secret};
 
 pub use crate::{
+    background::Background,
     builder::{Agent, AgentBuilder, DEFAULT_INSTRUCTIONS},
     error::{Error, Result},
     executor::{Executor, ExecutorConfig, Outcome},

@@ -17,8 +17,10 @@ use agent_core::Item;
 use serde::Serialize;
 
 use crate::{
-    agent::{AgentEvent, Conversation},
-    context::{CompactionInfo, Ledger},
+    agent::AgentEvent,
+    compaction::CompactionInfo,
+    conversation::Conversation,
+    conversation::Ledger,
     error::{Error, Result},
 };
 
@@ -183,7 +185,10 @@ mod tests {
 
     #[test]
     fn a_resumed_conversation_starts_from_the_last_compaction() {
-        use crate::context::{CompactionInfo, CompactionReason, Ledger};
+        use crate::{
+            compaction::{CompactionInfo, CompactionReason},
+            conversation::Ledger,
+        };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
         let mut log = Transcript::open(&path, Vec::new()).unwrap();

@@ -10,7 +10,7 @@ use std::{
     sync::Arc,
 };
 
-use agent_core::{Boundary, ToolError, ToolErrorKind};
+use agent_core::{Boundary, HiddenPath, ToolError, ToolErrorKind};
 
 use crate::{
     error::{Error, Result},
@@ -201,6 +201,13 @@ impl Boundary for Workspace {
 
     fn read_denied(&self, path: &Path) -> Option<String> {
         Workspace::read_denied(self, path)
+    }
+
+    fn hidden_paths(&self, home: Option<&Path>) -> Option<Vec<HiddenPath>> {
+        let hidden = self.secrets.to_hide(Some(&self.root), home);
+        let plain =
+            hidden.into_iter().map(|Hidden { path, shown, rule }| HiddenPath { path, shown, rule });
+        Some(plain.collect())
     }
 }
 

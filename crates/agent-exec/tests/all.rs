@@ -6,7 +6,7 @@
 
 mod suite {
     mod batch;
-    mod context;
+    mod compaction;
     mod errors;
     mod executor;
     mod jobs;

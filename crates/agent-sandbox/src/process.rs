@@ -216,7 +216,10 @@ pub(crate) fn resolve(spec: &ProcessSpec, config: &SandboxConfig) -> io::Result<
     let read_only = sandbox::git_dir(config);
     let hide = match config.policy {
         SandboxPolicy::DangerFullAccess => Vec::new(),
-        _ => config.secrets.to_hide(Some(&config.workspace), env_home(&env).as_deref()),
+        _ => match &config.hide {
+            Some(hide) => hide.clone(),
+            None => config.secrets.to_hide(Some(&config.workspace), env_home(&env).as_deref()),
+        },
     };
     Ok(Resolved { env, cwd, rules, read_only, hide, temp: fresh_temp })
 }

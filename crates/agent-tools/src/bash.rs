@@ -3,11 +3,14 @@
 
 use std::{fmt::Write as _, time::Duration};
 
-use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
+use agent_core::{
+    Access, Effects, HiddenPath, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool,
+};
 use agent_sandbox::{
     jobs::{JobError, Jobs},
     process::{self, ProcessSpec, SpawnError},
     sandbox::{SandboxConfig, SandboxError},
+    secret::Hidden,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -26,7 +29,9 @@ pub struct BashConfig {
     pub default_timeout: Duration,
     /// The largest timeout a call may ask for. Default 600 s.
     pub max_timeout: Duration,
-    /// The sandbox every command runs under; its `workspace` is replaced by the call's workspace.
+    /// The sandbox every command runs under; its `workspace` is replaced by the call's workspace,
+    /// and the secrets it hides by the ones the call's workspace boundary names (the session's
+    /// permission policy, `Read(…)` allow rules included) when the boundary keeps a secret list.
     pub sandbox: SandboxConfig,
     /// The session's job table, shared with the `job` tool.
     pub jobs: Jobs,
@@ -130,6 +135,18 @@ impl TypedTool for Bash {
             .clamp(Duration::from_millis(1), self.config.max_timeout);
         let mut sandbox = self.config.sandbox.clone();
         sandbox.workspace = ws.root().to_path_buf();
+        // The session's policy says which secrets a command must not see, the same list the
+        // file tools get from the boundary, so `Read(./.env)` exposes `.env` to both or neither.
+        // The command keeps the caller's `HOME`, so its credential locations are these.
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        sandbox.hide = ws.hidden_paths(home.as_deref()).map(|hidden| {
+            let hidden = hidden.into_iter().map(|HiddenPath { path, shown, rule }| Hidden {
+                path,
+                shown,
+                rule,
+            });
+            hidden.collect()
+        });
         // Approved only as read-only: the command may execute only the programs it names.
         sandbox.exec_allowlist = ctx.exec_allowlist.as_deref().map(<[String]>::to_vec);
         let mut spec = ProcessSpec::bash(&input.command).cwd(&dir);

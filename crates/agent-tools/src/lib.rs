@@ -5,18 +5,20 @@
 //! that is `agent-exec`'s job. Tools that start processes do so through `agent-sandbox`.
 //!
 //! [`builtin`] builds every tool with one shared [`FileTracker`], so read_file, write_file and
-//! edit_file agree on what the model has seen in this session. The semantics and model-visible
-//! texts are documented in `docs/tools.md`.
+//! edit_file agree on what the model has seen in this session. [`BuiltinTools::builtin_tools`]
+//! registers them on an agent with everything they need (their job table, their instructions):
+//! the agent the `agent` binary runs. The semantics and model-visible texts are documented in
+//! `docs/tools.md`.
 //!
 //! ```
 //! use agent_core::{CancellationToken, ToolCall};
 //! use agent_exec::{AgentBuilder, PermissionMode};
-//! use agent_tools::{BuiltinConfig, builtin};
+//! use agent_tools::{BuiltinConfig, BuiltinTools};
 //!
 //! let workspace = tempfile::tempdir()?;
 //! std::fs::write(workspace.path().join("a.txt"), "one\ntwo\n")?;
 //! let executor = AgentBuilder::new(workspace.path())
-//!     .tools(builtin(&BuiltinConfig::default())?)
+//!     .builtin_tools(&BuiltinConfig::default())?
 //!     .permission_mode(PermissionMode::DontAsk)
 //!     .build_executor()?;
 //! let call = ToolCall {
@@ -45,8 +47,9 @@ mod uppercase;
 mod web_search;
 mod write_file;
 
-// What the tools share.
+// What the tools share, and the door that registers them.
 mod blocking;
+mod builtin_tools;
 mod change;
 mod closest;
 mod ladder;
@@ -64,6 +67,7 @@ use agent_core::{Tool, Typed, schema::StrictError};
 pub use crate::execute_code::{CodeLanguage, CodeLimits, ExecuteCode, ExecuteCodeInput};
 pub use crate::{
     bash::{Bash, BashConfig, BashInput},
+    builtin_tools::{BuiltinTools, GUIDANCE},
     change::FileChange,
     edit_file::{EditFile, EditFileInput},
     glob::{Glob, GlobInput},
@@ -87,6 +91,9 @@ pub struct BuiltinConfig {
     /// Deadline and memory of execute_code.
     #[cfg(feature = "execute-code")]
     pub code: CodeLimits,
+    /// The tracker read_file, write_file and edit_file share, when a front end shares it too (the
+    /// binary's previews); `None` gives the tools a fresh one.
+    pub tracker: Option<Arc<FileTracker>>,
 }
 
 /// Every built-in tool, sharing one fresh [`FileTracker`] (one per session).

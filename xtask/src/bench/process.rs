@@ -306,7 +306,7 @@ struct Session {
 
 /// The context window the long sessions run with.
 pub(crate) const WINDOW: u64 = 32_768;
-/// The words every compaction summary request starts with (`agent_exec::context::SUMMARY_MARKER`);
+/// The words every compaction summary request starts with (`agent_exec::compaction::SUMMARY_MARKER`);
 /// the scripted server answers those requests without consuming a turn.
 const SUMMARY_MARKER: &str = "You are compacting a conversation";
 

@@ -4,6 +4,7 @@ mod exec;
 mod help;
 mod hooks;
 mod interrupt;
+mod library;
 mod mcp;
 mod mcp_batch;
 mod mcp_cmd;

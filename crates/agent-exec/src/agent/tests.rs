@@ -10,6 +10,7 @@ use agent_core::{
     ModelErrorKind, ModelEvent, ModelRequest, ModelStream, StopReason, ToolCall, ToolContext,
     ToolError, ToolErrorKind, ToolOutput, Typed, TypedTool,
 };
+use futures_util::StreamExt as _;
 use pretty_assertions::assert_eq;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -339,4 +340,52 @@ async fn every_appended_item_is_reported_once_in_order() {
         .collect();
     // Everything after the user's message, which the caller appended itself.
     assert_eq!(reported, run.conversation.items[1..]);
+}
+
+/// Background work that finished once, after the first tool call ran.
+#[derive(Debug, Default)]
+struct OneNotice(Mutex<Vec<String>>);
+
+impl crate::Background for OneNotice {
+    fn take_notices(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+
+    fn running(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+#[tokio::test]
+async fn a_background_notice_reaches_the_next_request_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let background = Arc::new(OneNotice::default());
+    let executor = executor("echo", dir.path()).with_background(background.clone());
+    let model = ScriptedModel::new(
+        false,
+        vec![
+            vec![call("c1", "a"), done("r1")],
+            vec![call("c2", "b"), done("r2")],
+            vec![answer("done"), done("r3")],
+        ],
+    );
+    let config = AgentConfig::new("be brief");
+    let mut conversation = Conversation::default();
+    conversation.items.push(Item::Message(Message::user("go")));
+    let cancel = CancellationToken::new();
+    // A job ended before the run started: its notice is pending.
+    background.0.lock().unwrap().push("[job 1 finished: exit 0]".to_owned());
+    let finish = run(&model, &executor, &config, &mut conversation, &cancel, &mut |_| {}).await;
+    assert_eq!(finish, Finish::Answered("done".to_owned()));
+    let notices: Vec<usize> = conversation
+        .items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| matches!(item, Item::Message(m) if m.content.starts_with("[job 1")))
+        .map(|(index, _)| index)
+        .collect();
+    // Before the first request (it was pending already), and only once.
+    assert_eq!(notices, [1], "{:#?}", conversation.items);
+    // The first request carried the user's message and the notice.
+    assert_eq!(model.seen()[0].0, 2);
 }

@@ -95,13 +95,13 @@ async fn a_scripted_session_serves_queries_and_hears_of_a_finished_job() {
         jobs: s.jobs.clone(),
         ..agent_tools::BashConfig::default()
     };
-    let tools = agent_tools::builtin(&agent_tools::BuiltinConfig { bash, ..Default::default() });
-    let mut agent = Agent::builder(s.workspace())
-        .tools(tools.unwrap())
-        .permission_mode(PermissionMode::Bypass)
-        .jobs(s.jobs.clone())
-        .build(model)
-        .unwrap();
+    let builtin = agent_tools::BuiltinConfig { bash, ..Default::default() };
+    let mut agent =
+        agent_tools::BuiltinTools::builtin_tools(Agent::builder(s.workspace()), &builtin)
+            .unwrap()
+            .permission_mode(PermissionMode::Bypass)
+            .build(model)
+            .unwrap();
     let log = tempfile::tempdir().unwrap();
     let mut transcript = Transcript::open(log.path().join("transcript.jsonl"), Vec::new()).unwrap();
     let finish = agent

@@ -125,6 +125,11 @@ pub struct SandboxConfig {
     /// expose. The built-in list by default; a session passes its policy's
     /// (`agent_exec::PermissionPolicy::secrets`) so that `Read(…)` allow rules apply.
     pub secrets: Secrets,
+    /// The secrets to hide, already resolved by the caller; when set, they replace what
+    /// `secrets` would find. A tool sets it from its call's workspace boundary
+    /// (`agent_core::Boundary::hidden_paths`), so a command hides exactly what the session's
+    /// policy hides from the file tools.
+    pub hide: Option<Vec<crate::secret::Hidden>>,
     /// When set, the process may execute only the program it starts and these programs (as a
     /// command line names them, found on its `PATH` before it starts), with their interpreters:
     /// Landlock's execute right is granted on those files alone. The permission policy sets it
@@ -148,6 +153,7 @@ impl SandboxConfig {
             extra_writable: Vec::new(),
             kill_grace: Duration::from_secs(2),
             secrets: Secrets::default(),
+            hide: None,
             exec_allowlist: None,
             loopback: None,
         }

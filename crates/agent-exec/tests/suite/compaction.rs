@@ -12,7 +12,7 @@ use agent_core::{
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode,
     agent::{AgentEvent, Finish},
-    context::{CompactionInfo, CompactionReason, ContextConfig, SUMMARY_MARKER},
+    compaction::{CompactionInfo, CompactionReason, ContextConfig, SUMMARY_MARKER},
 };
 use agent_model::{
     ChatClient, ClientConfig, ResponsesClient,

@@ -6,30 +6,19 @@
 //! higher. When a request would pass the threshold (default 80 % of the window), when the server
 //! reports a context overflow, or when the user asks (`/compact`), it compacts: old tool outputs
 //! shrink to their head and a pointer to their saved full text first; if that is not enough, the
-//! older turns are replaced by a summary the same model writes, followed by a [`Ledger`] the
+//! older turns are replaced by a summary the same model writes, followed by a [`Ledger`](crate::conversation::Ledger) the
 //! harness builds from the dropped items. See `docs/context.md`.
 
 mod compactor;
 pub(crate) mod count;
-mod ledger;
 
 use std::sync::Arc;
 
 use agent_core::TokenCounter;
 use serde::{Deserialize, Serialize};
 
+pub use self::compactor::{SUMMARY_MARKER, SUMMARY_PROMPT};
 pub(crate) use self::{compactor::compact, count::RequestCount};
-pub use self::{
-    compactor::{SUMMARY_MARKER, SUMMARY_PROMPT},
-    ledger::{CommandRecord, DroppedOutput, Ledger},
-};
-
-/// Lists the background jobs still running, for the ledger: a compaction must not make the model
-/// forget a job it started. The job runner implements it; without one the ledger says none.
-pub trait OpenJobs: Send + Sync + std::fmt::Debug {
-    /// One line per open job (its id, command and state).
-    fn open_jobs(&self) -> Vec<String>;
-}
 
 /// How the loop keeps requests inside the model's context window.
 #[derive(Debug, Clone)]
@@ -50,8 +39,6 @@ pub struct ContextConfig {
     pub shrink_after_turns: usize,
     /// How many characters of a shrunk output stay (default 400).
     pub shrink_head_chars: usize,
-    /// The open background jobs, listed in the ledger.
-    pub jobs: Option<Arc<dyn OpenJobs>>,
     /// A window the model server reports once the session has started; when it arrives it
     /// replaces `window` from the next request on.
     pub server_window: Option<Arc<ServerWindow>>,
@@ -90,7 +77,6 @@ impl ContextConfig {
             keep_recent_tokens: usize::try_from(window / 4).unwrap_or(usize::MAX),
             shrink_after_turns: 3,
             shrink_head_chars: 400,
-            jobs: None,
             server_window: None,
         }
     }

@@ -11,7 +11,7 @@ use agent_core::{
 use futures_util::StreamExt;
 
 use super::{CompactionInfo, CompactionReason, ContextConfig, count};
-use crate::{Executor, agent::Conversation, output::spill_path};
+use crate::{Executor, conversation::Conversation, output::spill_path};
 
 /// The words every summary request starts with; a scripted server can answer summary requests
 /// by them without consuming its script.
@@ -156,17 +156,8 @@ pub(crate) async fn compact(
         () = cancel.cancelled() => Err(ModelError::new(ModelErrorKind::Cancelled, "cancelled by the user")),
         summary = summarize(model, ctx, &dropped) => summary,
     };
-    // The jobs still running, from the front end's list or else the executor's own job table,
-    // with the file that holds each one's whole output.
-    let open_jobs = match (&ctx.jobs, executor.jobs()) {
-        (Some(jobs), _) => jobs.open_jobs(),
-        (None, Some(jobs)) => jobs
-            .running()
-            .iter()
-            .map(|job| format!("{}; output: {}", job.line(), job.output_path.display()))
-            .collect(),
-        (None, None) => Vec::new(),
-    };
+    // The background work still running, with the file that holds each job's whole output.
+    let open_jobs = executor.background().map(|work| work.running()).unwrap_or_default();
     let body = match &summary {
         Ok(text) => format!("Summary written by the model:\n{}", text.trim()),
         Err(err) => {
