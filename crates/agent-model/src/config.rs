@@ -1,33 +1,11 @@
 //! Client configuration shared by both adapters: endpoint, key, model, timeouts and retry policy.
 
-use std::{fmt, time::Duration};
+use std::time::Duration;
 
-use agent_core::ToolChoice;
+use agent_core::{ApiKey, ToolChoice};
 use async_openai::config::Config;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
-
-/// An API key. Its `Debug` output is redacted, and it is only ever written into the
-/// `Authorization` header (never into a log line or an error message).
-#[derive(Clone)]
-pub struct ApiKey(SecretString);
-
-impl ApiKey {
-    /// Wraps a key.
-    pub fn new(key: impl Into<String>) -> Self {
-        Self(SecretString::from(key.into()))
-    }
-
-    pub(crate) fn secret(&self) -> &SecretString {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
 
 /// The single retry policy of the crate: it retries HTTP 429, 5xx and connection failures that
 /// happen before a response starts, with exponential backoff and jitter.
@@ -144,7 +122,7 @@ impl WireConfig {
     pub(crate) fn new(config: &ClientConfig) -> Result<Self, String> {
         let mut headers = HeaderMap::new();
         let key = match &config.api_key {
-            Some(ApiKey(key)) => key.clone(),
+            Some(key) => SecretString::from(key.expose().to_owned()),
             None => SecretString::from(String::new()),
         };
         if config.api_key.is_some() {

@@ -1,10 +1,10 @@
 //! The async-openai client both adapters share, wired to our transport, timeouts and key handling.
 
 use agent_core::{
-    BoxFuture, Item, ModelError, ModelErrorKind, ModelRequest, ModelStream, Role, ToolChoice,
+    ApiKey, BoxFuture, Item, ModelError, ModelErrorKind, ModelRequest, ModelStream, Role,
+    ToolChoice,
 };
 use async_openai::Client;
-use secrecy::ExposeSecret;
 
 use crate::{
     config::{ClientConfig, WireConfig},
@@ -46,7 +46,7 @@ pub(crate) struct Connection {
     pub(crate) model: String,
     pub(crate) stream: bool,
     first_turn_tool_choice: Option<ToolChoice>,
-    key: Option<secrecy::SecretString>,
+    key: Option<ApiKey>,
 }
 
 impl Connection {
@@ -85,7 +85,7 @@ impl Connection {
             model: config.model.clone(),
             stream: config.stream,
             first_turn_tool_choice: config.first_turn_tool_choice.clone(),
-            key: config.api_key.as_ref().map(|key| key.secret().clone()),
+            key: config.api_key.clone(),
         })
     }
 
@@ -122,7 +122,7 @@ impl Connection {
 
     /// Removes the key from an error's message, in case a server echoed it.
     pub(crate) fn scrub(&self, error: ModelError) -> ModelError {
-        error::scrub(error, self.key.as_ref().map(|key| key.expose_secret()))
+        error::scrub(error, self.key.as_ref().map(ApiKey::expose))
     }
 }
 

@@ -1,9 +1,8 @@
 //! The search providers behind one trait: how each builds its request and reads its answer.
 
+use agent_core::ApiKey;
 use reqwest::{Client, RequestBuilder, Url};
 use serde::Deserialize;
-
-use super::config::ApiKey;
 
 /// A validated search.
 #[derive(Debug, Clone)]
