@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use agent_core::{ApiKey, ToolChoice};
+use agent_core::{ApiKey, ModelError, ModelErrorKind, ToolChoice};
 use async_openai::config::Config;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
@@ -119,7 +119,8 @@ pub(crate) struct WireConfig {
 }
 
 impl WireConfig {
-    pub(crate) fn new(config: &ClientConfig) -> Result<Self, String> {
+    pub(crate) fn new(config: &ClientConfig) -> Result<Self, ModelError> {
+        let invalid = |message: String| ModelError::new(ModelErrorKind::InvalidRequest, message);
         let mut headers = HeaderMap::new();
         let key = match &config.api_key {
             Some(key) => SecretString::from(key.expose().to_owned()),
@@ -128,14 +129,16 @@ impl WireConfig {
         if config.api_key.is_some() {
             let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose_secret()))
                 .map_err(|_| {
-                    "the api key contains characters not allowed in a header".to_owned()
+                    invalid("the api key contains characters not allowed in a header".to_owned())
                 })?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
         let base_url = config.base_url.trim_end_matches('/').to_owned();
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(format!("the base url must start with http:// or https://: {base_url}"));
+            return Err(invalid(format!(
+                "the base url must start with http:// or https://: {base_url}"
+            )));
         }
         Ok(Self { base_url, headers, key })
     }
@@ -200,7 +203,7 @@ mod tests {
     #[test]
     fn bad_key_and_bad_url_are_errors_not_panics() {
         let bad_key = ClientConfig::new("http://x/v1", "m").with_api_key(ApiKey::new("a\nb"));
-        let error = WireConfig::new(&bad_key).err().unwrap_or_default();
+        let error = WireConfig::new(&bad_key).err().map(|err| err.to_string()).unwrap_or_default();
         assert!(error.contains("api key") && !error.contains("a\nb"), "{error}");
         let bad_url = ClientConfig::new("localhost:1/v1", "m");
         assert!(WireConfig::new(&bad_url).is_err());

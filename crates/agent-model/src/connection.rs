@@ -51,8 +51,7 @@ pub(crate) struct Connection {
 
 impl Connection {
     pub(crate) fn new(config: &ClientConfig) -> Result<Self, ModelError> {
-        let wire = WireConfig::new(config)
-            .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
+        let wire = WireConfig::new(config)?;
         let http = http_client(config, wire.is_plain_http())?;
         let transport = Transport::new(http.clone(), config.retry.clone());
         Self::with_service(config, http, wire, transport)
@@ -64,8 +63,7 @@ impl Connection {
     where
         S: HttpService,
     {
-        let wire = WireConfig::new(config)
-            .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
+        let wire = WireConfig::new(config)?;
         install_crypto();
         Self::with_service(config, reqwest::Client::new(), wire, service)
     }
