@@ -9,6 +9,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use agent_model::ApiKey;
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
@@ -174,13 +175,13 @@ impl ConfigFile {
 }
 
 /// The model settings after precedence is applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct ModelSettings {
     pub(crate) base_url: String,
     pub(crate) model: String,
     pub(crate) api: Api,
-    /// The key, when one was found. Never printed.
-    pub(crate) api_key: Option<String>,
+    /// The key, when one was found; its `Debug` is a redaction.
+    pub(crate) api_key: Option<ApiKey>,
     pub(crate) stream: bool,
 }
 
@@ -235,7 +236,7 @@ pub(crate) fn resolve_model(
         Api::Chat
     });
     let key_env = profile.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
-    let api_key = non_empty(key_env);
+    let api_key = non_empty(key_env).map(ApiKey::new);
     let stream = !flags.no_stream && profile.stream.unwrap_or(true);
     Ok((ModelSettings { base_url, model, api, api_key, stream }, profile))
 }
@@ -313,7 +314,13 @@ mod tests {
             env.iter().find(|(key, _)| *key == name).map(|(_, value)| (*value).to_owned())
         };
         let (settings, _) = resolve_model(&flags, &lookup, &config).unwrap();
-        assert_eq!(settings, expect);
+        // The key has no `PartialEq` (a secret is not compared by accident), so the settings are
+        // compared as their plain parts.
+        let parts = |settings: &ModelSettings| {
+            let key = settings.api_key.as_ref().map(|key| key.expose().to_owned());
+            (settings.base_url.clone(), settings.model.clone(), settings.api, key, settings.stream)
+        };
+        assert_eq!(parts(&settings), parts(&expect));
     }
 
     fn settings(base_url: &str, model: &str, api: Api, key: Option<&str>) -> ModelSettings {
@@ -321,7 +328,7 @@ mod tests {
             base_url: base_url.to_owned(),
             model: model.to_owned(),
             api,
-            api_key: key.map(str::to_owned),
+            api_key: key.map(ApiKey::new),
             stream: true,
         }
     }
@@ -430,5 +437,19 @@ mod tests {
         let deepseek = &config.profiles["deepseek"];
         assert_eq!(deepseek.permissions.ask, ["Bash(cargo publish *)"]);
         assert_eq!(deepseek.web_search.as_ref().map(|w| w.provider), Some(SearchProvider::Brave));
+    }
+
+    /// The resolved settings are printed in debug logs and error reports; the key never is.
+    #[test]
+    fn debug_of_the_settings_never_shows_the_key() {
+        let config: ConfigFile = toml::from_str(OLLAMA).unwrap();
+        let env =
+            |name: &str| (name == "DEEPSEEK_API_KEY").then(|| "sk-deepseek-secret".to_owned());
+        let flags = ModelFlags { profile: Some("deepseek".to_owned()), ..ModelFlags::default() };
+        let (settings, _) = resolve_model(&flags, &env, &config).unwrap();
+        assert_eq!(settings.api_key.as_ref().map(ApiKey::expose), Some("sk-deepseek-secret"));
+        let shown = format!("{settings:?} {settings:#?}");
+        assert!(!shown.contains("sk-deepseek-secret"), "{shown}");
+        assert!(shown.contains("ApiKey(<redacted>)"), "{shown}");
     }
 }

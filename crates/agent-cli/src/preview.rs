@@ -15,9 +15,8 @@ use serde_json::Value;
 
 pub(crate) use self::{
     diff::unified,
-    style::{Block, Style, Tone, fit, wrap},
+    style::{Block, Style, Tone, fit, short, wrap},
 };
-use crate::render::short;
 
 /// What the previews need from the session: the workspace boundary the calls will get, the file
 /// tracker the file tools check staleness against, and the sandbox commands run under.

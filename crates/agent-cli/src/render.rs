@@ -10,7 +10,7 @@ use agent_exec::{
 use crate::{
     events::{self, FailReason, JsonStream},
     markdown::{self, MarkdownStream, Screen},
-    preview::{Style, fit},
+    preview::{Style, fit, short},
     work::Work,
 };
 
@@ -209,30 +209,26 @@ pub(crate) fn compaction_line(info: &agent_exec::compaction::CompactionInfo) -> 
     )
 }
 
+/// `rules` as this program's flags, quoted for a POSIX shell: `--allow 'Edit(./a)' --allow …`.
+pub(crate) fn allow_flags(rules: &[String]) -> String {
+    let quote = |rule: &String| format!("--allow '{}'", rule.replace('\'', "'\\''"));
+    rules.iter().map(quote).collect::<Vec<_>>().join(" ")
+}
+
 /// What a person can do to let a refused call run, in this program's flags.
 pub(crate) fn remedy_advice(remedy: &Remedy) -> String {
-    let quote = |rule: &String| format!("--allow '{}'", rule.replace('\'', "'\\''"));
-    let rules: Vec<String> = remedy.rules.iter().map(quote).collect();
+    let rules = allow_flags(&remedy.rules);
     match (remedy.mode, rules.is_empty()) {
         (None, true) => {
             "it needs approval: run it in an interactive session (`agent chat`)".to_owned()
         }
-        (None, false) => format!("to allow it, rerun with {}", rules.join(" ")),
+        (None, false) => format!("to allow it, rerun with {rules}"),
         (Some(mode), true) => format!(
             "it needs approval: run it in an interactive session (`agent chat`) or rerun with --permission-mode {mode}"
         ),
         (Some(mode), false) => {
-            format!("to allow it, rerun with --permission-mode {mode} or with {}", rules.join(" "))
+            format!("to allow it, rerun with --permission-mode {mode} or with {rules}")
         }
-    }
-}
-
-/// The first `max` characters of `text` on one line, with an ellipsis when cut.
-pub(crate) fn short(text: &str, max: usize) -> String {
-    let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    match flat.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &flat[..cut]),
-        None => flat,
     }
 }
 
@@ -241,11 +237,6 @@ mod tests {
     use agent_exec::PermissionMode;
 
     use super::*;
-
-    #[track_caller]
-    fn check(text: &str, max: usize, expect: &str) {
-        assert_eq!(short(text, max), expect);
-    }
 
     #[test]
     fn remedies_are_worded_in_flags() {
@@ -269,13 +260,5 @@ mod tests {
             remedy_advice(&remedy(&[], None)),
             "it needs approval: run it in an interactive session (`agent chat`)"
         );
-    }
-
-    #[test]
-    fn short_arguments() {
-        check(r#"{"path":"a"}"#, 100, r#"{"path":"a"}"#);
-        check("abcdef", 3, "abc…");
-        check("a\nb", 10, "a b");
-        check("ßßßß", 2, "ßß…");
     }
 }

@@ -20,7 +20,7 @@ use crate::{
     Options,
     config::{self, ConfigFile, Limits, ModelFlags, ModelSettings, Profile, SearchProvider},
     hooks::Trust,
-    mcp_project,
+    mcp,
 };
 
 /// The configuration of one command, resolved once.
@@ -29,7 +29,8 @@ pub(crate) struct Settings {
     pub(crate) profile_name: Option<String>,
     pub(crate) profile: Profile,
     pub(crate) model: ModelSettings,
-    /// The options with the profile's values filled in where no flag was given.
+    /// The options with the profile's values filled in where no flag was given (the sandbox and
+    /// the permission mode are resolved by [`Settings::sandbox_policy`] and the builder).
     pub(crate) options: Options,
 }
 
@@ -59,9 +60,6 @@ impl Settings {
         let profile_name = options.profile.clone().or_else(|| file.default_profile.clone());
         let mut options = options.clone();
         options.max_turns = options.max_turns.or(profile.max_turns);
-        options.sandbox = options.sandbox.clone().or(profile.sandbox.clone());
-        options.permission_mode =
-            options.permission_mode.clone().or(profile.permission_mode.clone());
         options.network = options.network || profile.network.unwrap_or(false);
         options.tools = options.tools.clone().or(profile.tools.clone());
         Ok(Self { file, profile_name, profile, model, options })
@@ -125,7 +123,7 @@ impl Settings {
     ) -> anyhow::Result<Option<Arc<McpTools>>> {
         let workspace = self.workspace()?;
         let mut servers = self.file.mcp_servers.clone();
-        servers.extend(mcp_project::startable(&workspace, &self.file.mcp_servers, trust)?);
+        servers.extend(mcp::project::startable(&workspace, &self.file.mcp_servers, trust)?);
         if servers.is_empty() {
             return Ok(None);
         }
@@ -137,9 +135,19 @@ impl Settings {
 
     /// The OS sandbox policy for commands: the flag or the profile's, else workspace-write.
     pub(crate) fn sandbox_policy(&self) -> anyhow::Result<SandboxPolicy> {
-        Ok(match &self.options.sandbox {
-            Some(text) => SandboxPolicy::from_str(text)?,
-            None => SandboxPolicy::WorkspaceWrite,
+        Ok(match (self.options.sandbox, &self.profile.sandbox) {
+            (Some(flag), _) => flag.into(),
+            (None, Some(text)) => SandboxPolicy::from_str(text)?,
+            (None, None) => SandboxPolicy::WorkspaceWrite,
+        })
+    }
+
+    /// The permission mode: the flag or the profile's, else `default_mode`.
+    fn permission_mode(&self, default_mode: PermissionMode) -> anyhow::Result<PermissionMode> {
+        Ok(match (self.options.permission_mode, &self.profile.permission_mode) {
+            (Some(flag), _) => flag.into(),
+            (None, Some(text)) => PermissionMode::from_str(text)?,
+            (None, None) => default_mode,
         })
     }
 
@@ -165,10 +173,7 @@ impl Settings {
     ) -> anyhow::Result<(AgentBuilder, Jobs)> {
         let options = &self.options;
         let root = self.workspace()?;
-        let mode = match &options.permission_mode {
-            Some(text) => PermissionMode::from_str(text)?,
-            None => default_mode,
-        };
+        let mode = self.permission_mode(default_mode)?;
         let builtin = self.builtin_config(tracker, &executor)?;
         let jobs = builtin.bash.jobs.clone();
         let mut executor = executor;

@@ -11,7 +11,7 @@ use agent_exec::{
     jobs::{EndPolicy, JobEnd, Jobs},
     sandbox::SandboxPolicy,
 };
-use agent_model::{ApiKey, ChatClient, ClientConfig, ReplayClient, ResponsesClient};
+use agent_model::{ChatClient, ClientConfig, ReplayClient, ResponsesClient};
 use agent_tools::FileTracker;
 use anyhow::{Context, bail};
 
@@ -95,7 +95,7 @@ pub(crate) fn open(
         }
     };
 
-    let secrets = settings.model.api_key.iter().cloned().collect();
+    let secrets = settings.model.api_key.iter().map(|key| key.expose().to_owned()).collect();
     let log = SessionLog::open(launch.resume, secrets)?;
     let mut executor = ExecutorConfig::new(log.id());
     executor.session_dir = Some(log.dir().to_path_buf());
@@ -355,14 +355,10 @@ fn cancel_on_ctrl_c(
 
 /// The sandbox commands run under, in words: `workspace-write, network off`.
 fn sandbox_words(settings: &Settings) -> anyhow::Result<String> {
-    let options = &settings.options;
-    let policy = match &options.sandbox {
-        Some(text) => text.parse::<agent_exec::sandbox::SandboxPolicy>()?,
-        None => agent_exec::sandbox::SandboxPolicy::WorkspaceWrite,
-    };
-    let network = if options.network { "network on" } else { "network off" };
+    let policy = settings.sandbox_policy()?;
+    let network = if settings.options.network { "network on" } else { "network off" };
     Ok(match policy {
-        agent_exec::sandbox::SandboxPolicy::DangerFullAccess => format!("{policy} (no OS sandbox)"),
+        SandboxPolicy::DangerFullAccess => format!("{policy} (no OS sandbox)"),
         _ => format!("{policy}, {network}"),
     })
 }
@@ -451,7 +447,7 @@ fn tool_choice(text: &str) -> agent_core::ToolChoice {
 fn client_config(settings: &ModelSettings) -> ClientConfig {
     let mut config = ClientConfig::new(settings.base_url.clone(), settings.model.clone());
     if let Some(key) = &settings.api_key {
-        config = config.with_api_key(ApiKey::new(key.clone()));
+        config = config.with_api_key(key.clone());
     }
     config.stream = settings.stream;
     config

@@ -11,10 +11,7 @@ use std::{collections::HashMap, path::PathBuf, sync::Arc};
 use agent_core::CallOutput;
 use serde_json::Value;
 
-use crate::{
-    preview::{Block, Previewer, Style, Tone, unified, wrap},
-    render::short,
-};
+use crate::preview::{Block, Previewer, Style, Tone, short, unified, wrap};
 
 /// Lines a finished call's preview shows before it points at `/last`.
 const COLLAPSED: usize = 6;

@@ -50,6 +50,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod api_key;
 mod context;
 mod error;
 mod item;
@@ -61,6 +62,7 @@ mod tool;
 mod typed;
 
 pub use crate::{
+    api_key::ApiKey,
     context::{Boundary, HiddenPath, ToolContext},
     error::{ToolError, ToolErrorKind},
     item::{CallOutput, Image, Item, Message, Reasoning, Role, ToolCall},

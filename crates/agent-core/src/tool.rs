@@ -98,8 +98,31 @@ pub enum Access {
         /// writes (and the `cd`s it makes) from here.
         workdir: Option<String>,
     },
-    /// Contacts a network domain (empty when any domain may be contacted).
-    Network(String),
+    /// Contacts a network domain, or any domain (`None`) when the tool cannot say which.
+    ///
+    /// On the wire (hooks, transcripts) "any domain" stays the empty string it always was.
+    Network(#[serde(with = "any_domain")] Option<String>),
+}
+
+/// `Access::Network`'s domain as serialized: `None` ("any domain") is the empty string, so the
+/// JSON shape predates and outlives the `Option`.
+mod any_domain {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    #[expect(clippy::ref_option, reason = "serde's `with` passes the field by reference")]
+    pub(super) fn serialize<S: Serializer>(
+        domain: &Option<String>,
+        out: S,
+    ) -> Result<S::Ok, S::Error> {
+        out.serialize_str(domain.as_deref().unwrap_or(""))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        input: D,
+    ) -> Result<Option<String>, D::Error> {
+        let domain = String::deserialize(input)?;
+        Ok((!domain.is_empty()).then_some(domain))
+    }
 }
 
 impl Access {
@@ -209,5 +232,18 @@ mod tests {
         check("list_dir", "ListDir");
         check("web_search", "WebSearch");
         check("mcp__github__create_issue", "mcp__github__create_issue");
+    }
+
+    /// "Any domain" is an `Option` in Rust and the empty string it always was on the wire.
+    #[test]
+    fn network_access_keeps_its_json_shape() {
+        let any = serde_json::to_string(&Access::Network(None)).unwrap();
+        assert_eq!(any, r#"{"kind":"network","target":""}"#);
+        let one = serde_json::to_string(&Access::Network(Some("docs.rs".to_owned()))).unwrap();
+        assert_eq!(one, r#"{"kind":"network","target":"docs.rs"}"#);
+        for json in [any, one] {
+            let back: Access = serde_json::from_str(&json).unwrap();
+            assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        }
     }
 }

@@ -254,7 +254,7 @@ impl AgentBuilder {
         }
         let mut policy = PolicyBuilder::new(workspace, self.mode);
         for spec in registry.specs() {
-            policy.known_tool(&spec.rule_name);
+            policy.known_spec(spec);
         }
         for (action, rule, origin) in &self.rules {
             policy.rule(*action, rule, origin)?;
@@ -270,8 +270,8 @@ impl AgentBuilder {
             executor = executor.with_background(background);
         }
         if !self.hooks.is_empty() {
-            let mode = executor.policy().mode().to_string();
-            executor = executor.with_hooks(self.hooks.permission_mode(&mode));
+            let mode = executor.policy().mode();
+            executor = executor.with_hooks(self.hooks.permission_mode(mode));
         }
         Ok(executor)
     }

@@ -25,7 +25,10 @@ use tracing::Instrument;
 
 pub use self::reply::Permission;
 use self::reply::Reply;
-use crate::process::{self, ProcessSpec};
+use crate::{
+    PermissionMode,
+    process::{self, ProcessSpec},
+};
 
 /// The default time limit of a hook.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -277,7 +280,7 @@ pub struct Hooks {
     session_id: String,
     cwd: PathBuf,
     transcript_path: Option<PathBuf>,
-    permission_mode: Option<String>,
+    permission_mode: Option<PermissionMode>,
     sink: Option<ProblemSink>,
 }
 
@@ -317,8 +320,8 @@ impl Hooks {
     }
 
     /// The permission mode hooks are told about (`permission_mode`).
-    pub fn permission_mode(mut self, mode: &str) -> Self {
-        self.permission_mode = Some(mode.to_owned());
+    pub fn permission_mode(mut self, mode: PermissionMode) -> Self {
+        self.permission_mode = Some(mode);
         self
     }
 
@@ -386,8 +389,8 @@ impl Hooks {
         let transcript = self.transcript_path.as_ref().map(|path| path.display().to_string());
         input.insert("transcript_path".into(), transcript.map_or(Value::Null, Value::from));
         input.insert("cwd".into(), self.cwd.display().to_string().into());
-        if let Some(mode) = &self.permission_mode {
-            input.insert("permission_mode".into(), mode.clone().into());
+        if let Some(mode) = self.permission_mode {
+            input.insert("permission_mode".into(), mode.as_str().into());
         }
         input.insert("hook_event_name".into(), event.as_str().into());
         input

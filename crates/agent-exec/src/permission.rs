@@ -28,7 +28,7 @@ use agent_core::{Access, ToolError, ToolErrorKind, ToolSpec};
 use serde::Serialize;
 
 use self::judge::{Combined, Judged, Target};
-pub(crate) use self::rule::{Rule, Specifier};
+pub(crate) use self::rule::{KnownTool, Rule, Specifier};
 pub use self::{
     approver::{Approval, ApprovalRequest, Approver},
     rule::{RuleAction, RuleWarning},
@@ -178,7 +178,7 @@ pub struct PolicyBuilder {
     secrets: SecretFiles,
     mode: PermissionMode,
     rules: Vec<Rule>,
-    known: Vec<String>,
+    known: Vec<KnownTool>,
     warnings: Vec<RuleWarning>,
 }
 
@@ -204,7 +204,17 @@ impl PolicyBuilder {
     /// Declares a rule name besides the built-in ones (`Bash`, `Read`, `Edit`, …) so that rules
     /// naming it do not warn. Call it before adding those rules.
     pub fn known_tool(&mut self, rule_name: &str) -> &mut Self {
-        self.known.push(rule_name.to_owned());
+        self.known.push(KnownTool { rule_name: rule_name.to_owned(), domains: false });
+        self
+    }
+
+    /// Declares a registered tool by its spec, as [`AgentBuilder`](crate::AgentBuilder) does for
+    /// every tool it registers: its rule name is known, and a network-only tool (effects
+    /// [`Effects::NETWORK`](agent_core::Effects::NETWORK), such as web search) takes
+    /// `domain:<name>` specifiers, where any other tool's specifier is a path pattern.
+    pub fn known_spec(&mut self, spec: &ToolSpec) -> &mut Self {
+        let domains = spec.effects == agent_core::Effects::NETWORK;
+        self.known.push(KnownTool { rule_name: spec.rule_name.clone(), domains });
         self
     }
 
@@ -400,7 +410,9 @@ impl PermissionPolicy {
                         }
                     }
                 }
-                Access::Network(domain) => combined.add(self.judge(spec, &Target::Network(domain))),
+                Access::Network(domain) => {
+                    combined.add(self.judge(spec, &Target::Network(domain.as_deref())));
+                }
             }
         }
         let mut decision = combined.finish();

@@ -24,10 +24,26 @@ use rmcp::{
 /// or a path, without flooding the client's dialog with a whole file's content.
 const QUOTED_ARGUMENTS: usize = 2_000;
 
+/// How the approval question words the rules that would allow a call without asking: given the
+/// rules, the sentence's remedy, such as `start the server with --allow 'Edit(./x.txt)'`.
+///
+/// The library does not know how the program serving it takes its rules, so the program says;
+/// without one the question names the rules alone ([`ToolServer::with_rule_advice`]).
+///
+/// [`ToolServer::with_rule_advice`]: crate::ToolServer::with_rule_advice
+pub type RuleAdvice = Arc<dyn Fn(&[String]) -> String + Send + Sync>;
+
 /// The clients of the running calls, by call id, asked when a call needs approval.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Elicitor {
     callers: Mutex<HashMap<String, Peer<RoleServer>>>,
+    advice: Option<RuleAdvice>,
+}
+
+impl std::fmt::Debug for Elicitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Elicitor").field("callers", &self.callers().len()).finish_non_exhaustive()
+    }
 }
 
 /// Keeps a call's client registered while the call runs; unregisters it when dropped, also when
@@ -44,6 +60,11 @@ impl Drop for Registration {
 }
 
 impl Elicitor {
+    /// An approver whose questions word the allowing rules with `advice`.
+    pub(crate) fn new(advice: Option<RuleAdvice>) -> Self {
+        Self { callers: Mutex::default(), advice }
+    }
+
     /// Registers `peer` as the client of `call_id` until the returned guard is dropped.
     pub(crate) fn register(
         self: &Arc<Self>,
@@ -78,7 +99,7 @@ impl Approver for Elicitor {
             // An empty form: the question is the message, and the answer is the action alone.
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: None,
-                message: question(request),
+                message: question(request, self.advice.as_ref()),
                 requested_schema: ElicitationSchema::new(BTreeMap::new()),
             };
             match peer.create_elicitation(params).await {
@@ -99,8 +120,8 @@ fn refused(why: &str) -> Approval {
 }
 
 /// The question put to the client's user: the tool, why it asks, the arguments, and the rules
-/// that would allow such calls without asking.
-fn question(request: &ApprovalRequest) -> String {
+/// that would allow such calls without asking (worded by `advice` when the program gave one).
+fn question(request: &ApprovalRequest, advice: Option<&RuleAdvice>) -> String {
     let mut arguments: String = request.arguments.chars().take(QUOTED_ARGUMENTS).collect();
     if arguments.len() < request.arguments.len() {
         arguments.push_str(" …");
@@ -109,11 +130,14 @@ fn question(request: &ApprovalRequest) -> String {
         "Allow `{}` to run? It needs approval: {}.\nArguments: {arguments}",
         request.tool, request.reason
     );
-    if !request.suggested_rules.is_empty() {
-        text.push_str(&format!(
-            "\nTo allow such calls without asking, start the server with --allow '{}'.",
-            request.suggested_rules.join("' --allow '")
-        ));
+    let rules = &request.suggested_rules;
+    if !rules.is_empty() {
+        let remedy = match advice {
+            Some(advice) => advice(rules),
+            None if rules.len() == 1 => format!("give the server the allow rule '{}'", rules[0]),
+            None => format!("give the server the allow rules '{}'", rules.join("', '")),
+        };
+        text.push_str(&format!("\nTo allow such calls without asking, {remedy}."));
     }
     text
 }
@@ -135,18 +159,34 @@ mod tests {
 
     #[test]
     fn the_question_names_the_tool_the_reason_the_arguments_and_the_rules() {
-        let text = question(&request(r#"{"path":"x.txt"}"#, &["Edit(./x.txt)"]));
+        let text = question(&request(r#"{"path":"x.txt"}"#, &["Edit(./x.txt)"]), None);
         assert_eq!(
             text,
             "Allow `write_file` to run? It needs approval: edits need approval in default mode.\n\
              Arguments: {\"path\":\"x.txt\"}\n\
-             To allow such calls without asking, start the server with --allow 'Edit(./x.txt)'."
+             To allow such calls without asking, give the server the allow rule 'Edit(./x.txt)'."
         );
+    }
+
+    /// The library names no program's flags; the program that serves it words the remedy.
+    #[test]
+    fn the_program_words_the_remedy() {
+        let advice: RuleAdvice = Arc::new(|rules| format!("pass {}", rules.join(" and ")));
+        let text = question(&request("{}", &["Edit(./a)", "Edit(./b)"]), Some(&advice));
+        assert!(
+            text.ends_with("\nTo allow such calls without asking, pass Edit(./a) and Edit(./b).")
+        );
+        let text = question(&request("{}", &["Edit(./a)", "Edit(./b)"]), None);
+        assert!(
+            text.ends_with("give the server the allow rules 'Edit(./a)', 'Edit(./b)'."),
+            "{text}"
+        );
+        assert!(!text.contains("--"), "{text}");
     }
 
     #[test]
     fn long_arguments_are_cut() {
-        let text = question(&request(&"é".repeat(5_000), &[]));
+        let text = question(&request(&"é".repeat(5_000), &[]), None);
         assert!(text.ends_with(" …"), "{text}");
         assert!(text.chars().count() < QUOTED_ARGUMENTS + 200);
     }

@@ -19,6 +19,7 @@ mod tool;
 
 pub use crate::{
     config::{ConfigError, ServerConfig, TransportKind},
+    elicitation::RuleAdvice,
     late::{McpTools, ToolBudget, ToolCost},
     name::{MAX_NAME, hashed_name, tool_name},
     serve::{ServeError, ToolServer, annotations, mcp_tool},

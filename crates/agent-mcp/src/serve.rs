@@ -8,6 +8,7 @@
 //! ([`crate::elicitation`]).
 
 use std::{
+    net::SocketAddr,
     sync::{
         Arc,
         atomic::{AtomicU64, Ordering},
@@ -28,7 +29,7 @@ use rmcp::{
 };
 use serde_json::Value;
 
-use crate::elicitation::Elicitor;
+use crate::elicitation::{Elicitor, RuleAdvice};
 
 /// How often a running call tells a client that asked for progress that it is still running.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -50,13 +51,23 @@ impl std::fmt::Debug for ToolServer {
 
 /// The server could not run.
 #[derive(Debug, thiserror::Error)]
-#[error("mcp server: {0}")]
-pub struct ServeError(String);
-
-impl ServeError {
-    pub(crate) fn new(message: String) -> Self {
-        Self(message)
-    }
+#[non_exhaustive]
+pub enum ServeError {
+    /// The HTTP server could not take its address.
+    #[error("mcp server: cannot listen on {addr}")]
+    Listen {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why the socket refused it.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The client's initialization failed, so no session began.
+    #[error("mcp server: the session did not start")]
+    Handshake(#[source] Box<rmcp::service::ServerInitializeError>),
+    /// The session's task ended abnormally (it panicked or was aborted).
+    #[error("mcp server: the session ended abnormally")]
+    Session(#[source] tokio::task::JoinError),
 }
 
 impl ToolServer {
@@ -64,7 +75,18 @@ impl ToolServer {
     /// mode that asks, a call that needs approval is put to the client as an elicitation (and
     /// refused, naming the rule that would allow it, when the client cannot be asked).
     pub fn new(executor: Executor) -> Self {
-        let elicitor = Arc::new(Elicitor::default());
+        Self::build(executor, None)
+    }
+
+    /// [`ToolServer::new`], with the program's wording of the rules that would allow a call
+    /// without asking, for the approval question put to the client: `agent mcp serve` says
+    /// "start the server with --allow '…'"; the library alone names the rules.
+    pub fn with_rule_advice(executor: Executor, advice: RuleAdvice) -> Self {
+        Self::build(executor, Some(advice))
+    }
+
+    fn build(executor: Executor, advice: Option<RuleAdvice>) -> Self {
+        let elicitor = Arc::new(Elicitor::new(advice));
         let executor =
             executor.with_approver(Arc::clone(&elicitor) as Arc<dyn agent_exec::Approver>);
         Self { executor: Arc::new(executor), calls: Arc::new(AtomicU64::new(0)), elicitor }
@@ -75,8 +97,8 @@ impl ToolServer {
         let running = self
             .serve(rmcp::transport::stdio())
             .await
-            .map_err(|err| ServeError(err.to_string()))?;
-        running.waiting().await.map_err(|err| ServeError(err.to_string()))?;
+            .map_err(|err| ServeError::Handshake(Box::new(err)))?;
+        running.waiting().await.map_err(ServeError::Session)?;
         Ok(())
     }
 }

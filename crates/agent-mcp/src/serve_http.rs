@@ -67,12 +67,9 @@ pub struct HttpServer {
 impl HttpServer {
     /// Binds `addr` (port 0 picks a free port; [`HttpServer::local_addr`] says which).
     pub async fn bind(addr: SocketAddr, access: HttpAccess) -> Result<Self, ServeError> {
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|err| ServeError::new(format!("cannot listen on {addr}: {err}")))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|err| ServeError::new(format!("cannot listen on {addr}: {err}")))?;
+        let listen = |source| ServeError::Listen { addr, source };
+        let listener = TcpListener::bind(addr).await.map_err(listen)?;
+        let addr = listener.local_addr().map_err(listen)?;
         Ok(Self { listener, addr, access })
     }
 

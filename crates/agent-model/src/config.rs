@@ -1,33 +1,11 @@
 //! Client configuration shared by both adapters: endpoint, key, model, timeouts and retry policy.
 
-use std::{fmt, time::Duration};
+use std::time::Duration;
 
-use agent_core::ToolChoice;
+use agent_core::{ApiKey, ModelError, ModelErrorKind, ToolChoice};
 use async_openai::config::Config;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
-
-/// An API key. Its `Debug` output is redacted, and it is only ever written into the
-/// `Authorization` header (never into a log line or an error message).
-#[derive(Clone)]
-pub struct ApiKey(SecretString);
-
-impl ApiKey {
-    /// Wraps a key.
-    pub fn new(key: impl Into<String>) -> Self {
-        Self(SecretString::from(key.into()))
-    }
-
-    pub(crate) fn secret(&self) -> &SecretString {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
 
 /// The single retry policy of the crate: it retries HTTP 429, 5xx and connection failures that
 /// happen before a response starts, with exponential backoff and jitter.
@@ -141,23 +119,26 @@ pub(crate) struct WireConfig {
 }
 
 impl WireConfig {
-    pub(crate) fn new(config: &ClientConfig) -> Result<Self, String> {
+    pub(crate) fn new(config: &ClientConfig) -> Result<Self, ModelError> {
+        let invalid = |message: String| ModelError::new(ModelErrorKind::InvalidRequest, message);
         let mut headers = HeaderMap::new();
         let key = match &config.api_key {
-            Some(ApiKey(key)) => key.clone(),
+            Some(key) => SecretString::from(key.expose().to_owned()),
             None => SecretString::from(String::new()),
         };
         if config.api_key.is_some() {
             let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose_secret()))
                 .map_err(|_| {
-                    "the api key contains characters not allowed in a header".to_owned()
+                    invalid("the api key contains characters not allowed in a header".to_owned())
                 })?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
         }
         let base_url = config.base_url.trim_end_matches('/').to_owned();
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(format!("the base url must start with http:// or https://: {base_url}"));
+            return Err(invalid(format!(
+                "the base url must start with http:// or https://: {base_url}"
+            )));
         }
         Ok(Self { base_url, headers, key })
     }
@@ -222,7 +203,7 @@ mod tests {
     #[test]
     fn bad_key_and_bad_url_are_errors_not_panics() {
         let bad_key = ClientConfig::new("http://x/v1", "m").with_api_key(ApiKey::new("a\nb"));
-        let error = WireConfig::new(&bad_key).err().unwrap_or_default();
+        let error = WireConfig::new(&bad_key).err().map(|err| err.to_string()).unwrap_or_default();
         assert!(error.contains("api key") && !error.contains("a\nb"), "{error}");
         let bad_url = ClientConfig::new("localhost:1/v1", "m");
         assert!(WireConfig::new(&bad_url).is_err());

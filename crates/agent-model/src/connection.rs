@@ -1,10 +1,10 @@
 //! The async-openai client both adapters share, wired to our transport, timeouts and key handling.
 
 use agent_core::{
-    BoxFuture, Item, ModelError, ModelErrorKind, ModelRequest, ModelStream, Role, ToolChoice,
+    ApiKey, BoxFuture, Item, ModelError, ModelErrorKind, ModelRequest, ModelStream, Role,
+    ToolChoice,
 };
 use async_openai::Client;
-use secrecy::ExposeSecret;
 
 use crate::{
     config::{ClientConfig, WireConfig},
@@ -46,13 +46,12 @@ pub(crate) struct Connection {
     pub(crate) model: String,
     pub(crate) stream: bool,
     first_turn_tool_choice: Option<ToolChoice>,
-    key: Option<secrecy::SecretString>,
+    key: Option<ApiKey>,
 }
 
 impl Connection {
     pub(crate) fn new(config: &ClientConfig) -> Result<Self, ModelError> {
-        let wire = WireConfig::new(config)
-            .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
+        let wire = WireConfig::new(config)?;
         let http = http_client(config, wire.is_plain_http())?;
         let transport = Transport::new(http.clone(), config.retry.clone());
         Self::with_service(config, http, wire, transport)
@@ -64,8 +63,7 @@ impl Connection {
     where
         S: HttpService,
     {
-        let wire = WireConfig::new(config)
-            .map_err(|message| ModelError::new(ModelErrorKind::InvalidRequest, message))?;
+        let wire = WireConfig::new(config)?;
         install_crypto();
         Self::with_service(config, reqwest::Client::new(), wire, service)
     }
@@ -85,7 +83,7 @@ impl Connection {
             model: config.model.clone(),
             stream: config.stream,
             first_turn_tool_choice: config.first_turn_tool_choice.clone(),
-            key: config.api_key.as_ref().map(|key| key.secret().clone()),
+            key: config.api_key.clone(),
         })
     }
 
@@ -122,7 +120,7 @@ impl Connection {
 
     /// Removes the key from an error's message, in case a server echoed it.
     pub(crate) fn scrub(&self, error: ModelError) -> ModelError {
-        error::scrub(error, self.key.as_ref().map(|key| key.expose_secret()))
+        error::scrub(error, self.key.as_ref().map(ApiKey::expose))
     }
 }
 

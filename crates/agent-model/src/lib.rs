@@ -64,7 +64,7 @@ mod transport;
 
 pub use crate::{
     chat::ChatClient,
-    config::{ApiKey, ClientConfig, RetryPolicy},
+    config::{ClientConfig, RetryPolicy},
     replay::ReplayClient,
     responses::ResponsesClient,
     server_window::server_context_window,
@@ -74,6 +74,8 @@ pub use crate::{
     },
     tools::{chat_tools_json, responses_tools_json},
 };
+/// The key type lives in agent-core so the model client and the web search tool share it.
+pub use agent_core::ApiKey;
 
 // The Rust blocks of this document are compiled and run as doctests of this crate, so the
 // documented API cannot drift from the real one.

@@ -13,9 +13,11 @@ use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOut
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub use self::config::{ApiKey, ProviderKind, WebSearchConfig};
+pub use self::config::{ProviderKind, WebSearchConfig};
 use self::provider::{Hit, Query};
 use crate::render;
+/// The key type is agent-core's, shared with the model client.
+pub use agent_core::ApiKey;
 
 const DEFAULT_RESULTS: usize = 5;
 const MAX_RESULTS: usize = 10;

@@ -24,7 +24,7 @@ fn config(scratch: &Path) -> anyhow::Result<Option<PathBuf>> {
         return Ok(None);
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let server = root.join("crates/agent-cli/tests/peers/py_server.py");
+    let server = root.join("crates/agent-mcp/tests/peers/py_server.py");
     let markers = scratch.join("mcp-markers");
     std::fs::create_dir_all(&markers)?;
     let py = |name: &str, extra: &str| {

@@ -143,6 +143,15 @@ pub(crate) fn fit(line: &str, width: usize) -> String {
     }
 }
 
+/// The first `max` characters of `text` on one line, with an ellipsis when cut.
+pub(crate) fn short(text: &str, max: usize) -> String {
+    let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    match flat.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &flat[..cut]),
+        None => flat,
+    }
+}
+
 /// `line` broken into pieces of at most `width` characters, at spaces where it can be (a word
 /// longer than the width is cut).
 pub(crate) fn wrap(line: &str, width: usize) -> Vec<String> {
@@ -182,6 +191,14 @@ mod tests {
         assert_eq!(wrap("cargo test --all", 10), ["cargo test", "--all"]);
         assert_eq!(wrap("abcdefghij-long", 5), ["abcde", "fghij", "-long"]);
         assert_eq!(wrap("", 5), [""]);
+    }
+
+    #[test]
+    fn short_flattens_and_cuts() {
+        assert_eq!(short(r#"{"path":"a"}"#, 100), r#"{"path":"a"}"#);
+        assert_eq!(short("abcdef", 3), "abc…");
+        assert_eq!(short("a\nb", 10), "a b");
+        assert_eq!(short("ßßßß", 2), "ßß…");
     }
 
     #[test]

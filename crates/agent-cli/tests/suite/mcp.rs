@@ -1,7 +1,8 @@
 //! MCP servers' tools through the `agent` binary, against real peers: the Node reference server
 //! `@modelcontextprotocol/server-everything` and a server written with the Python `mcp` SDK
-//! (`tests/peers/py_server.py`). `scripts/mcp/setup.sh` installs both; without them these tests
-//! say SKIPPED, and fail where `AGENT_NO_SKIP` is set (CI).
+//! (`agent-mcp/tests/peers/py_server.py`, shared with agent-mcp's own tests).
+//! `scripts/mcp/setup.sh` installs both; without them these tests say SKIPPED, and fail where
+//! `AGENT_NO_SKIP` is set (CI).
 
 use std::path::{Path, PathBuf};
 
@@ -41,7 +42,7 @@ fn present(path: PathBuf, what: &str) -> Option<PathBuf> {
 }
 
 pub(crate) fn py_server() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_server.py")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/peers/py_server.py")
 }
 
 /// Writes a config file with `tables` (TOML) into `dir` and returns its path as a string.

@@ -1,5 +1,5 @@
 //! Two calls of one MCP tool in one model turn, through the `agent` binary, against a server
-//! written with the Python `mcp` SDK (`tests/peers/py_batch_server.py`) that serves calls
+//! written with the Python `mcp` SDK (`agent-mcp/tests/peers/py_batch_server.py`) that serves calls
 //! concurrently and logs when each call starts and ends.
 //!
 //! A tool the server annotates as destructive runs alone, like a built-in that writes: the two
@@ -19,7 +19,7 @@ use crate::suite::{
 
 /// The server's script.
 fn server() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_batch_server.py")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/peers/py_batch_server.py")
 }
 
 /// When one call ran, in the server's monotonic nanoseconds.

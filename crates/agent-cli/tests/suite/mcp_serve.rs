@@ -1,5 +1,5 @@
 //! `agent mcp serve` driven by a real MCP client, the Python `mcp` SDK's
-//! (`tests/peers/py_client.py`), over stdio and over streamable HTTP on 127.0.0.1: a whole
+//! (`agent-mcp/tests/peers/py_client.py`), over stdio and over streamable HTTP on 127.0.0.1: a whole
 //! session (list, call, progress, cancellation), elicitation for `ask` verdicts, and the HTTP
 //! gate (foreign Origin and Host, bearer token) tried the way an attacker would, each checked by
 //! its effect in the workspace or in /proc. Without the peers these tests say SKIPPED (see
@@ -64,7 +64,7 @@ impl Drop for Served {
 }
 
 fn client_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_client.py")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/peers/py_client.py")
 }
 
 /// Runs the client's `scenario` against the server in `workspace` and returns its report.

@@ -27,7 +27,7 @@ pub(super) enum Target<'a> {
         command: &'a str,
         error: &'a str,
     },
-    Network(&'a str),
+    Network(Option<&'a str>),
 }
 
 /// A target's verdict before they are combined.
@@ -353,12 +353,10 @@ impl PermissionPolicy {
             Target::Network(domain) => match mode {
                 M::Bypass => Judged::Allow,
                 M::Default | M::AcceptEdits | M::Plan | M::DontAsk => {
-                    let rule = if domain.is_empty() {
-                        spec.rule_name.clone()
-                    } else {
-                        format!("{}(domain:{domain})", spec.rule_name)
+                    let (what, rule) = match domain {
+                        None => ("the network", spec.rule_name.clone()),
+                        Some(domain) => (*domain, format!("{}(domain:{domain})", spec.rule_name)),
                     };
-                    let what = if domain.is_empty() { "the network" } else { domain };
                     rule_ask(format!("`{}` contacts {what}", spec.name), rule)
                 }
             },
@@ -518,8 +516,9 @@ fn applies(rule: &Rule, spec: &ToolSpec, target: &Target<'_>) -> bool {
         (Specifier::Path(set), Target::Write(path)) => {
             (same_tool || rule.tool == "Edit" || rule.tool == "Write") && set.matches(path)
         }
+        // A rule naming a domain says nothing about a call that may contact any domain.
         (Specifier::Domain(domain), Target::Network(target)) => {
-            same_tool && rule::domain_matches(domain, target)
+            same_tool && target.is_some_and(|target| rule::domain_matches(domain, target))
         }
         (Specifier::Command(_) | Specifier::Path(_) | Specifier::Domain(_), _) => false,
     }

@@ -78,25 +78,19 @@ pub(crate) enum Specifier {
     Never,
 }
 
-/// Rule names the built-in tools use; other names warn at load unless they are MCP tools or were
-/// declared by the caller.
-pub(crate) const KNOWN_TOOLS: &[&str] = &[
-    "Bash",
-    "Read",
-    "Edit",
-    "Write",
-    "ListDir",
-    "Grep",
-    "Glob",
-    "WebSearch",
-    "WebFetch",
-    "ExecuteCode",
-    "Uppercase",
-];
+/// The rule names the policy itself reads, whatever tools are registered: Claude Code's `Bash(…)`
+/// for the command line of any call, and `Read(…)`, `Edit(…)` and `Write(…)` for the paths any
+/// tool reads or writes. Every other known name is a registered tool's, declared by the caller
+/// ([`KnownTool`]); the policy names no tool of its own.
+pub(crate) const POLICY_NAMES: &[&str] = &["Bash", "Read", "Edit", "Write"];
 
-const PATH_TOOLS: &[&str] = &["Read", "Edit", "Write", "ListDir", "Grep", "Glob"];
-const DOMAIN_TOOLS: &[&str] = &["WebSearch", "WebFetch"];
-const BARE_TOOLS: &[&str] = &["ExecuteCode", "Uppercase"];
+/// A registered tool as the rule parser sees it: its rule name, and whether its specifier names
+/// domains (a network tool, `WebSearch(domain:docs.rs)`) or paths (every other tool).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KnownTool {
+    pub(crate) rule_name: String,
+    pub(crate) domains: bool,
+}
 
 impl Rule {
     /// Whether this rule names the tool whose rule name is `rule_name`: the same name; or, for
@@ -113,7 +107,7 @@ impl Rule {
         text: &str,
         origin: &str,
         root: &Path,
-        known: &[String],
+        known: &[KnownTool],
     ) -> Result<(Rule, Option<RuleWarning>)> {
         let bad = |reason: &str| Error::Rule { rule: text.to_owned(), reason: reason.to_owned() };
         let trimmed = text.trim();
@@ -143,15 +137,21 @@ impl Rule {
             message,
         };
         let mut warning = None;
-        let is_known = KNOWN_TOOLS.contains(&tool)
-            || tool.starts_with("mcp__")
-            || known.iter().any(|name| name == tool);
+        let declared = known.iter().find(|known| known.rule_name == tool);
+        let is_known =
+            POLICY_NAMES.contains(&tool) || tool.starts_with("mcp__") || declared.is_some();
         if !is_known {
+            let names: Vec<&str> = POLICY_NAMES
+                .iter()
+                .copied()
+                .chain(known.iter().map(|known| known.rule_name.as_str()))
+                .collect();
             warning = Some(warn(format!(
                 "no tool has the rule name `{tool}`; known names are {}",
-                KNOWN_TOOLS.join(", ")
+                names.join(", ")
             )));
         }
+        let domain_tool = declared.is_some_and(|known| known.domains);
         let specifier = match spec.map(str::trim) {
             None => Specifier::Any,
             Some("") => {
@@ -162,7 +162,7 @@ impl Rule {
                 Specifier::Never
             }
             Some(spec) if tool == "Bash" => Specifier::Command(CommandPattern::new(spec)),
-            Some(spec) if spec.starts_with("domain:") || DOMAIN_TOOLS.contains(&tool) => {
+            Some(spec) if spec.starts_with("domain:") || domain_tool => {
                 match spec.strip_prefix("domain:").map(str::trim) {
                     Some(domain) if !domain.is_empty() => {
                         Specifier::Domain(domain.trim_start_matches("*.").to_ascii_lowercase())
@@ -175,11 +175,7 @@ impl Rule {
                     }
                 }
             }
-            Some(_) if BARE_TOOLS.contains(&tool) => {
-                warning = Some(warn(format!("`{tool}` takes no specifier; write `{tool}`")));
-                Specifier::Never
-            }
-            Some(spec) if PATH_TOOLS.contains(&tool) || !is_known || tool.starts_with("mcp__") => {
+            Some(spec) => {
                 let home = std::env::home_dir();
                 match PathSet::anchored(spec, root, home.as_deref()) {
                     Ok(set) => Specifier::Path(set),
@@ -188,10 +184,6 @@ impl Rule {
                         Specifier::Never
                     }
                 }
-            }
-            Some(_) => {
-                warning = Some(warn(format!("`{tool}` takes no specifier; write `{tool}`")));
-                Specifier::Never
             }
         };
         let rule = Rule {
@@ -403,7 +395,12 @@ mod tests {
 
     #[track_caller]
     fn check_parse(text: &str, expect: &str) {
-        let got = match Rule::parse(RuleAction::Allow, text, "test", Path::new("/ws"), &[]) {
+        // Two registered tools, as the builder declares them: a path tool and a network tool.
+        let known = [
+            KnownTool { rule_name: "Grep".to_owned(), domains: false },
+            KnownTool { rule_name: "WebSearch".to_owned(), domains: true },
+        ];
+        let got = match Rule::parse(RuleAction::Allow, text, "test", Path::new("/ws"), &known) {
             Ok((_, None)) => "ok".to_owned(),
             Ok((_, Some(warning))) => format!("warn: {}", warning.message),
             Err(err) => format!("error: {err}"),
@@ -417,12 +414,17 @@ mod tests {
         check_parse("Bash", "ok");
         check_parse("Edit(src/**)", "ok");
         check_parse("WebSearch(domain:docs.rs)", "ok");
+        check_parse("Grep(src/**)", "ok");
+        // No tool of that name is registered here: the policy names no built-in tool itself.
+        check_parse(
+            "ListDir(src)",
+            "warn: no tool has the rule name `ListDir`; known names are Bash, Read, Edit, Write, Grep, WebSearch",
+        );
         check_parse("mcp__github__create_issue", "ok");
         check_parse(
             "Bash()",
             "warn: the specifier is empty; write the bare tool name to match every call",
         );
-        check_parse("Uppercase(x)", "warn: `Uppercase` takes no specifier; write `Uppercase`");
         check_parse(
             "WebSearch(docs.rs)",
             "warn: `WebSearch` takes `domain:<name>`, as in `WebSearch(domain:docs.rs)`",
@@ -433,7 +435,7 @@ mod tests {
         );
         check_parse(
             "Bsh(ls)",
-            "warn: no tool has the rule name `Bsh`; known names are Bash, Read, Edit, Write, ListDir, Grep, Glob, WebSearch, WebFetch, ExecuteCode, Uppercase",
+            "warn: no tool has the rule name `Bsh`; known names are Bash, Read, Edit, Write, Grep, WebSearch",
         );
         check_parse(
             "Bash(ls",

@@ -339,7 +339,7 @@ impl TypedTool for WebSearch {
         Effects::NETWORK
     }
     fn access(&self, input: &SearchInput) -> Vec<Access> {
-        vec![Access::Network(input.domain.clone())]
+        vec![Access::Network(Some(input.domain.clone()))]
     }
     async fn run(&self, input: SearchInput, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::text(format!("results from {}", input.domain)))

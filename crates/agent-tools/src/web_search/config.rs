@@ -1,8 +1,8 @@
 //! The user's web search configuration: which provider, where, and with which key.
 
-use std::{fmt, sync::Arc, time::Duration};
+use std::time::Duration;
 
-use agent_core::{ToolError, ToolErrorKind};
+use agent_core::{ApiKey, ToolError, ToolErrorKind};
 
 use super::provider::{Brave, Provider, Searxng, Tavily};
 
@@ -18,28 +18,6 @@ pub enum ProviderKind {
     Brave,
     /// Tavily's search API; needs `api_key`.
     Tavily,
-}
-
-/// An API key. Its `Debug` and `Display` never show it, so it cannot leak into logs or errors.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(Arc<str>);
-
-impl ApiKey {
-    /// Wraps a key.
-    pub fn new(key: impl Into<Arc<str>>) -> Self {
-        Self(key.into())
-    }
-
-    /// The key itself, for the request header only.
-    pub(crate) fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey(***)")
-    }
 }
 
 /// How web_search reaches its provider.
@@ -89,12 +67,11 @@ impl WebSearchConfig {
         }
     }
 
-    /// The host the tool contacts, for permission rules such as `WebSearch(domain:…)`.
-    pub fn host(&self) -> String {
-        reqwest::Url::parse(self.base())
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_owned))
-            .unwrap_or_default()
+    /// The host the tool contacts, for permission rules such as `WebSearch(domain:…)`; `None`
+    /// when the configuration names none (a SearXNG table without a URL), which the policy judges
+    /// as "any domain".
+    pub fn host(&self) -> Option<String> {
+        reqwest::Url::parse(self.base()).ok().and_then(|u| u.host_str().map(str::to_owned))
     }
 
     /// The provider, or `not_configured` naming what is missing.

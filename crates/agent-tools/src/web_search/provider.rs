@@ -1,9 +1,8 @@
 //! The search providers behind one trait: how each builds its request and reads its answer.
 
+use agent_core::ApiKey;
 use reqwest::{Client, RequestBuilder, Url};
 use serde::Deserialize;
-
-use super::config::ApiKey;
 
 /// A validated search.
 #[derive(Debug, Clone)]
@@ -66,7 +65,7 @@ pub(crate) trait Provider: Send + Sync {
     /// The HTTP request for `query`.
     fn request(&self, client: &Client, query: &Query) -> RequestBuilder;
     /// The results in a successful response body.
-    fn parse(&self, body: &[u8]) -> Result<Vec<Hit>, String>;
+    fn parse(&self, body: &[u8]) -> Result<Vec<Hit>, serde_json::Error>;
 }
 
 fn endpoint(base: &Url, path: &str) -> Url {
@@ -115,8 +114,8 @@ impl Provider for Searxng {
         client.get(url).header("accept", "application/json")
     }
 
-    fn parse(&self, body: &[u8]) -> Result<Vec<Hit>, String> {
-        let body: SearxngBody = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    fn parse(&self, body: &[u8]) -> Result<Vec<Hit>, serde_json::Error> {
+        let body: SearxngBody = serde_json::from_slice(body)?;
         Ok(body
             .results
             .into_iter()
@@ -192,8 +191,8 @@ impl Provider for Brave {
             .header("x-subscription-token", self.key.expose())
     }
 
-    fn parse(&self, body: &[u8]) -> Result<Vec<Hit>, String> {
-        let body: BraveBody = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    fn parse(&self, body: &[u8]) -> Result<Vec<Hit>, serde_json::Error> {
+        let body: BraveBody = serde_json::from_slice(body)?;
         Ok(body
             .web
             .map(|w| w.results)
@@ -254,8 +253,8 @@ impl Provider for Tavily {
             .body(body.to_string())
     }
 
-    fn parse(&self, body: &[u8]) -> Result<Vec<Hit>, String> {
-        let body: TavilyBody = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    fn parse(&self, body: &[u8]) -> Result<Vec<Hit>, serde_json::Error> {
+        let body: TavilyBody = serde_json::from_slice(body)?;
         Ok(body
             .results
             .into_iter()

@@ -1,5 +1,7 @@
 //! Tests of the shell analysis: segments, dangers, and what travels between segments.
 
+use agent_core::{Access, ToolSpec};
+
 use super::*;
 
 /// Renders segments as `words|danger|writes` lines, one per segment.
@@ -121,11 +123,95 @@ fn redirections_are_recorded() {
     check("{ ls; } > log", &["ls||", "||log"]);
 }
 
+/// The policy a user writes to let `ls` and `make` run unasked, in `dont-ask` mode (where what no
+/// rule allows is refused), and the `bash` tool's spec as the registry would declare it.
+fn ls_and_make_allowed() -> (tempfile::TempDir, crate::permission::PermissionPolicy, ToolSpec) {
+    use crate::permission::{PermissionMode, PolicyBuilder, RuleAction};
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = crate::Workspace::new(dir.path()).unwrap();
+    let mut builder = PolicyBuilder::new(workspace, PermissionMode::DontAsk);
+    for rule in ["Bash(ls *)", "Bash(make *)"] {
+        builder.rule(RuleAction::Allow, rule, "test").unwrap();
+    }
+    let spec = ToolSpec {
+        name: "bash".to_owned(),
+        description: String::new(),
+        parameters: serde_json::json!({}),
+        strict: true,
+        aliases: Vec::new(),
+        effects: agent_core::Effects::RUNS_PROCESSES,
+        rule_name: "Bash".to_owned(),
+    };
+    (dir, builder.build(), spec)
+}
+
+/// Shell text with no quote, backslash or comment, so whatever follows it is live syntax.
+const PLAIN: &str = "[a-z0-9./ -]{0,8}";
+/// Anything after the construct: quotes, unbalanced brackets, separators, newlines.
+const AFTER: &str = r#"[a-z $()`'"|&;<>{}\\\n=*-]{0,24}"#;
+
+/// A command line an `ls *` or `make *` rule seems to cover, with a construct whose effect is
+/// known only when it runs: a command or process substitution anywhere in a word (also inside
+/// double quotes), or `eval` / `source` / `.` in command position after a separator.
+fn smuggled() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let program = proptest::sample::select(vec!["ls", "make"]);
+    let substitution = proptest::sample::select(vec!["$(", "`", "<(", "\"$(", "\"`"]);
+    let runner = proptest::sample::select(vec!["eval ", "source ", ". "]);
+    let separator = proptest::sample::select(vec!["; ", " && ", " || ", " | ", "\n", " & "]);
+    prop_oneof![
+        (program.clone(), PLAIN, substitution, AFTER)
+            .prop_map(|(p, a, s, c)| format!("{p} {a}{s}{c}")),
+        (program, PLAIN, separator, runner, AFTER)
+            .prop_map(|(p, a, sep, r, c)| format!("{p} {a}{sep}{r}{c}")),
+    ]
+}
+
 proptest::proptest! {
+    /// However it is dressed, a construct that runs code the analyzer cannot see is never
+    /// allowed by a rule written for the visible command (and the analyzer never panics on it).
+    #[test]
+    fn smuggled_code_is_never_allowed_by_a_command_rule(command in smuggled()) {
+        let (_dir, policy, spec) = ls_and_make_allowed();
+        let verdict = policy.evaluate(&spec, &[Access::command(command.as_str())]);
+        proptest::prop_assert!(
+            !matches!(verdict, crate::permission::Verdict::Allow),
+            "auto-allowed: {command:?}"
+        );
+    }
+
+    /// The control: the same rules do allow the plain command, so the property above cannot pass
+    /// because the rules never allow anything. `make` is not a safe read-only command, so only
+    /// the rule can allow it.
+    #[test]
+    fn the_rules_allow_the_plain_commands(word in "[a-z0-9][a-z0-9._/-]{0,12}") {
+        let (_dir, policy, spec) = ls_and_make_allowed();
+        for command in [format!("ls {word}"), format!("make {word}")] {
+            let verdict = policy.evaluate(&spec, &[Access::command(command.as_str())]);
+            proptest::prop_assert!(
+                matches!(verdict, crate::permission::Verdict::Allow),
+                "refused: {command:?}: {verdict:?}"
+            );
+        }
+    }
+
     #[test]
     fn arbitrary_command_lines_never_panic(command in r#"[a-z $()`'"|&;<>{}\\\n=*-]{0,40}"#) {
         let _ = analyze(&command);
     }
+}
+
+/// Without the rule, `make` is refused in `dont-ask` mode: the control above shows the rule's
+/// effect, not a command that runs anyway.
+#[test]
+fn make_needs_its_rule() {
+    use crate::permission::{PermissionMode, PolicyBuilder, Verdict};
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = crate::Workspace::new(dir.path()).unwrap();
+    let policy = PolicyBuilder::new(workspace, PermissionMode::DontAsk).build();
+    let (_other, _, spec) = ls_and_make_allowed();
+    let verdict = policy.evaluate(&spec, &[Access::command("make all")]);
+    assert!(!matches!(verdict, Verdict::Allow), "{verdict:?}");
 }
 
 #[test]

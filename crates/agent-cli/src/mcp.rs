@@ -7,15 +7,16 @@ use agent_mcp::ServerConfig;
 use anyhow::{Context, bail};
 use clap::Subcommand;
 
-use crate::{
-    Options,
-    config::ConfigFile,
-    mcp_edit,
-    mcp_list::{self, Entry, Origin},
-    mcp_project,
-    mcp_serve::ServeArgs,
-    settings::Settings,
+use self::{
+    list::{Entry, Origin},
+    serve::ServeArgs,
 };
+use crate::{Options, config::ConfigFile, settings::Settings};
+
+mod edit;
+mod list;
+pub(crate) mod project;
+mod serve;
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum McpCommand {
@@ -92,7 +93,7 @@ fn pair(text: &str) -> Result<(String, String), String> {
 
 pub(crate) fn run(options: &Options, command: McpCommand) -> anyhow::Result<ExitCode> {
     match command {
-        McpCommand::Serve(args) => crate::mcp_serve::run(options, &args),
+        McpCommand::Serve(args) => serve::run(options, &args),
         McpCommand::Add(args) => add(options, args),
         McpCommand::Remove { name } => remove(options, &name),
         McpCommand::List { json } => list(options, None, json),
@@ -125,10 +126,10 @@ fn add(options: &Options, args: AddArgs) -> anyhow::Result<ExitCode> {
     server.bearer_token_env_var = args.bearer_token_env_var;
     server.http_headers = args.headers.into_iter().collect();
     let path = config_path(options)?;
-    let text = mcp_edit::read(&path)?;
-    let edited = mcp_edit::add(&text, &args.name, &server)
+    let text = edit::read(&path)?;
+    let edited = edit::add(&text, &args.name, &server)
         .with_context(|| format!("adding to {}", path.display()))?;
-    mcp_edit::write(&path, &edited)?;
+    edit::write(&path, &edited)?;
     // Values of `env` and headers may be secrets: only their names are shown.
     let how = match &server.url {
         Some(url) => format!("streamable HTTP at {url}"),
@@ -151,9 +152,9 @@ fn add(options: &Options, args: AddArgs) -> anyhow::Result<ExitCode> {
 
 fn remove(options: &Options, name: &str) -> anyhow::Result<ExitCode> {
     let path = config_path(options)?;
-    let text = mcp_edit::read(&path)?;
-    let edited = mcp_edit::remove(&text, name).with_context(|| format!("in {}", path.display()))?;
-    mcp_edit::write(&path, &edited)?;
+    let text = edit::read(&path)?;
+    let edited = edit::remove(&text, name).with_context(|| format!("in {}", path.display()))?;
+    edit::write(&path, &edited)?;
     println!("removed MCP server `{name}` from {}", path.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -174,7 +175,7 @@ fn list(options: &Options, only: Option<&str>, json: bool) -> anyhow::Result<Exi
         })
         .collect();
     // The project's servers after the user's; an unapproved one is shown, never started.
-    for server in mcp_project::load(&workspace, &settings.file.mcp_servers)? {
+    for server in project::load(&workspace, &settings.file.mcp_servers)? {
         let (config, problem) = match server.config {
             Ok(config) => (config, None),
             Err(why) => (ServerConfig::stdio("", Vec::new()), Some(why)),
@@ -190,13 +191,13 @@ fn list(options: &Options, only: Option<&str>, json: bool) -> anyhow::Result<Exi
     }
     let counter = agent_model::counter_for(&settings.model.model);
     let runtime = crate::setup::tokio_runtime()?;
-    let reports = runtime.block_on(mcp_list::gather(&entries, workspace, counter))?;
+    let reports = runtime.block_on(list::gather(&entries, workspace, counter))?;
     let text = match (only, json) {
-        (None, false) => mcp_list::table(&reports),
+        (None, false) => list::table(&reports),
         (None, true) => serde_json::to_string_pretty(&reports)? + "\n",
-        (Some(_), false) => reports.iter().map(mcp_list::details).collect(),
+        (Some(_), false) => reports.iter().map(list::details).collect(),
         (Some(_), true) => {
-            let one: Vec<_> = reports.iter().map(mcp_list::details_json).collect();
+            let one: Vec<_> = reports.iter().map(list::details_json).collect();
             serde_json::to_string_pretty(&one[0])? + "\n"
         }
     };
@@ -208,33 +209,33 @@ fn list(options: &Options, only: Option<&str>, json: bool) -> anyhow::Result<Exi
 fn approve(options: &Options, names: &[String]) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(options)?;
     let workspace = settings.workspace()?;
-    let servers = mcp_project::load(&workspace, &settings.file.mcp_servers)?;
+    let servers = project::load(&workspace, &settings.file.mcp_servers)?;
     if servers.is_empty() {
         bail!(
             "{} defines no MCP servers to approve (a server of the same name in the config file \
              replaces the project's)",
-            workspace.join(mcp_project::PROJECT_MCP).display()
+            workspace.join(project::PROJECT_MCP).display()
         );
     }
     for name in names {
         if !servers.iter().any(|server| &server.name == name) {
-            bail!("{} has no server `{name}`", mcp_project::PROJECT_MCP);
+            bail!("{} has no server `{name}`", project::PROJECT_MCP);
         }
     }
-    let chosen: Vec<&mcp_project::ProjectServer> =
+    let chosen: Vec<&project::ProjectServer> =
         servers.iter().filter(|server| names.is_empty() || names.contains(&server.name)).collect();
     for server in &chosen {
         if let Err(why) = &server.config {
             bail!("`{}` cannot be started, so it is not approved: {why}", server.name);
         }
     }
-    mcp_project::Approvals::load()?.approve(&workspace, &chosen)?;
+    project::Approvals::load()?.approve(&workspace, &chosen)?;
     for server in chosen {
         println!(
             "approved MCP server `{}` for {}: {}",
             server.name,
             workspace.display(),
-            mcp_project::describe(server)
+            project::describe(server)
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -3,6 +3,7 @@
 use std::{
     net::{Ipv4Addr, SocketAddr},
     process::ExitCode,
+    sync::Arc,
 };
 
 use agent_exec::{ExecutorConfig, PermissionMode};
@@ -11,7 +12,7 @@ use agent_tools::FileTracker;
 use anyhow::{Context, bail};
 use clap::Args;
 
-use crate::{Options, settings::Settings};
+use crate::{Options, render::allow_flags, settings::Settings};
 
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Serving")]
@@ -48,7 +49,10 @@ pub(crate) fn run(options: &Options, args: &ServeArgs) -> anyhow::Result<ExitCod
     for warning in executor.policy().warnings() {
         eprintln!("agent: warning: {warning}");
     }
-    let server = ToolServer::new(executor);
+    // The question an MCP client's user is asked names the rules as this program takes them.
+    let advice =
+        Arc::new(|rules: &[String]| format!("start the server with {}", allow_flags(rules)));
+    let server = ToolServer::with_rule_advice(executor, advice);
     let runtime = crate::setup::tokio_runtime()?;
     match &args.http {
         None => runtime.block_on(server.serve_stdio())?,
