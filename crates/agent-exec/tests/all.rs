@@ -13,6 +13,7 @@ mod suite {
     mod permission;
     mod project_doc;
     mod proptest;
+    mod reexports;
     mod snapshots;
     mod support;
 }
