@@ -209,6 +209,13 @@ impl AgentBuilder {
         self
     }
 
+    /// [`AgentBuilder::background`] for the sandbox's job table, the one kind of background work
+    /// the crate knows; kept so programs written when the builder took a `Jobs` still build.
+    /// `agent_tools::BuiltinTools::builtin_tools` registers the bash tool's table itself.
+    pub fn jobs(self, jobs: crate::jobs::Jobs) -> Self {
+        self.background(Arc::new(jobs))
+    }
+
     /// Replaces the loop's settings as a whole.
     pub fn config(mut self, config: AgentConfig) -> Self {
         self.config = config;
