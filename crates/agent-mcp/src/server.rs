@@ -395,7 +395,9 @@ impl Server {
         spawned.await?
     }
 
-    fn http_transport(&self) -> Result<StreamableHttpClientTransport<reqwest::Client>, LaunchError> {
+    fn http_transport(
+        &self,
+    ) -> Result<StreamableHttpClientTransport<reqwest::Client>, LaunchError> {
         let url = self.config.url.clone().unwrap_or_default();
         let mut config = StreamableHttpClientTransportConfig::with_uri(url);
         if let Some(var) = &self.config.bearer_token_env_var {
@@ -409,9 +411,8 @@ impl Server {
         for (name, value) in &self.config.http_headers {
             let name = reqwest::header::HeaderName::try_from(name.as_str())
                 .map_err(|source| LaunchError::HeaderName { name: name.clone(), source })?;
-            let value = reqwest::header::HeaderValue::try_from(value.as_str()).map_err(
-                |source| LaunchError::HeaderValue { name: name.to_string(), source },
-            )?;
+            let value = reqwest::header::HeaderValue::try_from(value.as_str())
+                .map_err(|source| LaunchError::HeaderValue { name: name.to_string(), source })?;
             headers.insert(name, value);
         }
         config = config.custom_headers(headers);
