@@ -232,6 +232,50 @@ fn commands_see_a_secret_file_only_when_an_allow_rule_exposes_it() {
     assert!(stdout(&shown).contains("tok-5ecret-value"), "{}{}", stdout(&shown), stderr(&shown));
 }
 
+/// `execute_code`'s Python hides what bash and read_file hide. The workspace is a virtualenv, so
+/// the interpreter may read it (it is the interpreter's prefix): `.env` in it reads as nothing,
+/// unless a `Read(./.env)` allow rule exposes it, and then the snippet prints its bytes.
+#[test]
+fn python_sees_a_secret_file_only_when_an_allow_rule_exposes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().canonicalize().unwrap();
+    let venv = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&workspace)
+        .output();
+    if !venv.is_ok_and(|out| out.status.success()) {
+        agent_test_support::skipped("python3 -m venv does not work here");
+        return;
+    }
+    std::fs::write(workspace.join(".env"), "API_TOKEN=tok-9ython-value\n").unwrap();
+    let env = workspace.join(".env").display().to_string();
+    let code = format!("import pathlib\nprint(repr(pathlib.Path({env:?}).read_bytes()))");
+    let args = serde_json::json!({"language": "python", "code": code}).to_string();
+    // The venv's python3 comes first on PATH, so it is the interpreter execute_code finds.
+    let path = std::env::join_paths(
+        std::iter::once(workspace.join("bin"))
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let run = |rules: &[&str]| {
+        let all = [rules, &["tools", "call", "execute_code", &args]].concat();
+        let mut command = crate::suite::command(&workspace, &all);
+        command.env("PATH", &path).stdin(std::process::Stdio::null());
+        let output = crate::suite::Running::spawn(&mut command).finish("agent tools call");
+        (stdout(&output), stderr(&output))
+    };
+    let (hidden, err) = run(&[]);
+    if hidden.contains("sandbox_unavailable") || hidden.contains("runtime_missing") {
+        agent_test_support::skipped(&format!("execute_code's Python cannot run here: {hidden}"));
+        return;
+    }
+    assert!(!hidden.contains("tok-9ython-value"), "{hidden}{err}");
+    // The file is there but empty to the snippet, so the run itself worked.
+    assert!(hidden.contains(r#"b''"#), "{hidden}{err}");
+    let (shown, err) = run(&["--allow", "Read(./.env)"]);
+    assert!(shown.contains("tok-9ython-value"), "{shown}{err}");
+}
+
 #[test]
 fn a_read_deny_rule_holds_for_grep_walks_and_read_file() {
     let dir = tempfile::tempdir().unwrap();
