@@ -84,10 +84,10 @@ pub(crate) struct AddArgs {
     command: Vec<String>,
 }
 
-fn pair(text: &str) -> Result<(String, String), String> {
+fn pair(text: &str) -> anyhow::Result<(String, String)> {
     match text.split_once('=') {
         Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
-        _ => Err("expected KEY=VALUE".to_owned()),
+        _ => bail!("expected KEY=VALUE"),
     }
 }
 
@@ -178,7 +178,7 @@ fn list(options: &Options, only: Option<&str>, json: bool) -> anyhow::Result<Exi
     for server in project::load(&workspace, &settings.file.mcp_servers)? {
         let (config, problem) = match server.config {
             Ok(config) => (config, None),
-            Err(why) => (ServerConfig::stdio("", Vec::new()), Some(why)),
+            Err(why) => (ServerConfig::stdio("", Vec::new()), Some(why.to_string())),
         };
         let origin = if server.approved { Origin::Project } else { Origin::Unapproved };
         entries.push(Entry { name: server.name, config, origin, problem });

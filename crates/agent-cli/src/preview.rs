@@ -9,6 +9,7 @@ mod style;
 
 use std::sync::Arc;
 
+use agent_core::ToolError;
 use agent_exec::{ApprovalRequest, Workspace};
 use agent_tools::{EditFile, EditFileInput, FileChange, FileTracker, WriteFile, WriteFileInput};
 use serde_json::Value;
@@ -43,7 +44,7 @@ impl Previewer {
         &self,
         tool: &str,
         arguments: &str,
-    ) -> Option<Result<FileChange, String>> {
+    ) -> Option<Result<FileChange, ToolError>> {
         let change = match tool {
             "edit_file" => {
                 let input: EditFileInput = serde_json::from_str(arguments).ok()?;
@@ -55,7 +56,7 @@ impl Previewer {
             }
             _ => return None,
         };
-        Some(change.map_err(|err| err.message))
+        Some(change)
     }
 }
 
@@ -76,11 +77,11 @@ pub(crate) fn approval(
     let change = previewer.and_then(|p| p.file_change(&request.tool, &request.arguments));
     match (request.tool.as_str(), change) {
         (_, Some(Ok(change))) => file(&change),
-        (_, Some(Err(message))) => {
+        (_, Some(Err(err))) => {
             let path = arguments["path"].as_str().unwrap_or_default().to_owned();
             let mut block = Block::default();
             // Wrapped, not cut: the reason is the point of this preview.
-            let text = format!("the call would fail: {message}");
+            let text = format!("the call would fail: {}", err.message);
             for line in style::wrap(&text, style.width.saturating_sub(2)) {
                 block.push(Tone::Error, line);
             }

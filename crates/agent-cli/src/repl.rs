@@ -19,7 +19,7 @@ use crate::{
     preview::{Style, short},
     render::Renderer,
     session::SessionLog,
-    setup::{self, Launch, Session},
+    setup::{self, Launch, Session, StoppedByHook},
     spinner::Spinner,
     status::{self, Tally},
 };
@@ -120,7 +120,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     };
     approver.set_previewer(session.previewer.clone());
     let source = if args.resume.is_some() { "resume" } else { "startup" };
-    if let Err(reason) = tokio.block_on(session.start(source)) {
+    if let Err(StoppedByHook(reason)) = tokio.block_on(session.start(source)) {
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");
         return Ok(ExitCode::from(1));
     }
@@ -208,7 +208,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 tokio.block_on(session.end("clear"));
                 session.clear()?;
                 renderer.work.clear();
-                if let Err(reason) = tokio.block_on(session.start("clear")) {
+                if let Err(StoppedByHook(reason)) = tokio.block_on(session.start("clear")) {
                     eprintln!("agent: a SessionStart hook stopped the session: {reason}");
                     break;
                 }

@@ -67,6 +67,10 @@ pub(crate) struct Session {
     runtime: tokio::runtime::Handle,
 }
 
+/// A `SessionStart` hook ended the session before it began, with its reason.
+#[derive(Debug)]
+pub(crate) struct StoppedByHook(pub(crate) String);
+
 /// Builds a session from the options, or the exit code of a configuration problem already
 /// explained on stderr.
 pub(crate) fn open(
@@ -210,7 +214,7 @@ impl Session {
 
     /// Runs the `SessionStart` hooks (`source`: `startup`, `resume` or `clear`); what they print
     /// for the model is added to the instructions, and a hook that blocks ends the session.
-    pub(crate) async fn start(&mut self, source: &str) -> Result<(), String> {
+    pub(crate) async fn start(&mut self, source: &str) -> Result<(), StoppedByHook> {
         let hooks = self.agent.executor().hooks().clone();
         if !hooks.wants(HookEvent::SessionStart, None) {
             return Ok(());
@@ -220,7 +224,7 @@ impl Session {
         let result =
             hooks.run(HookEvent::SessionStart, None, fields, &CancellationToken::new()).await;
         if let Some(reason) = result.stop.or(result.block) {
-            return Err(reason);
+            return Err(StoppedByHook(reason));
         }
         let instructions = &mut self.agent.config_mut().instructions;
         for context in result.context {

@@ -70,7 +70,7 @@ pub use crate::{
         Continuation, ModelClient, ModelError, ModelErrorKind, ModelEvent, ModelRequest,
         ModelStream, StopReason, ToolChoice, Usage,
     },
-    output::OutputSchema,
+    output::{AnswerError, OutputSchema},
     tokens::{CharEstimate, TokenCounter},
     tool::{Access, BoxFuture, Effects, PreparedCall, Tool, ToolOutput, ToolSpec},
     typed::{Typed, TypedTool},

@@ -8,7 +8,19 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::schema::{ArgsValidator, InvalidSchema, StrictError, make_strict};
+use crate::schema::{ArgsError, ArgsValidator, InvalidSchema, StrictError, make_strict};
+
+/// Why a final answer was refused. Its text is written for the model, which reads it when it is
+/// asked to answer again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    /// The output schema itself cannot be compiled, so no answer can be checked against it.
+    #[error(transparent)]
+    Schema(#[from] InvalidSchema),
+    /// The answer is not one JSON object that fits the schema.
+    #[error(transparent)]
+    Mismatch(#[from] ArgsError),
+}
 
 /// A schema for the final answer, sent as Chat Completions' `response_format` or Responses'
 /// `text.format`, and checked locally when the answer arrives.
@@ -44,13 +56,10 @@ impl OutputSchema {
         &self.strict
     }
 
-    /// Checks an answer: one JSON object that fits the schema. Returns the parsed value, or a
-    /// message saying what is wrong, written for the model.
-    pub fn check(&self, answer: &str) -> Result<Value, String> {
-        let validator = match self.validator.as_ref() {
-            Ok(validator) => validator,
-            Err(err) => return Err(err.to_string()),
-        };
+    /// Checks an answer: one JSON object that fits the schema. Returns the parsed value, or what
+    /// is wrong, in words written for the model.
+    pub fn check(&self, answer: &str) -> Result<Value, AnswerError> {
+        let validator = self.validator.as_ref().as_ref().map_err(InvalidSchema::clone)?;
         // Models like to wrap JSON in a Markdown fence even when told not to; the fence is not
         // part of the answer.
         let text = answer.trim();
@@ -59,7 +68,7 @@ impl OutputSchema {
             .or_else(|| text.strip_prefix("```"))
             .and_then(|rest| rest.strip_suffix("```"))
             .unwrap_or(text);
-        validator.parse_value(text.trim()).map_err(|err| err.to_string())
+        Ok(validator.parse_value(text.trim())?)
     }
 }
 
@@ -94,6 +103,24 @@ mod tests {
         check(r#"{"city":"Oslo"}"#, false);
         check(r#"{"city":"Oslo","population":"many"}"#, false);
         check("Oslo has 709000 people.", false);
+    }
+
+    #[test]
+    fn a_refused_answer_says_where_it_does_not_fit() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"population": {"type": "integer"}},
+            "required": ["population"]
+        });
+        let output = OutputSchema::new("answer", schema).unwrap();
+        let Err(err) = output.check(r#"{"population":"many"}"#) else {
+            panic!("a string population fits an integer schema");
+        };
+        assert!(matches!(err, AnswerError::Mismatch(ArgsError::Invalid { .. })), "{err:?}");
+        // The model reads this text: it is the argument error's, word for word.
+        assert!(err.to_string().starts_with("invalid arguments at `$.population`"), "{err}");
+        let Err(err) = output.check("Oslo") else { panic!("prose fits an object schema") };
+        assert!(err.to_string().starts_with("arguments are not a valid JSON object"), "{err}");
     }
 
     #[test]

@@ -289,23 +289,33 @@ impl AgentBuilder {
     }
 
     /// Like [`AgentBuilder::build`], for a model chosen at run time.
-    pub fn build_boxed(mut self, model: Box<dyn ModelClient>) -> Result<Agent> {
+    pub fn build_boxed(self, model: Box<dyn ModelClient>) -> Result<Agent> {
         let mut config = self.config.clone();
+        let (executor, instructions) = self.build_executor_and_instructions()?;
+        config.instructions = instructions;
+        Ok(Agent { model, executor, config, conversation: Conversation::default() })
+    }
+
+    /// The executor, and the instructions an agent built from this builder sends with every
+    /// request: the instructions, the guidance of the offered tools as one paragraph, and the
+    /// project instructions. For a front end that runs no model but reports what a request
+    /// carries (`agent tools list --tokens`); [`AgentBuilder::build`] sends exactly this text.
+    pub fn build_executor_and_instructions(mut self) -> Result<(Executor, String)> {
+        let mut instructions = std::mem::take(&mut self.config.instructions);
         let guidance = std::mem::take(&mut self.guidance);
         let project = std::mem::take(&mut self.project);
         let executor = self.build_executor()?;
-        // The guidance of the offered tools, as one paragraph after the instructions.
         let offered = |tool: &str| executor.registry().get(tool).is_some();
         let lines = guidance.iter().filter(|(tool, _)| offered(tool)).map(|(_, line)| line);
         for (index, line) in lines.enumerate() {
-            config.instructions.push_str(if index == 0 { "\n\n" } else { "\n" });
-            config.instructions.push_str(line);
+            instructions.push_str(if index == 0 { "\n\n" } else { "\n" });
+            instructions.push_str(line);
         }
         for text in &project {
-            config.instructions.push_str("\n\n");
-            config.instructions.push_str(text);
+            instructions.push_str("\n\n");
+            instructions.push_str(text);
         }
-        Ok(Agent { model, executor, config, conversation: Conversation::default() })
+        Ok((executor, instructions))
     }
 }
 

@@ -23,6 +23,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::{
     search::{self, Entry, Loaded, ToolSearch},
+    server::StartError,
     session::{McpSession, Started},
 };
 
@@ -75,7 +76,7 @@ pub struct McpTools {
     /// Servers whose first start has answered.
     answered: Mutex<HashSet<String>>,
     /// Servers whose last start failed, with the report.
-    failed: Mutex<Vec<(String, String)>>,
+    failed: Mutex<Vec<StartError>>,
     /// Results were taken in outside `refresh`, or tools were loaded, so the next `refresh`
     /// reports a change.
     changed: AtomicBool,
@@ -147,14 +148,14 @@ impl McpTools {
 
     /// Waits for the servers marked `required = true`; the first that failed to start is the
     /// error, and the session should not begin without it.
-    pub async fn wait_required(&self) -> Result<(), String> {
+    pub async fn wait_required(&self) -> Result<(), StartError> {
         let required = |server: &str| {
             self.session.servers().iter().any(|s| s.name() == server && s.config().required)
         };
         self.wait_until(required).await;
         let failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
-        match failed.iter().find(|(server, _)| required(server)) {
-            Some((_, error)) => Err(error.clone()),
+        match failed.iter().find(|error| required(&error.server)) {
+            Some(error) => Err(error.clone()),
             None => Ok(()),
         }
     }
@@ -196,7 +197,7 @@ impl McpTools {
             Ok(tools) => tools,
             Err(err) => {
                 let mut failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
-                failed.push((name.clone(), err.to_string()));
+                failed.push(err);
                 Vec::new()
             }
         };

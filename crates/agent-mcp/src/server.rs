@@ -18,7 +18,7 @@ use std::{
 };
 
 use agent_core::{ToolError, ToolErrorKind};
-use agent_sandbox::process::{ProcessSpec, ServiceChild, spawn_service};
+use agent_sandbox::process::{ProcessSpec, ServiceChild, SpawnError, spawn_service};
 use futures_util::FutureExt as _;
 use rmcp::{
     ClientHandler, Peer, RoleClient, ServiceExt as _,
@@ -56,7 +56,7 @@ impl ServerEnv {
 }
 
 /// Why a server could not be started.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("mcp server `{server}` did not start: {reason}{}", tail.as_ref().map(|t| format!("\nits stderr ended with:\n{t}")).unwrap_or_default())]
 pub struct StartError {
     /// The server's name.
@@ -67,6 +67,30 @@ pub struct StartError {
     pub tail: Option<String>,
     /// It did not answer within its `startup_timeout_sec` (rather than failing outright).
     pub timed_out: bool,
+}
+
+/// Why a server's process or HTTP session could not be set up; its text becomes the
+/// [`StartError`]'s reason.
+#[derive(Debug, thiserror::Error)]
+enum LaunchError {
+    #[error("could not start `{0}`: no such program")]
+    NoSuchProgram(String),
+    #[error("creating {}: {source}", dir.display())]
+    LogDir { dir: PathBuf, source: std::io::Error },
+    #[error("opening {}: {source}", path.display())]
+    Log { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    #[error("starting the server: {0}")]
+    Thread(#[from] tokio::task::JoinError),
+    #[error("the variable `{0}` (bearer_token_env_var) is not set")]
+    NoToken(String),
+    #[error("http_headers `{name}`: {source}")]
+    HeaderName { name: String, source: reqwest::header::InvalidHeaderName },
+    #[error("http_headers `{name}`: {source}")]
+    HeaderValue { name: String, source: reqwest::header::InvalidHeaderValue },
+    #[error("building the HTTP client: {0}")]
+    Client(#[from] reqwest::Error),
 }
 
 /// The client side of one connection: reports `tools/list_changed`.
@@ -312,7 +336,8 @@ impl Server {
         };
         match kind {
             TransportKind::Stdio => {
-                let mut child = self.spawn().await.map_err(|reason| self.start_error(reason))?;
+                let mut child =
+                    self.spawn().await.map_err(|err| self.start_error(err.to_string()))?;
                 let Some(stdio) = child.take_stdio() else {
                     return Err(self.start_error("the child has no pipes".to_owned()));
                 };
@@ -326,7 +351,8 @@ impl Server {
                 }
             }
             TransportKind::Http => {
-                let transport = self.http_transport().map_err(|reason| self.start_error(reason))?;
+                let transport =
+                    self.http_transport().map_err(|err| self.start_error(err.to_string()))?;
                 match tokio::time::timeout(timeout, handler.serve(transport)).await {
                     Ok(Ok(service)) => {
                         let subscription = listen(&service).await;
@@ -339,7 +365,7 @@ impl Server {
         }
     }
 
-    async fn spawn(&self) -> Result<ServiceChild, String> {
+    async fn spawn(&self) -> Result<ServiceChild, LaunchError> {
         let command = self.config.command.as_deref().unwrap_or_default();
         let mut spec = ProcessSpec::new(command);
         spec.args = self.config.args.iter().map(OsString::from).collect();
@@ -355,7 +381,7 @@ impl Server {
             None => std::env::var_os("PATH"),
         };
         if !findable(command, spec.cwd.as_deref(), path_var.as_deref()) {
-            return Err(format!("could not start `{command}`: no such program"));
+            return Err(LaunchError::NoSuchProgram(command.to_owned()));
         }
         let log = self.env.log_path(&self.name);
         let env: Vec<(OsString, OsString)> =
@@ -364,34 +390,34 @@ impl Server {
         // more, several under load), and the session's first model request is being sent on
         // the same thread at that moment: on a blocking thread, it waits for no server.
         let spawned = tokio::task::spawn_blocking(move || {
-            spawn_service(&spec, &env, open_log(log.as_deref())?).map_err(|err| err.to_string())
+            Ok(spawn_service(&spec, &env, open_log(log.as_deref())?)?)
         });
-        spawned.await.map_err(|err| format!("starting the server: {err}"))?
+        spawned.await?
     }
 
-    fn http_transport(&self) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    fn http_transport(
+        &self,
+    ) -> Result<StreamableHttpClientTransport<reqwest::Client>, LaunchError> {
         let url = self.config.url.clone().unwrap_or_default();
         let mut config = StreamableHttpClientTransportConfig::with_uri(url);
         if let Some(var) = &self.config.bearer_token_env_var {
             // The token is read here and handed to the transport only: never logged or shown.
             match std::env::var(var) {
                 Ok(token) if !token.is_empty() => config = config.auth_header(token),
-                _ => return Err(format!("the variable `{var}` (bearer_token_env_var) is not set")),
+                _ => return Err(LaunchError::NoToken(var.clone())),
             }
         }
         let mut headers = HashMap::new();
         for (name, value) in &self.config.http_headers {
             let name = reqwest::header::HeaderName::try_from(name.as_str())
-                .map_err(|err| format!("http_headers `{name}`: {err}"))?;
+                .map_err(|source| LaunchError::HeaderName { name: name.clone(), source })?;
             let value = reqwest::header::HeaderValue::try_from(value.as_str())
-                .map_err(|err| format!("http_headers `{name}`: {err}"))?;
+                .map_err(|source| LaunchError::HeaderValue { name: name.to_string(), source })?;
             headers.insert(name, value);
         }
         config = config.custom_headers(headers);
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .build()
-            .map_err(|err| format!("building the HTTP client: {err}"))?;
+        let client = reqwest::Client::builder().build()?;
         Ok(StreamableHttpClientTransport::with_client(client, config))
     }
 }
@@ -434,22 +460,22 @@ fn findable(program: &str, cwd: Option<&std::path::Path>, path: Option<&std::ffi
 }
 
 /// The server's stderr log, appended to (`/dev/null` without a session folder).
-fn open_log(path: Option<&std::path::Path>) -> Result<std::fs::File, String> {
+fn open_log(path: Option<&std::path::Path>) -> Result<std::fs::File, LaunchError> {
+    let opening = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| LaunchError::Log { path, source }
+    };
     match path {
         Some(path) => {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)
-                    .map_err(|err| format!("creating {}: {err}", dir.display()))?;
+                    .map_err(|source| LaunchError::LogDir { dir: dir.to_path_buf(), source })?;
             }
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|err| format!("opening {}: {err}", path.display()))
+            std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(opening(path))
         }
-        None => std::fs::File::options()
-            .write(true)
-            .open("/dev/null")
-            .map_err(|err| format!("opening /dev/null: {err}")),
+        None => {
+            let null = std::path::Path::new("/dev/null");
+            std::fs::File::options().write(true).open(null).map_err(opening(null))
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! Test helpers shared by the workspace's test suites: how a test that cannot run on this machine
-//! says so.
+//! says so, and where the MCP peers it may need are installed.
 //!
 //! A test that needs a kernel feature (Landlock, seccomp, user namespaces) or a peer program (jq,
 //! python3, the MCP peers) calls [`skipped`] when it is missing. The skip is printed in a passing
@@ -8,7 +8,7 @@
 //!
 //! This crate is a dev-dependency only (tidy checks that no crate ships with it).
 
-use std::io::Write as _;
+use std::{io::Write as _, path::PathBuf};
 
 /// The switch that turns every skip into a failure.
 pub const NO_SKIP: &str = "AGENT_NO_SKIP";
@@ -19,6 +19,40 @@ pub const NO_SKIP_ALIAS: &str = "AGENT_REQUIRE_SANDBOX";
 /// Whether skips are failures here: `AGENT_NO_SKIP` (or its alias `AGENT_REQUIRE_SANDBOX`) is set.
 pub fn no_skip() -> bool {
     [NO_SKIP, NO_SKIP_ALIAS].iter().any(|name| std::env::var_os(name).is_some())
+}
+
+/// The variable naming the directory the MCP peers are installed in (instead of the default).
+pub const MCP_PEERS: &str = "AGENT_MCP_PEERS";
+
+/// Where `scripts/mcp/setup.sh` installed the MCP peers: `AGENT_MCP_PEERS`, else
+/// `~/.cache/agent/mcp-peers`.
+pub fn mcp_peers_dir() -> PathBuf {
+    match std::env::var_os(MCP_PEERS) {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::home_dir().unwrap_or_default().join(".cache/agent/mcp-peers"),
+    }
+}
+
+/// The installed MCP peer at `relative` (inside [`mcp_peers_dir`]), or `None` after saying the
+/// check is [`skipped`] for want of `what`.
+#[track_caller]
+pub fn mcp_peer(relative: &str, what: &str) -> Option<PathBuf> {
+    let path = mcp_peers_dir().join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    skipped(&format!(
+        "{what} is not installed at {} (run scripts/mcp/setup.sh or set {MCP_PEERS})",
+        path.display()
+    ));
+    None
+}
+
+/// The Python of the virtualenv holding the `mcp` SDK, or `None` after saying the check is
+/// skipped.
+#[track_caller]
+pub fn mcp_python() -> Option<PathBuf> {
+    mcp_peer("venv/bin/python", "the Python mcp SDK")
 }
 
 /// Says why a check is skipped, on the real stderr: libtest captures `println!`, and a skip must

@@ -3,14 +3,11 @@
 
 use std::{fmt::Write as _, time::Duration};
 
-use agent_core::{
-    Access, Effects, HiddenPath, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool,
-};
+use agent_core::{Access, Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool};
 use agent_sandbox::{
     jobs::{JobError, Jobs},
     process::{self, ProcessSpec, SpawnError},
     sandbox::{SandboxConfig, SandboxError},
-    secret::Hidden,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -136,17 +133,8 @@ impl TypedTool for Bash {
         let mut sandbox = self.config.sandbox.clone();
         sandbox.workspace = ws.root().to_path_buf();
         // The session's policy says which secrets a command must not see, the same list the
-        // file tools get from the boundary, so `Read(./.env)` exposes `.env` to both or neither.
-        // The command keeps the caller's `HOME`, so its credential locations are these.
-        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-        sandbox.hide = ws.hidden_paths(home.as_deref()).map(|hidden| {
-            let hidden = hidden.into_iter().map(|HiddenPath { path, shown, rule }| Hidden {
-                path,
-                shown,
-                rule,
-            });
-            hidden.collect()
-        });
+        // file tools get from the boundary.
+        sandbox.hide = paths::hidden(ws);
         // Approved only as read-only: the command may execute only the programs it names.
         sandbox.exec_allowlist = ctx.exec_allowlist.as_deref().map(<[String]>::to_vec);
         let mut spec = ProcessSpec::bash(&input.command).cwd(&dir);

@@ -16,7 +16,9 @@ use agent_core::{Effects, ToolContext, ToolError, ToolErrorKind, ToolOutput, Typ
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use self::engine::{CodeError, CodeErrorKind, CodeLimits, CodeResult, Language, run};
+pub use self::engine::{
+    CodeError, CodeErrorKind, CodeLimits, CodeResult, Language, run, run_hiding,
+};
 
 /// The largest snippet accepted, in bytes.
 const MAX_CODE_BYTES: usize = 100 * 1024;
@@ -108,7 +110,9 @@ impl TypedTool for ExecuteCode {
             CodeLanguage::Typescript => Language::TypeScript,
             CodeLanguage::Python => Language::Python,
         };
-        let result = run(language, &input.code, &limits, ctx.cancel.clone()).await;
+        // Python hides what the call's boundary hides, as bash does, so the two never disagree.
+        let hidden = crate::paths::hidden(&*ctx.workspace);
+        let result = run_hiding(language, &input.code, &limits, hidden, ctx.cancel.clone()).await;
         let stdout = cap(&result.stdout);
         let stderr = cap(&result.stderr);
         let Some(error) = result.error else {

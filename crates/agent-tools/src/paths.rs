@@ -1,9 +1,10 @@
 //! Paths as the tools show them: relative to the workspace root, and what a missing path
 //! suggests. Resolution itself is the boundary's job (`ToolContext::workspace`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use agent_core::{ToolError, ToolErrorKind};
+use agent_core::{Boundary, HiddenPath, ToolError, ToolErrorKind};
+use agent_sandbox::secret::Hidden;
 
 /// `path` relative to the workspace root, with `/` separators; `.` for the root itself.
 pub(crate) fn display(root: &Path, path: &Path) -> String {
@@ -12,6 +13,21 @@ pub(crate) fn display(root: &Path, path: &Path) -> String {
         Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
         Err(_) => path.display().to_string(),
     }
+}
+
+/// The files a process started for a call must not see: the boundary's secret list, the one the
+/// file tools honour (`Read(…)` allow rules applied), so `Read(./.env)` exposes `.env` to both or
+/// neither. The process keeps the caller's `HOME`, or its interpreter may live there, so the
+/// credential locations are this one's. `None` when the boundary keeps no list.
+pub(crate) fn hidden(workspace: &dyn Boundary) -> Option<Vec<Hidden>> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let hidden = workspace.hidden_paths(home.as_deref())?;
+    Some(
+        hidden
+            .into_iter()
+            .map(|HiddenPath { path, shown, rule }| Hidden { path, shown, rule })
+            .collect(),
+    )
 }
 
 /// The `not_found` error for a missing path, naming up to five similar existing paths.

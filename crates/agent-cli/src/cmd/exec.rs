@@ -12,7 +12,7 @@ use crate::{
     hooks::Trust,
     markdown::Screen,
     render::Renderer,
-    setup::{self, Launch},
+    setup::{self, Launch, StoppedByHook},
 };
 
 #[derive(Debug, Args)]
@@ -94,7 +94,7 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
         });
     }
     let source = if args.resume.is_some() { "resume" } else { "startup" };
-    if let Err(reason) = runtime.block_on(session.start(source)) {
+    if let Err(StoppedByHook(reason)) = runtime.block_on(session.start(source)) {
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");
         renderer.failed(FailReason::Stopped, reason, 1);
         return Ok(ExitCode::from(1));

@@ -68,7 +68,11 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
         tokio.block_on(mcp.wait_all());
         builder = builder.late_tools(mcp.clone());
     }
-    let executor = builder.build_executor()?;
+    // The project instructions go with every request, so the token count includes them.
+    if matches!(command, ToolsCommand::List { tokens: true, .. }) {
+        builder = builder.project_instructions(&settings.project_docs()?.text);
+    }
+    let (executor, instructions) = builder.build_executor_and_instructions()?;
     for warning in executor.policy().warnings() {
         eprintln!("agent: warning: {warning}");
     }
@@ -76,7 +80,7 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
     match command {
         ToolsCommand::List { json, tokens } => {
             if tokens {
-                print_tokens(&specs, json)?;
+                print_tokens(&specs, &instructions, json)?;
             } else if json {
                 let list: Vec<_> = specs
                     .iter()
@@ -157,11 +161,12 @@ fn effects(spec: &ToolSpec) -> Vec<&'static str> {
     names
 }
 
-/// Each tool's estimated schema cost, then the instructions and the total every request carries.
-fn print_tokens(specs: &[ToolSpec], json: bool) -> anyhow::Result<()> {
+/// Each tool's estimated schema cost, then the instructions (as the agent sends them: with the
+/// offered tools' guidance and the project instructions) and the total every request carries.
+fn print_tokens(specs: &[ToolSpec], instructions: &str, json: bool) -> anyhow::Result<()> {
     let costs: Vec<(&str, usize)> =
         specs.iter().map(|spec| (spec.name.as_str(), agent_model::tool_tokens(spec))).collect();
-    let instructions = agent_model::estimate_tokens(agent_exec::DEFAULT_INSTRUCTIONS);
+    let instructions = agent_model::estimate_tokens(instructions);
     let total = instructions + costs.iter().map(|(_, cost)| cost).sum::<usize>();
     if json {
         let tools: Vec<_> =

@@ -17,7 +17,7 @@ use std::{
 };
 
 use agent_mcp::ServerConfig;
-use anyhow::Context;
+use anyhow::{Context, anyhow, bail};
 use serde_json::{Map, Value};
 
 use crate::{hooks::Trust, session::SessionLog};
@@ -29,13 +29,13 @@ type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 pub(crate) const PROJECT_MCP: &str = ".mcp.json";
 
 /// One server of the project file.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct ProjectServer {
     pub(crate) name: String,
     /// The definition as the file has it: what an approval is given for.
     pub(crate) definition: String,
     /// The server as the client starts it, or why it cannot be started.
-    pub(crate) config: Result<ServerConfig, String>,
+    pub(crate) config: anyhow::Result<ServerConfig>,
     pub(crate) approved: bool,
 }
 
@@ -82,55 +82,53 @@ fn load_with(
 /// A `.mcp.json` entry as a server table: `{command, args, env}` for stdio (`type` absent or
 /// `"stdio"`), `{type: "http", url, headers}` for streamable HTTP. Claude Code's `${VAR}` and
 /// `${VAR:-default}` are expanded in those values from our environment.
-fn server_config(name: &str, definition: &Value, env: Env<'_>) -> Result<ServerConfig, String> {
-    let text = |key: &str| -> Result<Option<String>, String> {
+fn server_config(name: &str, definition: &Value, env: Env<'_>) -> anyhow::Result<ServerConfig> {
+    let text = |key: &str| -> anyhow::Result<Option<String>> {
         match definition.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(text)) => Ok(Some(expand(text, env))),
-            Some(_) => Err(format!("`{key}` is not a string")),
+            Some(_) => bail!("`{key}` is not a string"),
         }
     };
-    let pairs = |key: &str| -> Result<BTreeMap<String, String>, String> {
+    let pairs = |key: &str| -> anyhow::Result<BTreeMap<String, String>> {
         match definition.get(key) {
             None | Some(Value::Null) => Ok(BTreeMap::new()),
             Some(Value::Object(map)) => map
                 .iter()
                 .map(|(k, v)| match v {
                     Value::String(v) => Ok((k.clone(), expand(v, env))),
-                    _ => Err(format!("`{key}.{k}` is not a string")),
+                    _ => Err(anyhow!("`{key}.{k}` is not a string")),
                 })
                 .collect(),
-            Some(_) => Err(format!("`{key}` is not an object")),
+            Some(_) => bail!("`{key}` is not an object"),
         }
     };
     let kind = text("type")?;
     let config = match kind.as_deref() {
         None | Some("stdio") => {
-            let command = text("command")?.ok_or("it has neither `command` nor `url`")?;
+            let command = text("command")?.context("it has neither `command` nor `url`")?;
             let args = match definition.get("args") {
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::Array(args)) => args
                     .iter()
                     .map(|arg| {
-                        arg.as_str().map(|arg| expand(arg, env)).ok_or("`args` holds a non-string")
+                        arg.as_str()
+                            .map(|arg| expand(arg, env))
+                            .context("`args` holds a non-string")
                     })
-                    .collect::<Result<_, _>>()?,
-                Some(_) => return Err("`args` is not an array".to_owned()),
+                    .collect::<anyhow::Result<_>>()?,
+                Some(_) => bail!("`args` is not an array"),
             };
             ServerConfig { env: pairs("env")?, ..ServerConfig::stdio(command, args) }
         }
         Some("http") => {
-            let url = text("url")?.ok_or("an http server needs `url`")?;
+            let url = text("url")?.context("an http server needs `url`")?;
             ServerConfig { http_headers: pairs("headers")?, ..ServerConfig::http(url) }
         }
-        Some("sse") => {
-            return Err(
-                "`sse` servers are not supported: only stdio and streamable http".to_owned()
-            );
-        }
-        Some(other) => return Err(format!("unknown `type` `{other}`")),
+        Some("sse") => bail!("`sse` servers are not supported: only stdio and streamable http"),
+        Some(other) => bail!("unknown `type` `{other}`"),
     };
-    config.check(name).map_err(|err| err.to_string())?;
+    config.check(name)?;
     Ok(config)
 }
 
@@ -339,7 +337,7 @@ mod tests {
         let got = server_config("s", &definition, &|_| None);
         match (got, expect) {
             (Ok(got), Ok(expect)) => assert_eq!(got, expect),
-            (Err(got), Err(expect)) => assert!(got.contains(expect), "{got}"),
+            (Err(got), Err(expect)) => assert!(got.to_string().contains(expect), "{got}"),
             (got, expect) => panic!("got {got:?}, expected {expect:?}"),
         }
     }

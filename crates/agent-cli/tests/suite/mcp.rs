@@ -11,34 +11,17 @@ use serde_json::{Value, json};
 
 use crate::suite::{agent, command, exec::exec, session_id, stderr, stdout, transcript};
 
-/// Where `scripts/mcp/setup.sh` installed the peers.
-fn peers_dir() -> PathBuf {
-    match std::env::var_os("AGENT_MCP_PEERS") {
-        Some(dir) => PathBuf::from(dir),
-        None => std::env::home_dir().unwrap_or_default().join(".cache/agent/mcp-peers"),
-    }
-}
-
 /// The server-everything executable, or `None` after saying the test is skipped.
 pub(crate) fn everything() -> Option<PathBuf> {
-    let path = peers_dir().join("node/node_modules/.bin/mcp-server-everything");
-    present(path, "server-everything")
+    agent_test_support::mcp_peer(
+        "node/node_modules/.bin/mcp-server-everything",
+        "server-everything",
+    )
 }
 
 /// The Python of the venv holding the `mcp` SDK, or `None` after saying the test is skipped.
 pub(crate) fn python() -> Option<PathBuf> {
-    present(peers_dir().join("venv/bin/python"), "the Python mcp SDK")
-}
-
-fn present(path: PathBuf, what: &str) -> Option<PathBuf> {
-    if path.exists() {
-        return Some(path);
-    }
-    agent_test_support::skipped(&format!(
-        "{what} is not installed at {} (run scripts/mcp/setup.sh or set AGENT_MCP_PEERS)",
-        path.display()
-    ));
-    None
+    agent_test_support::mcp_python()
 }
 
 pub(crate) fn py_server() -> PathBuf {

@@ -1,5 +1,6 @@
 //! `agent tools`: the tool list, the exact schemas a model receives, and direct calls.
 
+use agent_model::scripted::{Script, ScriptedServer, Turn};
 use serde_json::Value;
 
 use crate::suite::{agent, stderr, stdout};
@@ -231,6 +232,50 @@ fn commands_see_a_secret_file_only_when_an_allow_rule_exposes_it() {
     assert!(stdout(&shown).contains("tok-5ecret-value"), "{}{}", stdout(&shown), stderr(&shown));
 }
 
+/// `execute_code`'s Python hides what bash and read_file hide. The workspace is a virtualenv, so
+/// the interpreter may read it (it is the interpreter's prefix): `.env` in it reads as nothing,
+/// unless a `Read(./.env)` allow rule exposes it, and then the snippet prints its bytes.
+#[test]
+fn python_sees_a_secret_file_only_when_an_allow_rule_exposes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().canonicalize().unwrap();
+    let venv = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&workspace)
+        .output();
+    if !venv.is_ok_and(|out| out.status.success()) {
+        agent_test_support::skipped("python3 -m venv does not work here");
+        return;
+    }
+    std::fs::write(workspace.join(".env"), "API_TOKEN=tok-9ython-value\n").unwrap();
+    let env = workspace.join(".env").display().to_string();
+    let code = format!("import pathlib\nprint(repr(pathlib.Path({env:?}).read_bytes()))");
+    let args = serde_json::json!({"language": "python", "code": code}).to_string();
+    // The venv's python3 comes first on PATH, so it is the interpreter execute_code finds.
+    let path = std::env::join_paths(
+        std::iter::once(workspace.join("bin"))
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let run = |rules: &[&str]| {
+        let all = [rules, &["tools", "call", "execute_code", &args]].concat();
+        let mut command = crate::suite::command(&workspace, &all);
+        command.env("PATH", &path).stdin(std::process::Stdio::null());
+        let output = crate::suite::Running::spawn(&mut command).finish("agent tools call");
+        (stdout(&output), stderr(&output))
+    };
+    let (hidden, err) = run(&[]);
+    if hidden.contains("sandbox_unavailable") || hidden.contains("runtime_missing") {
+        agent_test_support::skipped(&format!("execute_code's Python cannot run here: {hidden}"));
+        return;
+    }
+    assert!(!hidden.contains("tok-9ython-value"), "{hidden}{err}");
+    // The file is there but empty to the snippet, so the run itself worked.
+    assert!(hidden.contains(r#"b''"#), "{hidden}{err}");
+    let (shown, err) = run(&["--allow", "Read(./.env)"]);
+    assert!(shown.contains("tok-9ython-value"), "{shown}{err}");
+}
+
 #[test]
 fn a_read_deny_rule_holds_for_grep_walks_and_read_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -250,4 +295,48 @@ fn a_read_deny_rule_holds_for_grep_walks_and_read_file() {
         agent(dir.path(), &[&deny[..], &["read_file", r#"{"path":"src/vault.rs"}"#]].concat());
     assert!(stdout(&output).contains(r#""error":"permission_denied""#), "{}", stdout(&output));
     assert!(!stdout(&output).contains("vault-6c1e"), "{}", stdout(&output));
+}
+
+/// `tools list --tokens` counts the instructions the agent really sends: the system message of
+/// `exec`'s first request, with the offered tools' guidance and the project's AGENTS.md, estimated
+/// the same way. Counting the bare default instructions would come out short, and would not change
+/// with `--tools`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_count_is_of_the_instructions_the_agent_sends() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = "Run the tests with `make check` before you answer; never push.\n";
+    std::fs::write(dir.path().join("AGENTS.md"), doc).unwrap();
+    let mut counts = Vec::new();
+    for only in [None, Some("read_file")] {
+        let flags: Vec<&str> = only.map(|names| vec!["--tools", names]).unwrap_or_default();
+        let server = ScriptedServer::start(Script::new([Turn::text("hi")])).await.unwrap();
+        let url = server.url();
+        let model = ["--base-url", url.as_str(), "--model", "test-model", "--api", "chat"];
+        let owned = |args: &[&str]| args.iter().map(|arg| (*arg).to_owned()).collect::<Vec<_>>();
+        let exec = owned(&[&model[..], &flags, &["exec", "say hi"]].concat());
+        let list = owned(&[&flags[..], &["tools", "list", "--tokens", "--json"]].concat());
+        let workspace = dir.path().to_path_buf();
+        let (sent, listed) = tokio::task::spawn_blocking(move || {
+            let exec: Vec<&str> = exec.iter().map(String::as_str).collect();
+            let list: Vec<&str> = list.iter().map(String::as_str).collect();
+            (agent(&workspace, &exec), agent(&workspace, &list))
+        })
+        .await
+        .unwrap();
+        assert_eq!(sent.status.code(), Some(0), "{}", stderr(&sent));
+        assert!(listed.status.success(), "{}", stderr(&listed));
+        let request = server.requests().into_iter().find(|request| request.method == "POST");
+        let body: Value = serde_json::from_str(&request.expect("a model request").body).unwrap();
+        let instructions = body["messages"][0]["content"].as_str().unwrap();
+        assert!(instructions.contains("make check"), "{instructions}");
+        let listed: Value = serde_json::from_str(&stdout(&listed)).unwrap();
+        let counted = listed["instructions"].as_u64().unwrap();
+        let estimate = agent_model::estimate_tokens(instructions) as u64;
+        assert_eq!(counted, estimate, "{flags:?}: {instructions}");
+        counts.push(counted);
+    }
+    // Six guidance lines fewer with only read_file offered: the count follows what is sent.
+    assert!(counts[1] < counts[0], "{counts:?}");
+    let bare = agent_model::estimate_tokens(agent_exec::DEFAULT_INSTRUCTIONS) as u64;
+    assert!(counts[1] > bare, "{counts:?} against {bare}");
 }

@@ -49,7 +49,7 @@ pub(super) async fn answer(
                 push(conversation, on_event, Item::Message(message));
                 return Step::Again;
             }
-            Err(problem) => return Step::End(Finish::InvalidOutput(problem)),
+            Err(problem) => return Step::End(Finish::InvalidOutput(problem.to_string())),
         },
     };
     match stop_hooks(executor, &answer, answering.stop_hook, cancel).await {

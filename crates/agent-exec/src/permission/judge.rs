@@ -12,7 +12,7 @@ use super::{
     Ask, Decision, PermissionMode, PermissionPolicy, Remedy, Verdict, environment,
     rule::{self, Rule, RuleAction, Specifier},
     safe,
-    shell::{self, Segment},
+    shell::{self, AnalysisError, Segment},
 };
 
 /// One thing a call touches, ready to be judged.
@@ -25,7 +25,7 @@ pub(super) enum Target<'a> {
     Segment(&'a Segment, &'a [PathBuf]),
     Unparsed {
         command: &'a str,
-        error: &'a str,
+        error: &'a AnalysisError,
     },
     Network(Option<&'a str>),
 }

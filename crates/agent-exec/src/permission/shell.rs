@@ -110,10 +110,25 @@ const MAX_NESTING: usize = 64;
 /// More possible directories than this make the directory unknown.
 const MAX_DIRS: usize = 16;
 
+/// Why a command line was not cut into segments. Such a line is never approved by a rule.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AnalysisError {
+    #[error("the command is longer than {MAX_COMMAND_LEN} bytes")]
+    TooLong,
+    #[error("the command nests deeper than {MAX_NESTING} levels")]
+    TooDeep,
+    #[error(transparent)]
+    Syntax(#[from] brush_parser::ParseError),
+    #[error("the shell parser failed on this command")]
+    ParserPanicked,
+    #[error("the command line is empty")]
+    Empty,
+}
+
 /// A command line cut into segments, or the reason it could not be parsed.
-pub(crate) fn analyze(command: &str) -> Result<Vec<Segment>, String> {
+pub(crate) fn analyze(command: &str) -> Result<Vec<Segment>, AnalysisError> {
     if command.len() > MAX_COMMAND_LEN {
-        return Err(format!("the command is longer than {MAX_COMMAND_LEN} bytes"));
+        return Err(AnalysisError::TooLong);
     }
     // The parser recurses on nesting; refusing deep nesting up front keeps a crafted command from
     // exhausting the stack, which no panic handler could catch.
@@ -125,7 +140,7 @@ pub(crate) fn analyze(command: &str) -> Result<Vec<Segment>, String> {
             _ => {}
         }
         if depth > MAX_NESTING {
-            return Err(format!("the command nests deeper than {MAX_NESTING} levels"));
+            return Err(AnalysisError::TooDeep);
         }
     }
     let options = brush_parser::ParserOptions::default();
@@ -138,8 +153,8 @@ pub(crate) fn analyze(command: &str) -> Result<Vec<Segment>, String> {
     // failure, which never approves anything.
     let program = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse)) {
         Ok(Ok(program)) => program,
-        Ok(Err(err)) => return Err(err.to_string()),
-        Err(_) => return Err("the shell parser failed on this command".to_owned()),
+        Ok(Err(err)) => return Err(err.into()),
+        Err(_) => return Err(AnalysisError::ParserPanicked),
     };
     let mut walker =
         Walker { out: Vec::new(), env: Vec::new(), dirs: vec![PathBuf::new()], dir_unknown: false };
@@ -147,7 +162,7 @@ pub(crate) fn analyze(command: &str) -> Result<Vec<Segment>, String> {
         walker.list(list);
     }
     if walker.out.is_empty() {
-        return Err("the command line is empty".to_owned());
+        return Err(AnalysisError::Empty);
     }
     Ok(walker.out)
 }

@@ -9,7 +9,6 @@ mod serve;
 
 use std::{
     collections::BTreeMap,
-    io::Write as _,
     path::{Path, PathBuf},
     sync::Arc,
     time::{Duration, Instant},
@@ -18,38 +17,10 @@ use std::{
 use agent_exec::{AgentBuilder, Executor, PermissionMode};
 use agent_mcp::{McpSession, McpTools, ServerConfig, ServerEnv};
 
-/// Says why a test is skipped, on the real stderr (libtest captures `println!`); where
-/// `AGENT_REQUIRE_SANDBOX` is set (CI), a skip is a failure, so a lost peer cannot pass silently.
-///
-/// A copy of `agent-exec/tests/skip/mod.rs`, kept local until the workspace's test-support crate
-/// takes both.
-pub(crate) fn skipped(reason: &str) {
-    assert!(
-        std::env::var_os("AGENT_REQUIRE_SANDBOX").is_none(),
-        "AGENT_REQUIRE_SANDBOX is set but this check cannot run: {reason}"
-    );
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
-}
-
-/// Where `scripts/mcp/setup.sh` installed the peers.
-fn peers_dir() -> PathBuf {
-    match std::env::var_os("AGENT_MCP_PEERS") {
-        Some(dir) => PathBuf::from(dir),
-        None => std::env::home_dir().unwrap_or_default().join(".cache/agent/mcp-peers"),
-    }
-}
-
-/// The Python of the venv holding the `mcp` SDK, or `None` after saying the test is skipped.
+/// The Python of the venv holding the `mcp` SDK, or `None` after saying the test is skipped
+/// (a failure under `AGENT_NO_SKIP`, so a lost peer cannot pass silently).
 pub(crate) fn python() -> Option<PathBuf> {
-    let path = peers_dir().join("venv/bin/python");
-    if path.exists() {
-        return Some(path);
-    }
-    skipped(&format!(
-        "the Python mcp SDK is not installed at {} (run scripts/mcp/setup.sh or set AGENT_MCP_PEERS)",
-        path.display()
-    ));
-    None
+    agent_test_support::mcp_python()
 }
 
 /// A script of `tests/peers/`.

@@ -58,12 +58,15 @@ pub(crate) enum Sockets {
 
 /// The compiled filter for `sockets`.
 pub(crate) fn program(sockets: Sockets) -> Result<&'static BpfProgram, SandboxError> {
-    static CELLS: [OnceLock<Result<BpfProgram, String>>; 3] =
+    // A compile failure is kept too: it would fail the same way each time.
+    static CELLS: [OnceLock<Result<BpfProgram, SandboxError>>; 3] =
         [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let cell = &CELLS[sockets as usize];
-    cell.get_or_init(|| compile(sockets).map_err(|err| err.to_string()))
-        .as_ref()
-        .map_err(|err| SandboxError::Setup(format!("seccomp: {err}")))
+    cell.get_or_init(|| {
+        compile(sockets).map_err(|err| SandboxError::Setup(format!("seccomp: {err}")))
+    })
+    .as_ref()
+    .map_err(SandboxError::clone)
 }
 
 fn compile(sockets: Sockets) -> Result<BpfProgram, seccompiler::BackendError> {

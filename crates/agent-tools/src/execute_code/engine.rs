@@ -17,6 +17,7 @@
 use std::{fmt, time::Duration};
 
 use agent_core::CancellationToken;
+use agent_sandbox::secret::Hidden;
 use serde::{Deserialize, Serialize};
 
 use super::{js, python};
@@ -131,6 +132,20 @@ pub async fn run(
     limits: &CodeLimits,
     cancel: CancellationToken,
 ) -> CodeResult {
+    run_hiding(language, code, limits, None, cancel).await
+}
+
+/// Like [`run`], with the files a Python process must not see given by the caller (the call's
+/// boundary: `agent_core::Boundary::hidden_paths`), so the code hides what the session's policy
+/// hides from the file tools. `None` hides the credential locations of the home, as [`run`]
+/// does. JavaScript and TypeScript read no file at all.
+pub async fn run_hiding(
+    language: Language,
+    code: &str,
+    limits: &CodeLimits,
+    hidden: Option<Vec<Hidden>>,
+    cancel: CancellationToken,
+) -> CodeResult {
     match language {
         Language::JavaScript => js::run(code.to_owned(), *limits, cancel).await,
         Language::TypeScript => {
@@ -149,7 +164,7 @@ pub async fn run(
                 },
             }
         }
-        Language::Python => python::run(code, limits, cancel).await,
+        Language::Python => python::run(code, limits, hidden, cancel).await,
     }
 }
 

@@ -15,6 +15,7 @@ use super::{CodeError, CodeErrorKind, CodeLimits, CodeResult};
 use agent_sandbox::{
     process::{self, ProcessSpec, RunOptions, SpawnError},
     sandbox::{self, FsRules, Grant, Limits, SandboxConfig, SandboxError, SandboxPolicy},
+    secret::Hidden,
 };
 
 /// Runs the user's code (from the file named by the first argument) as `__main__` and, like a REPL, saves the value of a final expression as
@@ -69,9 +70,14 @@ const SYSTEM_READ: [&str; 9] = [
     "/dev/urandom",
 ];
 
-pub(super) async fn run(code: &str, limits: &CodeLimits, cancel: CancellationToken) -> CodeResult {
+pub(super) async fn run(
+    code: &str,
+    limits: &CodeLimits,
+    hidden: Option<Vec<Hidden>>,
+    cancel: CancellationToken,
+) -> CodeResult {
     let started = Instant::now();
-    let mut result = match run_inner(code, limits, cancel).await {
+    let mut result = match run_inner(code, limits, hidden, cancel).await {
         Ok(result) => result,
         Err(error) => CodeResult { error: Some(error), ..CodeResult::default() },
     };
@@ -82,6 +88,7 @@ pub(super) async fn run(code: &str, limits: &CodeLimits, cancel: CancellationTok
 async fn run_inner(
     code: &str,
     limits: &CodeLimits,
+    hidden: Option<Vec<Hidden>>,
     cancel: CancellationToken,
 ) -> Result<CodeResult, CodeError> {
     let interpreter = interpreter().await?;
@@ -143,9 +150,11 @@ async fn run_inner(
     let options = RunOptions {
         rules: Some(&rules),
         read_only: None,
-        // The rules above grant no home or workspace, so normally nothing is left to cover; the
-        // credential locations are listed anyway for an interpreter installed inside the home.
-        hide: config.secrets.to_hide(None, None),
+        // The rules above grant no home or workspace, so normally nothing is left to cover; but
+        // an interpreter may be installed inside the home or the workspace (a virtualenv), and
+        // then what the session hides from the file tools must be hidden here too. Only the
+        // listed paths the rules let the process read are covered.
+        hide: hidden.unwrap_or_else(|| config.secrets.to_hide(None, None)),
         env,
         cwd: dir.clone(),
         cancel,
