@@ -62,3 +62,59 @@ pub fn skipped(reason: &str) {
     assert!(!no_skip(), "{NO_SKIP} is set but this check cannot run: {reason}");
     let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
 }
+
+/// One process of a process group, as `/proc/<pid>/stat` showed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupMember {
+    /// The process id.
+    pub pid: u32,
+    /// The process has exited and waits to be reaped: it runs nothing any more.
+    pub zombie: bool,
+}
+
+/// The processes whose process group is `pgid` right now, zombies included, from `/proc`: how
+/// the sandbox, jobs and tool tests check that nothing a command started survived it.
+pub fn process_group(pgid: u32) -> Vec<GroupMember> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let mut members = Vec::new();
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // The command name is in parentheses and may hold spaces; after it come the state, the
+        // parent's pid and the process group.
+        let Some((_, rest)) = stat.rsplit_once(") ") else { continue };
+        let fields: Vec<&str> = rest.split(' ').collect();
+        if fields.get(2).and_then(|group| group.parse::<u32>().ok()) == Some(pgid) {
+            members.push(GroupMember { pid, zombie: fields.first() == Some(&"Z") });
+        }
+    }
+    members
+}
+
+/// The pids in process group `pgid` that can still run (zombies left out).
+pub fn live_in_group(pgid: u32) -> Vec<u32> {
+    process_group(pgid)
+        .into_iter()
+        .filter(|member| !member.zombie)
+        .map(|member| member.pid)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_test_process_is_found_in_its_own_group_and_a_free_group_is_empty() {
+        let pid = std::process::id();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let pgid: u32 = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split(' ').nth(2))
+            .and_then(|group| group.parse().ok())
+            .unwrap_or_default();
+        assert!(live_in_group(pgid).contains(&pid), "pid {pid} not in group {pgid}");
+        // Group ids are pids, and the kernel never hands out u32::MAX.
+        assert!(process_group(u32::MAX).is_empty());
+    }
+}

@@ -43,22 +43,6 @@ impl Session {
     }
 }
 
-/// The processes whose process group is `pgid`, from `/proc`.
-fn group_members(pgid: u32) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        // Fields after the parenthesised name: state, ppid, pgrp, …
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let fields: Vec<&str> = rest.split(' ').collect();
-        if fields[2].parse::<u32>() == Ok(pgid) {
-            pids.push(pid);
-        }
-    }
-    pids
-}
-
 /// The whole path with a scripted model: it starts a server as a job, queries it from a later
 /// call, receives the notice of another job, and answers. The notice reaches the model once,
 /// after the outputs of the turn in which the job ended, and the transcript replays as it ran.
@@ -149,5 +133,10 @@ async fn a_scripted_session_serves_queries_and_hears_of_a_finished_job() {
     assert_eq!(&Transcript::read_items(&log.path().join("transcript.jsonl")).unwrap(), items);
     let pgid = s.jobs.running()[0].pid;
     s.jobs.shutdown().await;
-    assert!(group_members(pgid).is_empty());
+    assert!(all_in_group(pgid).is_empty());
+}
+
+/// Every pid in process group `pgid`, zombies included.
+fn all_in_group(pgid: u32) -> Vec<u32> {
+    agent_test_support::process_group(pgid).into_iter().map(|member| member.pid).collect()
 }

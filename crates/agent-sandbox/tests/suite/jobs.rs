@@ -85,22 +85,6 @@ impl Session {
     }
 }
 
-/// Pids of processes (zombies included) in process group `pgid`, from `/proc/<pid>/stat`.
-fn group_members(pgid: u32) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        // Fields after the parenthesised name: state, ppid, pgrp, …
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let fields: Vec<&str> = rest.split(' ').collect();
-        if fields[2].parse::<u32>() == Ok(pgid) {
-            pids.push(pid);
-        }
-    }
-    pids
-}
-
 fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
@@ -154,7 +138,7 @@ async fn a_double_forked_grandchild_keeps_the_job_running_until_session_end() {
     let stopped = s.jobs.shutdown().await;
     assert_eq!(stopped.len(), 1);
     assert!(!alive(grandchild), "the grandchild survived the session");
-    assert!(group_members(leader).is_empty(), "left in /proc: {:?}", group_members(leader));
+    assert!(all_in_group(leader).is_empty(), "left in /proc: {:?}", all_in_group(leader));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -168,13 +152,13 @@ async fn session_end_leaves_no_process_in_proc() {
     ];
     let pgids: Vec<u32> = ids.iter().map(|&id| s.jobs.info(id).unwrap().pid).collect();
     for &pgid in &pgids {
-        assert!(!group_members(pgid).is_empty());
+        assert!(!all_in_group(pgid).is_empty());
     }
     let started = Instant::now();
     assert_eq!(s.jobs.shutdown().await.len(), 3);
     assert!(started.elapsed() < Duration::from_secs(5));
     for pgid in pgids {
-        assert!(group_members(pgid).is_empty(), "group {pgid} left: {:?}", group_members(pgid));
+        assert!(all_in_group(pgid).is_empty(), "group {pgid} left: {:?}", all_in_group(pgid));
     }
 }
 
@@ -248,7 +232,7 @@ async fn a_server_job_answers_a_later_call_on_the_private_loopback() {
     assert!(host.accept().is_err(), "sandbox BREACH: the host listener accepted a connection");
     let pgid = s.jobs.info(id).unwrap().pid;
     s.jobs.shutdown().await;
-    assert!(group_members(pgid).is_empty());
+    assert!(all_in_group(pgid).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -256,4 +240,9 @@ async fn without_the_namespace_loopback_stays_refused() {
     let Some(s) = session(false) else { return };
     let out = s.run("python3 -c 'import socket; socket.socket()'").await;
     assert_ne!(out.exit_code, Some(0), "an AF_INET socket opened without the namespace");
+}
+
+/// Every pid in process group `pgid`, zombies included.
+fn all_in_group(pgid: u32) -> Vec<u32> {
+    agent_test_support::process_group(pgid).into_iter().map(|member| member.pid).collect()
 }

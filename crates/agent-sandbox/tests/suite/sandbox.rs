@@ -246,7 +246,7 @@ async fn fork_bomb_is_stopped_by_the_process_limit() {
         "the process limit never hit: {}",
         &out.output[..out.output.len().min(2000)]
     );
-    assert_eq!(survivors(out.pid), Vec::<i32>::new());
+    assert_eq!(survivors(out.pid), Vec::<u32>::new());
     // The machine still forks afterwards.
     assert_ok(&sh(&config, "true").await, "a command after the fork bomb");
 }
@@ -264,7 +264,7 @@ async fn timeout_kills_the_whole_group_including_grandchildren() {
     assert!(out.timed_out);
     assert!(out.duration < Duration::from_secs(5), "took {:?}", out.duration);
     assert_eq!(out.output, "started\n");
-    assert_eq!(survivors(out.pid), Vec::<i32>::new());
+    assert_eq!(survivors(out.pid), Vec::<u32>::new());
 
     // Leaving the group would defeat the kill, so it is denied.
     // `-w` makes setsid(1) wait for its forked child and report that child's failure.
@@ -292,7 +292,7 @@ async fn cancellation_kills_the_group() {
     let out = out.unwrap();
     assert!(out.cancelled && !out.timed_out, "{out:?}");
     assert_eq!(out.pid, pgid);
-    assert_eq!(survivors(pgid), Vec::<i32>::new());
+    assert_eq!(survivors(pgid), Vec::<u32>::new());
 }
 
 /// The process group a script wrote to `marker`, once it has (at most [`DEADLINE`]).
@@ -331,7 +331,7 @@ async fn dropping_the_future_kills_the_group() {
         out = run => panic!("the command ended by itself: {out:?}"),
         pgid = written_group(&marker) => pgid,
     };
-    assert_eq!(survivors(pgid), Vec::<i32>::new());
+    assert_eq!(survivors(pgid), Vec::<u32>::new());
 }
 
 /// How long a test polls for something to happen before it fails.
@@ -339,31 +339,15 @@ const DEADLINE: Duration = Duration::from_secs(60);
 
 /// Live (non-zombie) processes whose process group is `pgid`, once they are all gone or after
 /// [`DEADLINE`] (a killed process leaves `/proc` asynchronously).
-fn survivors(pgid: u32) -> Vec<i32> {
+fn survivors(pgid: u32) -> Vec<u32> {
     let deadline = std::time::Instant::now() + DEADLINE;
     loop {
-        let found = live_in_group(pgid);
+        let found = agent_test_support::live_in_group(pgid);
         if found.is_empty() || std::time::Instant::now() > deadline {
             return found;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// Live (non-zombie) processes whose process group is `pgid`, now.
-fn live_in_group(pgid: u32) -> Vec<i32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        // After the command name (in parentheses): state, ppid, pgrp.
-        let Some(rest) = stat.rsplit_once(") ").map(|(_, rest)| rest) else { continue };
-        let fields: Vec<&str> = rest.split(' ').collect();
-        if fields.get(2) == Some(&pgid.to_string().as_str()) && fields[0] != "Z" {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 #[tokio::test(flavor = "multi_thread")]

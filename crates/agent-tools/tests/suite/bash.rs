@@ -91,16 +91,7 @@ async fn timeout_kills_and_returns_the_last_output() {
 fn survivors(pgid: u32) -> Vec<u32> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
-        let mut pids = Vec::new();
-        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-            // Fields after the parenthesised name: state, ppid, pgrp, …
-            let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
-            if fields[2].parse::<u32>() == Ok(pgid) && fields[0] != "Z" {
-                pids.push(pid);
-            }
-        }
+        let pids = agent_test_support::live_in_group(pgid);
         if pids.is_empty() || std::time::Instant::now() > deadline {
             return pids;
         }
