@@ -40,11 +40,14 @@ struct Outcome {
     items: Vec<Value>,
 }
 
-/// Runs the tier (`cargo xtask realmodel`), or only prints the real-model figures
-/// (`cargo xtask realmodel --bench`).
+/// Runs the tier (`cargo xtask realmodel`), only the cases whose title contains a text
+/// (`cargo xtask realmodel --only TEXT`, for working on one case), or only prints the real-model
+/// figures (`cargo xtask realmodel --bench`).
 pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
+    let mut only = None;
     match args.first().map(String::as_str) {
         None => {}
+        Some("--only") => only = Some(args.get(1).context("--only needs a text")?.clone()),
         Some("--bench") => {
             let agent = build_agent(root)?;
             for figure in bench_figures(root, &agent)? {
@@ -52,7 +55,9 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
             }
             return Ok(());
         }
-        Some(other) => bail!("unknown realmodel option `{other}` (expected --bench)"),
+        Some(other) => {
+            bail!("unknown realmodel option `{other}` (expected --bench or --only TEXT)")
+        }
     }
     let started = Instant::now();
     println!("realmodel: setting up the servers (cached in $AGENT_REALMODEL_CACHE)…");
@@ -63,6 +68,10 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     let (mut passed, mut failed) = (0, 0);
     let mut running: Vec<Server> = Vec::new();
     for case in cases() {
+        let wanted = format!("{} · {} · {}", case.server.label(), case.api, case.name);
+        if only.as_ref().is_some_and(|text| !wanted.contains(text.as_str())) {
+            continue;
+        }
         if !running.iter().any(|server| server.kind == case.server) {
             start_for(root, case.server, &mut running, &scratch.join("logs"))?;
         }
@@ -237,7 +246,10 @@ fn check(case: &Case, outcome: &Outcome) -> anyhow::Result<String> {
     let model_error = outcome.code == Some(1) && reason == "model_error" && !error.is_empty();
     let ok = match case.end {
         End::Clean => answered || turn_limit,
-        End::AnswerWith(expected) => answered && text.contains(expected),
+        // The words, whatever joins them: a 135M model quoting the tool's `HELLO WORLD` back
+        // sometimes writes `HELLO_WORLD` (it did once the instructions stopped naming tools the
+        // agent did not have), and what the case checks is that the tool's output reached it.
+        End::AnswerWith(expected) => answered && text.replace('_', " ").contains(expected),
         End::TurnLimit => turn_limit,
         End::ModelError(expected) => model_error && error.contains(expected),
         End::Clear => answered || turn_limit || model_error,

@@ -28,6 +28,8 @@ use crate::{
 /// [`AgentBuilder::tool_guidance`], sent only for the tools the agent has).
 pub const DEFAULT_INSTRUCTIONS: &str = "\
 You are a coding agent working in the user's workspace through tools.
+Prefer the dedicated tools over a shell command: to read, search, look around or change files, \
+call the tool made for it. Use the shell for building, testing and running things.
 Never invent tool output: if you need a fact, call a tool; if a call fails, read the error and fix \
 the call or change approach.
 Be concise. When you are done, answer in plain text without calling tools.";

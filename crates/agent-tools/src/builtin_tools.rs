@@ -16,7 +16,7 @@ use crate::{BuiltinConfig, builtin_with_tracker};
 /// What each built-in tool is for, one line of the instructions each, keyed by the tool's name:
 /// a line goes to the model only when its tool is offered (after `only_tools`, `--tools`).
 pub const GUIDANCE: &[(&str, &str)] = &[
-    ("read_file", "Read files with read_file rather than through a shell."),
+    ("read_file", "To read a file, call read_file with its path."),
     ("grep", "Search file contents with grep."),
     ("glob", "Find files by name with glob."),
     ("list_dir", "Look around a directory with list_dir."),

@@ -94,7 +94,7 @@ async fn a_library_agent_sends_the_first_request_the_binary_sends() {
         .await;
         assert_eq!(binary, library, "{api} --tools");
         // Only the offered tools are named: no line about bash, grep or edit_file.
-        assert!(binary.contains("Read files with read_file"), "{binary}");
+        assert!(binary.contains("To read a file, call read_file"), "{binary}");
         assert!(!binary.contains("bash") && !binary.contains("edit_file"), "{binary}");
     }
 }
