@@ -294,9 +294,17 @@ fn jobs_ended(output: &std::process::Output) -> Value {
 async fn jobs_still_running_at_the_answer_are_killed_and_reported() {
     let dir = tempfile::tempdir().unwrap();
     let command = "echo $$ > job.pid; sleep 1000";
-    let turns = start_in_background(command);
+    let mut turns = start_in_background(command);
+    // The answer would end the run (and kill the job) at once, possibly before the job wrote its
+    // pid: the model first waits for the marker, so the check below always has a pid to look for.
+    // (Bounded by the call's time limit.)
+    let wait = "until [ -s job.pid ]; do sleep 0.01; done; cat job.pid";
+    turns.insert(
+        1,
+        Turn::tool_calls([ScriptedCall::new("call_2", "bash", json!({"command": wait}))]),
+    );
     let args = ["exec", "--json", "--allow", "Bash", "start it"];
-    let (output, _) = exec(dir.path(), turns, &args).await;
+    let (output, bodies) = exec(dir.path(), turns, &args).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let event = jobs_ended(&output);
     assert_eq!(event["type"], "run.completed", "{event}");
@@ -305,6 +313,8 @@ async fn jobs_still_running_at_the_answer_are_killed_and_reported() {
         json!({"policy": "kill", "jobs": [{"id": 1, "command": command, "status": "signal SIGTERM"}]})
     );
     let pid = std::fs::read_to_string(dir.path().join("job.pid")).unwrap();
+    // The wait really ran: the model was shown the pid before it answered.
+    assert!(bodies[2].to_string().contains(pid.trim()), "{}", bodies[2]);
     assert!(!Path::new(&format!("/proc/{}", pid.trim())).exists(), "the job outlived the run");
 }
 
