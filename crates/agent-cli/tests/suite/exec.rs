@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
+use agent_model::scripted::{RecordedRequest, Script, ScriptedCall, ScriptedServer, Turn};
 use serde_json::{Value, json};
 
 use crate::suite::{agent, json_events, stderr, stdout};
@@ -14,6 +14,16 @@ pub(crate) async fn exec(
     turns: Vec<Turn>,
     args: &[&str],
 ) -> (std::process::Output, Vec<Value>) {
+    let (output, requests) = exec_recorded(workspace, turns, args).await;
+    (output, requests.iter().map(|request| request.json()).collect())
+}
+
+/// [`exec`], with the requests as the server recorded them (method, raw body).
+pub(crate) async fn exec_recorded(
+    workspace: &Path,
+    turns: Vec<Turn>,
+    args: &[&str],
+) -> (std::process::Output, Vec<RecordedRequest>) {
     let server = ScriptedServer::start(Script::new(turns)).await.unwrap();
     let url = server.url();
     let mut full: Vec<String> =
@@ -26,8 +36,7 @@ pub(crate) async fn exec(
     })
     .await
     .unwrap();
-    let bodies = server.requests().iter().map(|request| request.json()).collect();
-    (output, bodies)
+    (output, server.requests())
 }
 
 pub(crate) fn uppercase_then_answer() -> Vec<Turn> {

@@ -14,7 +14,7 @@ use agent_model::{
 use agent_tools::{BuiltinConfig, BuiltinTools, Uppercase};
 use serde_json::json;
 
-use crate::suite::{DEADLINE, agent, stderr};
+use crate::suite::{DEADLINE, exec::exec_recorded, stderr};
 
 const PROMPT: &str = "say hi";
 
@@ -33,22 +33,13 @@ fn client(api: &str, url: String) -> Box<dyn ModelClient> {
 
 /// The first request body `agent exec` sends in `workspace` with `args`.
 async fn binary_first_request(workspace: &Path, api: &str, args: &[&str]) -> String {
-    let server = ScriptedServer::start(Script::new([Turn::text("hi")])).await.unwrap();
-    let mut full: Vec<String> =
-        ["--base-url", &server.url(), "--model", "test-model", "--api", api, "--no-project-doc"]
-            .map(str::to_owned)
-            .to_vec();
-    full.extend(args.iter().map(|arg| (*arg).to_owned()));
-    full.extend(["exec".to_owned(), PROMPT.to_owned()]);
-    let dir = workspace.to_path_buf();
-    let output = tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = full.iter().map(String::as_str).collect();
-        agent(&dir, &args)
-    })
-    .await
-    .unwrap();
+    let mut full = vec!["--api", api, "--no-project-doc"];
+    full.extend(args);
+    full.extend(["exec", PROMPT]);
+    let (output, requests) = exec_recorded(workspace, vec![Turn::text("hi")], &full).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    posts(&server).first().expect("the binary sent a request").body.clone()
+    let first = requests.into_iter().find(|request| request.method == "POST");
+    first.expect("the binary sent a request").body
 }
 
 /// The first request body of a library agent that `configure` built on `builder` in `workspace`.
