@@ -85,7 +85,8 @@ pub struct JobInfo {
     pub id: u32,
     /// The command line as given.
     pub command: String,
-    /// The first process, also the process group id.
+    /// The process group id: the pid of the job's supervisor, which leads the group and lives as
+    /// long as any process of the job.
     pub pid: u32,
     /// Whether it runs on a pseudo-terminal.
     pub tty: bool,

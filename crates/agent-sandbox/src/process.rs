@@ -11,9 +11,12 @@
 
 mod group;
 mod service;
+mod supervisor;
 
 pub(crate) use self::group::{Group, SUBREAPER, reap_group};
 pub use self::service::{ServiceChild, spawn_service};
+use self::supervisor::Supervisor;
+pub(crate) use self::supervisor::Until;
 
 use std::{
     collections::VecDeque,
@@ -114,7 +117,8 @@ pub struct ProcessOutput {
     pub timed_out: bool,
     /// Whether the process was killed because the call was cancelled.
     pub cancelled: bool,
-    /// The process id, which is also its process group id.
+    /// The process group id: the pid of the command's supervisor, which leads the group (see
+    /// `docs/sandbox.md`).
     pub pid: u32,
     /// The secret files and credential locations that were hidden from the process (see
     /// [`crate::secret`]); [`ProcessOutput::hidden_notes`] says which of them it touched.
@@ -303,7 +307,7 @@ pub async fn run_with(
     let stdio = [stdin, Stdio::from(out_writer), Stdio::from(err_writer)];
     // `_masks` holds the files bind-mounted over secrets until the process is gone.
     let Spawned { mut child, group, masks: _masks, started } =
-        spawn(&spec, config, &launch, stdio)?;
+        spawn(&spec, config, &launch, stdio, Until::Command)?;
     let pid = child.id().unwrap_or(0);
     if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), spec.stdin) {
         // Written on its own task so a process that never reads its stdin cannot stall the wait
@@ -390,13 +394,16 @@ pub(crate) struct Spawned {
 }
 
 /// Starts `spec` in a new process group under the sandbox, with `stdio` as stdin, stdout and
-/// stderr. The one place a tool's process is spawned: foreground commands and jobs alike.
+/// stderr, below a supervisor that waits `until` (see [`supervisor`]). The one place a tool's
+/// process is spawned: foreground commands and jobs alike.
 pub(crate) fn spawn(
     spec: &ProcessSpec,
     config: &SandboxConfig,
     launch: &Launch<'_>,
     stdio: [Stdio; 3],
+    until: Until,
 ) -> Result<Spawned, SpawnError> {
+    let supervisor = Supervisor::new(until)?;
     let mounts =
         sandbox::Mounts { read_only: launch.read_only, hide: launch.hide, cwd: launch.cwd };
     let sandbox::Prepared { plan, cgroup, masks } = sandbox::prepare(
@@ -422,10 +429,15 @@ pub(crate) fn spawn(
         .stderr(stderr)
         .process_group(0)
         .kill_on_drop(true);
-    // SAFETY: `ChildPlan::apply` only makes async-signal-safe system calls on data prepared
-    // above (see `sandbox/child.rs`), as required between fork and exec.
+    // SAFETY: the supervisor's split and bind and `ChildPlan::apply` only make async-signal-safe
+    // system calls on data prepared above (see `sandbox/child.rs`), as required between fork and
+    // exec.
     unsafe {
-        command.pre_exec(move || plan.apply());
+        command.pre_exec(move || {
+            let parent = supervisor.split()?;
+            plan.apply()?;
+            Supervisor::bind(parent)
+        });
     }
     let started = Instant::now();
     let spawned = command.spawn();

@@ -72,7 +72,7 @@ impl Job {
         let (stdio, reader, writer) =
             if tty { terminal() } else { pipes() }.map_err(JobError::Io)?;
         let Spawned { child, group, masks, started } =
-            process::spawn(spec, sandbox, &launch, stdio)?;
+            process::spawn(spec, sandbox, &launch, stdio, process::Until::Everything)?;
         let (written, _) = watch::channel(0);
         let (ended, _) = watch::channel(None);
         let job = Arc::new(Job {

@@ -85,6 +85,12 @@ impl Session {
     }
 }
 
+/// The parent of `pid`, from `/proc/<pid>/stat`.
+fn parent(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 2..].split(' ').nth(1)?.parse().ok()
+}
+
 fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
@@ -120,21 +126,24 @@ async fn a_double_forked_grandchild_keeps_the_job_running_until_session_end() {
     let pidfile = s.workspace().join("grandchild.pid");
     let script = format!("(sleep 1000 & echo $! > {}); exit 0", pidfile.display());
     let id = s.start(&script);
-    let leader = s.jobs.info(id).unwrap().pid;
-    // The leader exits at once; the job is not finished while its grandchild lives.
+    // The job's pid is its supervisor's, which leads the group.
+    let supervisor = s.jobs.info(id).unwrap().pid;
+    // The shell exits at once; the job is not finished while its grandchild lives.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while (alive(leader) || !pidfile.exists()) && Instant::now() < deadline {
+    while !pidfile.exists() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let grandchild: u32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
     assert!(alive(grandchild));
     assert!(s.jobs.wait(id, Duration::from_millis(300)).await.unwrap().state == JobState::Running);
     assert!(s.jobs.take_notices().is_empty(), "reported finished while the grandchild lives");
-    // Re-parented to this process, the subreaper, rather than to init.
-    let stat = std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap();
-    let ppid: u32 =
-        stat[stat.rfind(')').unwrap() + 2..].split(' ').nth(1).unwrap().parse().unwrap();
-    assert_eq!(ppid, std::process::id());
+    // Re-parented to the job's supervisor, a subreaper, rather than to init.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while parent(grandchild) != Some(supervisor) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(parent(grandchild), Some(supervisor));
+    let leader = supervisor;
     let stopped = s.jobs.shutdown().await;
     assert_eq!(stopped.len(), 1);
     assert!(!alive(grandchild), "the grandchild survived the session");

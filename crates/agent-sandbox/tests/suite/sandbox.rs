@@ -280,7 +280,9 @@ async fn cancellation_kills_the_group() {
     let marker = ws.path().join("pgid");
     // The script records its process group before it forks; the cancel comes once the record is
     // there, so the group is known to be running (with its two sleeps) when it is killed.
-    let script = format!("echo $$ > {}; sleep 100 & sleep 100", marker.display());
+    // (field 5 of its stat; the shell's own pid is not the group's: a supervisor leads it).
+    let script =
+        format!("cut -d' ' -f5 /proc/$$/stat > {}; sleep 100 & sleep 100", marker.display());
     let spec = ProcessSpec::bash(script).base_env(base_env());
     let cancel = CancellationToken::new();
     let trigger = async {
