@@ -261,8 +261,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     // The session ends here: its jobs are killed (SIGTERM, SIGKILL after 2 s).
     report_jobs(&tokio.block_on(session.end_jobs(EndPolicy::Kill)));
     tokio.block_on(session.end("exit"));
-    let id = session.log.id();
-    eprintln!("agent: session {id} (resume with --resume {id})");
+    eprintln!("{}", session.log.farewell());
     Ok(ExitCode::SUCCESS)
 }
 

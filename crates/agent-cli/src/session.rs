@@ -61,6 +61,29 @@ impl SessionLog {
     pub(crate) fn transcript_mut(&mut self) -> &mut Transcript {
         &mut self.transcript
     }
+
+    /// The last line of a run: how to resume the session, or, after a failed write, that the
+    /// saved session is incomplete (or was not saved at all) and what resuming it gives.
+    pub(crate) fn farewell(&self) -> String {
+        let id = &self.id;
+        let Some((count, first)) = self.transcript.failed_writes() else {
+            return format!("agent: session {id} (resume with --resume {id})");
+        };
+        let empty = std::fs::metadata(self.transcript.path()).map_or(true, |meta| meta.len() == 0);
+        let writes = if count == 1 { "1 write".to_owned() } else { format!("{count} writes") };
+        if empty {
+            format!(
+                "agent: session {id} was not saved ({writes} to its transcript failed, the first \
+                 with: {first}); it cannot be resumed"
+            )
+        } else {
+            format!(
+                "agent: session {id} is incomplete: {writes} to its transcript failed (the first \
+                 with: {first}); resuming it with --resume {id} continues from the last line \
+                 saved, without what came after"
+            )
+        }
+    }
 }
 
 /// A sortable, unique-enough id: seconds since the epoch and the process id.

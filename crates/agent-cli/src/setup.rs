@@ -100,7 +100,7 @@ pub(crate) fn open(
     };
 
     let secrets = settings.model.api_key.iter().map(|key| key.expose().to_owned()).collect();
-    let log = SessionLog::open(launch.resume, secrets)?;
+    let mut log = SessionLog::open(launch.resume, secrets)?;
     let mut executor = ExecutorConfig::new(log.id());
     executor.session_dir = Some(log.dir().to_path_buf());
     let tracker = FileTracker::new();
@@ -152,9 +152,29 @@ pub(crate) fn open(
         &agent.executor().specs(),
     );
     if launch.resume.is_some() {
-        // From the last compaction on, so a resumed session starts from the compacted state.
-        let conversation = Transcript::read_conversation(log.transcript().path())?;
-        agent.set_conversation(Conversation { continuation: None, ..conversation });
+        // From the last compaction on, so a resumed session starts from the compacted state, with
+        // what a crash left repaired (docs/cli.md, "Crash recovery").
+        let path = log.transcript().path().to_path_buf();
+        let loaded = Transcript::load(&path)?;
+        for line in &loaded.torn_lines {
+            eprintln!(
+                "agent: warning: {}:{line} was cut off mid-write (a crash or a full disk) and is \
+                 left out; the session resumes without it",
+                path.display()
+            );
+        }
+        if !loaded.interrupted.is_empty() {
+            eprintln!(
+                "agent: warning: {} call(s) of this session never finished (the agent was stopped \
+                 while they ran); they are recorded as interrupted",
+                loaded.interrupted.len()
+            );
+        }
+        // Written now, so every later load and request carries them too.
+        for output in loaded.interrupted {
+            log.transcript_mut().item(&agent_core::Item::ToolOutput(output))?;
+        }
+        agent.set_conversation(Conversation { continuation: None, ..loaded.conversation });
     }
     let workspace = agent.executor().policy().workspace().clone();
     let previewer = Arc::new(Previewer::new(workspace, tracker, sandbox_words(&settings)?));

@@ -37,6 +37,18 @@ pub enum Error {
         /// What went wrong.
         source: std::io::Error,
     },
+    /// Another process has the transcript open (its session is running there).
+    #[error(
+        "session {path} is open in another agent process ({}); only one process at a time may \
+         write a session, so wait for that one to end or start a new session",
+        match pid { Some(pid) => format!("pid {pid}"), None => "pid unknown".to_owned() }
+    )]
+    TranscriptBusy {
+        /// The transcript file.
+        path: PathBuf,
+        /// The process holding it, as it recorded itself.
+        pid: Option<u32>,
+    },
     /// A line of a transcript file is not a transcript line.
     #[error("transcript {path}:{line}: {reason}")]
     TranscriptLine {

@@ -79,7 +79,7 @@ pub use crate::{
     },
     registry::{LateTools, Registry, ToolLimits},
     schema_tool::SchemaTool,
-    transcript::Transcript,
+    transcript::{Loaded, Transcript},
     workspace::Workspace,
 };
 

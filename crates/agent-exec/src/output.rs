@@ -153,11 +153,19 @@ pub(crate) enum SpillError {
 }
 
 /// Writes the full output (blocking; the executor runs it on the blocking pool).
+///
+/// The text goes to a temporary file in the same directory that is renamed into place only once
+/// every byte is written, so a failed write (a full disk) leaves no file behind, and a file at
+/// the path is always whole: the notice never names a file cut off, and a later compaction that
+/// finds the file there can trust it.
 pub(crate) fn save(path: &Path, text: &str) -> Result<PathBuf, SpillError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    std::fs::write(path, text)?;
+    use std::io::Write as _;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut file = tempfile::Builder::new().prefix(".spill-").tempfile_in(dir)?;
+    file.write_all(text.as_bytes())?;
+    file.flush()?;
+    file.persist(path).map_err(|err| err.error)?;
     Ok(path.to_owned())
 }
 

@@ -6,14 +6,23 @@
 //! session starts from there and appends the items after it).
 //! Writing items as the loop appends them means a crash loses nothing that was already part of
 //! the conversation.
+//!
+//! What a crash can leave is repaired when a transcript is loaded ([`Transcript::load`], see
+//! [`repair`]): a line cut off mid-write is dropped with a warning, and a call left without an
+//! output gets an `interrupted` one. One process at a time holds a transcript open: [`Transcript::open`]
+//! takes an advisory lock (`flock`) on `<name>.lock` beside it, which holds the owner's pid, and
+//! refuses a transcript another process holds. After a failed write the next line starts on a
+//! fresh line, so a torn line never swallows the next one.
+
+mod repair;
 
 use std::{
     fs::{File, OpenOptions},
-    io::{BufRead, BufReader, Write},
+    io::{BufRead, BufReader, Read, Seek, SeekFrom, Write},
     path::{Path, PathBuf},
 };
 
-use agent_core::Item;
+use agent_core::{CallOutput, Item};
 use serde::Serialize;
 
 use crate::{
@@ -35,6 +44,26 @@ pub struct Transcript {
     file: File,
     /// Strings that must never be written (API keys); replaced by `[redacted]`.
     secrets: Vec<String>,
+    /// The lock file, locked while this value lives (the kernel drops the lock with the process).
+    _lock: File,
+    /// The file may end in the middle of a line (a failed write, or a torn line found at open):
+    /// the next line starts with a newline.
+    fresh_line: bool,
+    /// Writes that failed, and the first failure's message.
+    failed: Option<(usize, String)>,
+}
+
+/// A transcript as loaded for resuming, with what was repaired on the way.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// The conversation to continue (repaired).
+    pub conversation: Conversation,
+    /// Line numbers (1-based) dropped because they were cut off mid-write.
+    pub torn_lines: Vec<usize>,
+    /// Outputs made for calls that had none anywhere in the file (the process ended while they
+    /// ran), in conversation order; a caller resuming the session appends them to the
+    /// transcript, so every later load and request carries them.
+    pub interrupted: Vec<CallOutput>,
 }
 
 #[derive(Serialize)]
@@ -62,9 +91,22 @@ impl Transcript {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io_error)?;
         }
-        let file = OpenOptions::new().create(true).append(true).open(&path).map_err(io_error)?;
+        let lock = lock(&path)?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(io_error)?;
+        let fresh_line = ends_mid_line(&mut file).map_err(io_error)?;
         let secrets = secrets.into_iter().filter(|secret| secret.len() >= MIN_SECRET_LEN).collect();
-        Ok(Self { path, file, secrets })
+        Ok(Self { path, file, secrets, _lock: lock, fresh_line, failed: None })
+    }
+
+    /// How many writes failed, and the first failure's message: the transcript is incomplete
+    /// when this is `Some`, and a resumed session continues from the last line written whole.
+    pub fn failed_writes(&self) -> Option<(usize, &str)> {
+        self.failed.as_ref().map(|(count, first)| (*count, first.as_str()))
     }
 
     /// The file's path.
@@ -108,29 +150,51 @@ impl Transcript {
             }
         }
         text.push('\n');
+        if self.fresh_line {
+            text.insert(0, '\n');
+        }
         // One write per line, flushed at once, so a crash loses at most the line being written.
         let written = self.file.write_all(text.as_bytes()).and_then(|()| self.file.flush());
-        written.map_err(|source| Error::Transcript { path: self.path.clone(), source })
+        // After a failure part of the line may be on disk: the next one must not continue it.
+        self.fresh_line = written.is_err();
+        written.map_err(|source| {
+            let (count, _) = self.failed.get_or_insert_with(|| (0, source.to_string()));
+            *count += 1;
+            Error::Transcript { path: self.path.clone(), source }
+        })
     }
 
     /// The conversation items of a transcript file, every one ever appended, in order (what a
     /// replay plays back); event and compaction lines are skipped.
     pub fn read_items(path: &Path) -> Result<Vec<Item>> {
-        Ok(Self::read(path, false)?.items)
+        Ok(Self::read(path, false)?.0.items)
     }
 
     /// The conversation a resumed session continues: the state after the last compaction, then
-    /// the items appended since.
+    /// the items appended since, repaired as [`Transcript::load`] does.
     pub fn read_conversation(path: &Path) -> Result<Conversation> {
-        Self::read(path, true)
+        Ok(Self::load(path)?.conversation)
     }
 
-    fn read(path: &Path, compacted: bool) -> Result<Conversation> {
+    /// Loads a transcript for resuming: the conversation from the last compaction on, with what a
+    /// crash can leave repaired (see [`repair`]) and reported, so the caller can warn about
+    /// dropped lines and persist the outputs it added.
+    pub fn load(path: &Path) -> Result<Loaded> {
+        let (conversation, torn_lines) = Self::read(path, true)?;
+        let (items, interrupted) = repair::answer_interrupted(conversation.items);
+        Ok(Loaded { conversation: Conversation { items, ..conversation }, torn_lines, interrupted })
+    }
+
+    fn read(path: &Path, compacted: bool) -> Result<(Conversation, Vec<usize>)> {
         let io_error = |source| Error::Transcript { path: path.to_path_buf(), source };
         let file = File::open(path).map_err(io_error)?;
         let mut conversation = Conversation::default();
-        for (number, line) in BufReader::new(file).lines().enumerate() {
+        let mut torn = Vec::new();
+        // Lines are split on bytes: a line cut off inside a multi-byte character is still a torn
+        // line, not an I/O error.
+        for (number, line) in BufReader::new(file).split(b'\n').enumerate() {
             let line = line.map_err(io_error)?;
+            let line = String::from_utf8_lossy(&line);
             if line.trim().is_empty() {
                 continue;
             }
@@ -139,8 +203,16 @@ impl Transcript {
                 line: number + 1,
                 reason,
             };
-            let value: serde_json::Value =
-                serde_json::from_str(&line).map_err(|err| bad(format!("not JSON: {err}")))?;
+            let value: serde_json::Value = match serde_json::from_str(&line) {
+                Ok(value) => value,
+                // JSON that stops early is a line whose write was cut off (a crash or a full
+                // disk); the lines around it are whole. Anything else is damage to report.
+                Err(err) if err.is_eof() => {
+                    torn.push(number + 1);
+                    continue;
+                }
+                Err(err) => return Err(bad(format!("not JSON: {err}"))),
+            };
             if let Some(item) = value.get("item") {
                 let item = serde_json::from_value(item.clone())
                     .map_err(|err| bad(format!("not a transcript item: {err}")))?;
@@ -153,8 +225,48 @@ impl Transcript {
                     .map_err(|err| bad(format!("not a compaction record: {err}")))?;
             }
         }
-        Ok(conversation)
+        Ok((conversation, torn))
     }
+}
+
+/// Takes the session's lock: an exclusive `flock` on `<transcript>.lock`, which then holds this
+/// process's pid for the message another process gets.
+fn lock(transcript: &Path) -> Result<File> {
+    let path = transcript.with_extension("lock");
+    let io_error = |source| Error::Transcript { path: path.clone(), source };
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(io_error)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut text = String::new();
+            let _ = file.read_to_string(&mut text);
+            return Err(Error::TranscriptBusy {
+                path: transcript.to_path_buf(),
+                pid: text.trim().parse().ok(),
+            });
+        }
+        Err(std::fs::TryLockError::Error(source)) => return Err(io_error(source)),
+    }
+    file.set_len(0).map_err(io_error)?;
+    file.write_all(std::process::id().to_string().as_bytes()).map_err(io_error)?;
+    Ok(file)
+}
+
+/// Whether `file` is non-empty and its last byte is not a newline (a line was cut off).
+fn ends_mid_line(file: &mut File) -> std::io::Result<bool> {
+    if file.metadata()?.len() == 0 {
+        return Ok(false);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
 }
 
 #[cfg(test)]
@@ -222,6 +334,38 @@ mod tests {
             text.contains(r#"{"compaction":{"reason":"threshold","tokens_before":100"#),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_torn_line_is_dropped_and_the_next_write_starts_a_fresh_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let whole = r#"{"item":{"type":"message","role":"user","content":"one"}}"#;
+        std::fs::write(&path, format!("{whole}\n{{\"item\":{{\"type\":\"mess")).unwrap();
+        let loaded = Transcript::load(&path).unwrap();
+        assert_eq!(loaded.torn_lines, [2]);
+        assert_eq!(loaded.conversation.items, vec![Item::Message(Message::user("one"))]);
+        let mut log = Transcript::open(&path, Vec::new()).unwrap();
+        log.item(&Item::Message(Message::user("two"))).unwrap();
+        drop(log);
+        let loaded = Transcript::load(&path).unwrap();
+        assert_eq!(loaded.torn_lines, [2], "the torn line swallowed the next one");
+        let texts: Vec<Item> = ["one", "two"].map(|t| Item::Message(Message::user(t))).to_vec();
+        assert_eq!(loaded.conversation.items, texts);
+    }
+
+    #[test]
+    fn a_second_open_is_refused_naming_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let first = Transcript::open(&path, Vec::new()).unwrap();
+        let err = Transcript::open(&path, Vec::new()).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("another agent process (pid {})", std::process::id())),
+            "{err}"
+        );
+        drop(first);
+        Transcript::open(&path, Vec::new()).unwrap();
     }
 
     #[test]

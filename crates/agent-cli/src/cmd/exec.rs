@@ -128,8 +128,7 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     let code = exit_code(&finish);
     renderer.finish(&finish, code);
     if !args.json {
-        let id = session.log.id();
-        eprintln!("agent: session {id} (resume with --resume {id})");
+        eprintln!("{}", session.log.farewell());
     }
     Ok(ExitCode::from(code))
 }

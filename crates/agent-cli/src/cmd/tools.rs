@@ -119,6 +119,13 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
             let call = ToolCall { call_id: "cli".to_owned(), name, arguments, item_id: None };
             let outcome = tokio.block_on(executor.execute(&call, &CancellationToken::new()));
             println!("{}", outcome.text);
+            if outcome.output_path.is_some() {
+                // The text names the saved full output, so the file must outlive this command:
+                // the scratch directory is kept (in the system temp dir, which the OS clears)
+                // and only when something was saved in it.
+                let kept = scratch.keep();
+                eprintln!("agent: the full output is kept in {}", kept.display());
+            }
             if let Some(remedy) = &outcome.remedy {
                 eprintln!("agent: {}", crate::render::remedy_advice(remedy));
             }

@@ -226,10 +226,9 @@ fn tool_name(items: &[Item], call_id: &str) -> String {
 /// pool.
 fn save_full(session_dir: Option<&Path>, call_id: &str, text: &str) -> Option<String> {
     let path = spill_path(session_dir?, call_id);
+    // A file there is whole: `save` renames it into place only once it is written.
     if !path.exists() {
-        let dir = path.parent()?;
-        std::fs::create_dir_all(dir).ok()?;
-        std::fs::write(&path, text).ok()?;
+        crate::output::save(&path, text).ok()?;
     }
     Some(path.display().to_string())
 }
