@@ -42,11 +42,24 @@ pub struct JobsConfig {
     pub buffer_bytes: usize,
     /// Between SIGTERM and SIGKILL when a job is killed or the session ends. Default 2 s.
     pub kill_grace: Duration,
+    /// How long a read that has new output waits for the job to fall quiet before it returns:
+    /// an interpreter echoes a line at once and answers a moment later, and both belong to the
+    /// same read. Default 300 ms; the read's own wait still bounds it.
+    pub quiet: Duration,
 }
+
+/// The default [`JobsConfig::quiet`].
+pub const DEFAULT_QUIET: Duration = Duration::from_millis(300);
 
 impl Default for JobsConfig {
     fn default() -> Self {
-        Self { max_jobs: 8, dir: None, buffer_bytes: 1 << 20, kill_grace: Duration::from_secs(2) }
+        Self {
+            max_jobs: 8,
+            dir: None,
+            buffer_bytes: 1 << 20,
+            kill_grace: Duration::from_secs(2),
+            quiet: DEFAULT_QUIET,
+        }
     }
 }
 
@@ -329,13 +342,14 @@ impl Jobs {
         Ok(self.job(id)?.info())
     }
 
-    /// The output since the previous read, after waiting up to `wait` for some to arrive (or for
-    /// the job to end). Reading a finished job's status tells the model how it ended, so no
-    /// notice follows.
+    /// The output since the previous read, after waiting up to `wait` for some to arrive and
+    /// then for the job to fall quiet for [`JobsConfig::quiet`] (or for the job to end), so that
+    /// an answer that follows its echo comes in the same read. Reading a finished job's status
+    /// tells the model how it ended, so no notice follows.
     pub async fn read(&self, id: u32, wait: Duration) -> Result<JobRead, JobError> {
         let job = self.job(id)?;
         let from = *job.cursor.lock().unwrap_or_else(PoisonError::into_inner);
-        job.wait_output(from, wait).await;
+        job.wait_output(from, wait, self.table.config.quiet).await;
         // The state first: output read after it includes everything a finished job printed.
         let ended = job.ended().is_some();
         let (bytes, skipped, total) = job.output_since(from);

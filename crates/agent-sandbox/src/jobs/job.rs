@@ -174,8 +174,9 @@ impl Job {
         self.ring.lock().unwrap_or_else(PoisonError::into_inner).last_lines(lines, max_bytes)
     }
 
-    /// Waits until output past `from` arrives, the job ends, or `wait` passes.
-    pub(crate) async fn wait_output(&self, from: u64, wait: Duration) {
+    /// Waits until output past `from` arrives and no more has come for `quiet`, the job ends, or
+    /// `wait` passes.
+    pub(crate) async fn wait_output(&self, from: u64, wait: Duration, quiet: Duration) {
         let mut written = self.written.subscribe();
         let mut ended = self.ended.subscribe();
         let deadline = tokio::time::Instant::now() + wait;
@@ -183,7 +184,17 @@ impl Job {
             tokio::select! {
                 _ = written.changed() => {}
                 _ = ended.changed() => {}
-                () = tokio::time::sleep_until(deadline) => break,
+                () = tokio::time::sleep_until(deadline) => return,
+            }
+        }
+        // Output has come: more may follow at once (an echo, then the answer), so the read waits
+        // until the job has been quiet for a moment.
+        while ended.borrow_and_update().is_none() {
+            let until = (tokio::time::Instant::now() + quiet).min(deadline);
+            tokio::select! {
+                changed = written.changed() => if changed.is_err() { return },
+                _ = ended.changed() => {}
+                () = tokio::time::sleep_until(until) => return,
             }
         }
     }

@@ -155,3 +155,26 @@ async fn mistakes_are_observations() {
     assert_snapshot!(check(&fx, "job", json!({"action": "list"})).await);
     assert_snapshot!(check(&fx, "bash", json!({"command": "cat", "tty": true})).await);
 }
+
+/// The interactive-job quiet rule (docs/jobs.md): a write returns once the job has been quiet for
+/// a moment, not at its first byte, so the echo of `print(6*7)` and the answer `42` come in the
+/// write's own result. Twenty fresh interpreters, since a late answer shows only now and then.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_to_python_on_a_terminal_returns_the_answer_in_its_own_result() {
+    let fx = fixture();
+    for run in 1..=20 {
+        let start = json!({"command": "python3 -i", "background": true, "tty": true});
+        let out = fx.call("bash", start).await;
+        if sandbox_missing(&out) {
+            return;
+        }
+        let prompt =
+            fx.call("job", json!({"action": "output", "job_id": run, "wait_ms": 20000})).await;
+        assert!(prompt.trim_end().ends_with(">>>"), "run {run}: no prompt in {prompt}");
+        let write =
+            json!({"action": "write", "job_id": run, "text": "print(6*7)\n", "wait_ms": 20000});
+        let out = fx.call("job", write).await;
+        assert!(out.contains("\n42\r\n"), "run {run}: no 42 in the write's result: {out}");
+        fx.call("job", json!({"action": "kill", "job_id": run})).await;
+    }
+}
