@@ -1,5 +1,6 @@
 //! Test modules and the helpers they share: running the binary and a scripted model server.
 
+mod crash;
 mod exec;
 mod help;
 mod hooks;
