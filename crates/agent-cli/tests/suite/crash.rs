@@ -294,7 +294,7 @@ async fn a_second_resume_of_an_open_session_is_refused_naming_the_first_process(
     )
     .await;
     let b_err = stderr(&b);
-    assert_ne!(b.status.code(), Some(0), "{b_err}");
+    assert_eq!(b.status.code(), Some(2), "{b_err}");
     assert!(b_err.contains(&format!("another agent process (pid {})", a.id())), "{b_err}");
     assert!(bodies.is_empty(), "the refused resume asked the model: {bodies:?}");
     let a_output = a.kill();
