@@ -14,6 +14,8 @@
 mod job;
 mod ring;
 
+pub use self::job::signal_name;
+
 use std::{
     collections::BTreeMap,
     fmt,
@@ -474,30 +476,4 @@ async fn stop(jobs: &[Arc<Job>], grace: Duration) {
         job.signal(libc::SIGKILL);
         job.wait_end(Duration::from_secs(5)).await;
     }
-}
-
-/// `SIGSEGV` for 11: the names a shell prints, for the signals a job meets.
-pub fn signal_name(signal: i32) -> String {
-    let name = match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGTRAP => "SIGTRAP",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGUSR1 => "SIGUSR1",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGUSR2 => "SIGUSR2",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGXFSZ => "SIGXFSZ",
-        libc::SIGSYS => "SIGSYS",
-        other => return format!("signal {other}"),
-    };
-    name.to_owned()
 }

@@ -9,8 +9,8 @@
 //! - [`sandbox`]: the policy (`read-only`, `workspace-write`, `danger-full-access`) and how it is
 //!   applied between `fork` and `exec`: Landlock file-system rules, a seccomp filter, resource
 //!   limits, a scrubbed environment, the kernel probe and the loopback-only network namespace.
-//! - [`process`]: starting a sandboxed process in its own process group and collecting its output;
-//!   nothing it starts outlives the call.
+//! - [`process`]: starting a sandboxed process in its own process group, below a supervisor, and
+//!   collecting its output; nothing it starts outlives the call, or the agent (`kill -9` included).
 //! - [`jobs`]: background processes of a session, with output rings and exit notices.
 //! - [`secret`]: the one list of secret files that every path able to reveal content keeps from
 //!   the model.
