@@ -253,8 +253,10 @@ fn lock(transcript: &Path) -> Result<File> {
         }
         Err(std::fs::TryLockError::Error(source)) => return Err(io_error(source)),
     }
-    file.set_len(0).map_err(io_error)?;
-    file.write_all(std::process::id().to_string().as_bytes()).map_err(io_error)?;
+    // The pid only names the holder in another process's message: on a full disk the session
+    // still opens (its own writes report the failure), it just cannot say who holds it.
+    let _ =
+        file.set_len(0).and_then(|()| file.write_all(std::process::id().to_string().as_bytes()));
     Ok(file)
 }
 

@@ -360,4 +360,10 @@ async fn after_failed_writes_the_run_says_the_session_is_incomplete_and_names_no
     )
     .await;
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert!(stderr(&resumed).contains("was cut off mid-write"), "{}", stderr(&resumed));
+    // The resumed run started on a fresh line: only the torn line is not whole JSON.
+    let text = std::fs::read_to_string(transcript_path(&ws, &id)).unwrap();
+    let broken = text.lines().filter(|line| serde_json::from_str::<Value>(line).is_err()).count();
+    assert_eq!(broken, 1, "{text}");
+    assert!(text.contains("Back."), "{text}");
 }

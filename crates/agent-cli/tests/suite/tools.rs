@@ -150,6 +150,27 @@ fn direct_calls_print_the_observation_and_exit_by_outcome() {
     check_call("read_file", r#"{"path":"../../etc/passwd"}"#, 1, r#""error":"outside_workspace""#);
 }
 
+/// D13: a capped direct call names the file holding its full output, and that file is there, whole,
+/// after the command has exited (its scratch directory is kept only then, and said on stderr).
+#[test]
+fn a_capped_direct_call_names_a_saved_output_that_outlives_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = r#"{"command":"head -c 30000 /dev/zero | tr '\\0' x"}"#;
+    let output = agent(dir.path(), &["tools", "call", "bash", args]);
+    let out = stdout(&output);
+    if out.contains("sandbox_unavailable") {
+        agent_test_support::skipped(&format!("the OS sandbox is unavailable here: {out}"));
+        return;
+    }
+    let saved = out.split("full output saved to ").nth(1).and_then(|rest| rest.split(';').next());
+    let saved = std::path::PathBuf::from(saved.unwrap_or_else(|| panic!("no saved file in {out}")));
+    let text = std::fs::read_to_string(&saved).unwrap_or_else(|err| panic!("{saved:?}: {err}"));
+    assert!(text.contains(&"x".repeat(30_000)), "{text}");
+    let kept = saved.parent().and_then(std::path::Path::parent).unwrap();
+    assert!(stderr(&output).contains(&kept.display().to_string()), "{}", stderr(&output));
+    std::fs::remove_dir_all(kept).unwrap();
+}
+
 #[test]
 fn a_bad_permission_mode_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
