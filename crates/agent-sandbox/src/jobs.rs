@@ -2,12 +2,13 @@
 //!
 //! A [`Jobs`] table belongs to one session; the bash tool starts jobs in it, the job tool reads
 //! and stops them, and the agent loop turns finished jobs into notices. Process truth comes from
-//! the kernel: each job is its own process group under the session's sandbox; this process
-//! becomes a child subreaper (`PR_SET_CHILD_SUBREAPER`), so a daemonised grandchild is
-//! re-parented here instead of to init; a job has finished only when no process of its group is
-//! left, and its status is the real wait status of its first process (an exit code or a signal).
-//! Output goes to a ring buffer (1 MB by default) and, whole, to a file. Ending the session
-//! ([`Jobs::shutdown`], or dropping the last handle) kills every job. See `docs/jobs.md`.
+//! the kernel: each job is its own process group under the session's sandbox, led by a supervisor
+//! that is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so a daemonised grandchild is re-parented
+//! to it instead of to init, and that kills the whole job if this process dies; a job has finished
+//! only when no process of its group is left, and its status is the real wait status of its first
+//! process (an exit code or a signal). Output goes to a ring buffer (1 MB by default) and, whole,
+//! to a file. Ending the session ([`Jobs::shutdown`], or dropping the last handle) kills every job.
+//! See `docs/jobs.md`.
 
 #![allow(unsafe_code)]
 
