@@ -154,10 +154,10 @@ async fn json_answer_to_a_streaming_request() {
 }
 
 #[tokio::test]
-async fn stalled_server_hits_the_read_timeout() {
+async fn stalled_server_hits_the_first_byte_timeout() {
     let server = start([Turn::text("late").with_delay_ms(2_000)]).await;
     let mut config = config(&server, true);
-    config.read_timeout = Duration::from_millis(150);
+    config.limits.first_byte_timeout = Duration::from_millis(150);
     config.retry.max_retries = 0;
     let client = client(Api::Chat, &config);
     let started = Instant::now();
