@@ -74,7 +74,8 @@ fn response_limits(
         out.max_body_bytes = in_range("[limits] model_max_body_bytes", bytes, low, high, "bytes")?;
     }
     if let Some(bytes) = limits.model_max_stream_bytes {
-        out.max_stream_bytes = in_range("[limits] model_max_stream_bytes", bytes, low, high, "bytes")?;
+        out.max_stream_bytes =
+            in_range("[limits] model_max_stream_bytes", bytes, low, high, "bytes")?;
     }
     if let Some(events) = limits.model_max_stream_events {
         out.max_stream_events =

@@ -111,10 +111,8 @@ impl Notices {
             while !stopped.load(Ordering::Relaxed) {
                 std::thread::sleep(tick);
                 let words = waiting.silent_for().and_then(|silent| Waiting::words(silent, every));
-                if words.is_some() && words != said {
-                    if let Some(words) = &words {
-                        eprintln!("agent: {words}");
-                    }
+                if let Some(line) = words.as_ref().filter(|_| words != said) {
+                    eprintln!("agent: {line}");
                 }
                 said = words;
             }

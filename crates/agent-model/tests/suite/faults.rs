@@ -258,12 +258,14 @@ async fn two_empty_answers_are_a_model_error() {
     }
 }
 
+type SetLimit = fn(&mut agent_model::ResponseLimits);
+
 /// Each size cap ends the response with an error naming its `[limits]` key, on both APIs.
 #[tokio::test]
 async fn responses_past_a_size_cap_fail_naming_it() {
     let long = "many words in many deltas ".repeat(200);
     for (api, stream) in ALL {
-        let cases: [(&str, fn(&mut agent_model::ResponseLimits)); 3] = [
+        let cases: [(&str, SetLimit); 3] = [
             ("model_max_body_bytes", |limits| limits.max_body_bytes = 1024),
             ("model_max_stream_events", |limits| limits.max_stream_events = 3),
             ("model_max_stream_bytes", |limits| limits.max_stream_bytes = 2048),
