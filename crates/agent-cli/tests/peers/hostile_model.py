@@ -9,6 +9,7 @@ exits. Modes:
   huge-whole                   a 1.5 GB chunked JSON body (1 MiB chunks), never allocated whole
   big-event                    one 20 MB content delta as a single SSE event, then a normal end
   drip                         a valid streamed answer, one byte a second
+  garbage-whole                a 200 "JSON" body of 1 MB of escape sequences and binary bytes
   silent                       reads the request and never answers, for SECONDS
 """
 
@@ -133,6 +134,13 @@ def main():
             for i in range(len(answer)):
                 sender.send(answer[i : i + 1])
                 time.sleep(1.0)
+        elif mode == "garbage-whole":
+            body = (b"\x1b[2J\x1b]0;pwned\x07\xff\xfe<html>" * 40000)[: 1 << 20]
+            sender.send(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body)
+                + body
+            )
         elif mode == "silent":
             time.sleep(seconds)
     except (BrokenPipeError, ConnectionResetError):

@@ -249,6 +249,20 @@ fn a_silent_server_fails_at_the_first_byte_deadline() {
 }
 
 #[test]
+fn a_non_json_200_body_is_quoted_short_and_escaped_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Hostile::start(dir.path(), "garbage-whole", 30);
+    let run = measured(dir.path(), &server, "", &["--no-stream", "exec", "go"]);
+    server.report();
+    let text = stderr(&run.output);
+    assert_eq!(run.output.status.code(), Some(1), "{text}");
+    assert!(text.contains("the server sent invalid json"), "{text}");
+    assert_eq!(text.matches("invalid json").count(), 1, "{text}");
+    assert!(text.len() < 4096, "{} bytes on stderr", text.len());
+    assert!(!run.output.stderr.contains(&0x1b), "an escape byte reached stderr: {text}");
+}
+
+#[test]
 fn a_model_limit_out_of_range_is_a_usage_error_naming_the_range() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
