@@ -228,7 +228,11 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                         turn.add(usage);
                     }
                     match event {
-                        AgentEvent::TurnStarted { .. } => spinner.start(),
+                        // The request follows the turn's start (and any compaction line): the
+                        // spinner turns while the model is asked.
+                        AgentEvent::TurnStarted { .. } | AgentEvent::Request { .. } => {
+                            spinner.start();
+                        }
                         AgentEvent::Usage { .. }
                         | AgentEvent::ReasoningDelta { .. }
                         | AgentEvent::TextDelta { .. }

@@ -9,7 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use agent_model::scripted::{Fault, Turn};
+use agent_model::scripted::{Fault, Script, ScriptedServer, Turn};
 use serde_json::{Value, json};
 
 use crate::suite::{DEADLINE, Running, command, exec::exec, stderr};
@@ -288,4 +288,32 @@ async fn a_model_error_is_printed_once() {
     let (output, _) = exec(dir.path(), vec![Turn::fault(refused)], &["exec", "go"]).await;
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stderr(&output).matches("refused by the test").count(), 1, "{}", stderr(&output));
+}
+
+/// The REPL's spinner says what exec prints, while a slow model has said nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_repl_spinner_says_it_is_still_waiting_for_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let turns = [Turn::text("the late answer").with_delay_ms(3_000)];
+    let server = ScriptedServer::start(Script::new(turns)).await.unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[limits]\nmodel_waiting_notice_secs = 1\n").unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    tokio::task::spawn_blocking(move || {
+        let url = server.url();
+        let config = config.to_str().unwrap();
+        let args =
+            ["--config", config, "--base-url", &url, "--model", "m", "--api", "chat", "chat"];
+        let mut screen = crate::suite::screen::Screen::agent(&workspace, &args, &[]);
+        screen.wait_for("›");
+        screen.type_text("hi\r");
+        screen.wait_for("still waiting for the model (");
+        screen.wait_for("the late answer");
+        assert!(screen.raw().contains("still waiting for the model (1 s)"), "{}", screen.raw());
+        screen.type_text("/exit\r");
+        assert!(screen.wait_exit(), "{}", screen.contents());
+    })
+    .await
+    .unwrap();
 }
