@@ -72,6 +72,23 @@ pub(crate) struct Limits {
     pub(crate) bash_timeout_secs: Option<u64>,
     /// The largest time limit a bash call may ask for, in seconds.
     pub(crate) bash_max_timeout_secs: Option<u64>,
+    /// The longest wait for the first byte of a model response, in seconds (docs/limits.md).
+    pub(crate) model_first_byte_timeout_secs: Option<u64>,
+    /// The longest silence inside a model response once it started, in seconds.
+    pub(crate) model_idle_timeout_secs: Option<u64>,
+    /// The longest one model response may take in all, retries included, in seconds.
+    pub(crate) model_total_timeout_secs: Option<u64>,
+    /// The largest whole (`--no-stream`) model response body, in bytes.
+    pub(crate) model_max_body_bytes: Option<u64>,
+    /// The most bytes one streamed model response may send.
+    pub(crate) model_max_stream_bytes: Option<u64>,
+    /// The most events one streamed model response may send.
+    pub(crate) model_max_stream_events: Option<u64>,
+    /// The largest single event of a streamed model response, in bytes.
+    pub(crate) model_max_event_bytes: Option<u64>,
+    /// How often "still waiting for the model" is said while the model is silent, in seconds
+    /// (0: never).
+    pub(crate) model_waiting_notice_secs: Option<u64>,
 }
 
 impl Limits {
@@ -82,6 +99,20 @@ impl Limits {
             output_cap: over.output_cap.or(self.output_cap),
             bash_timeout_secs: over.bash_timeout_secs.or(self.bash_timeout_secs),
             bash_max_timeout_secs: over.bash_max_timeout_secs.or(self.bash_max_timeout_secs),
+            model_first_byte_timeout_secs: over
+                .model_first_byte_timeout_secs
+                .or(self.model_first_byte_timeout_secs),
+            model_idle_timeout_secs: over.model_idle_timeout_secs.or(self.model_idle_timeout_secs),
+            model_total_timeout_secs: over
+                .model_total_timeout_secs
+                .or(self.model_total_timeout_secs),
+            model_max_body_bytes: over.model_max_body_bytes.or(self.model_max_body_bytes),
+            model_max_stream_bytes: over.model_max_stream_bytes.or(self.model_max_stream_bytes),
+            model_max_stream_events: over.model_max_stream_events.or(self.model_max_stream_events),
+            model_max_event_bytes: over.model_max_event_bytes.or(self.model_max_event_bytes),
+            model_waiting_notice_secs: over
+                .model_waiting_notice_secs
+                .or(self.model_waiting_notice_secs),
         }
     }
 }
@@ -183,6 +214,8 @@ pub(crate) struct ModelSettings {
     /// The key, when one was found; its `Debug` is a redaction.
     pub(crate) api_key: Option<ApiKey>,
     pub(crate) stream: bool,
+    /// The deadlines and size caps of each response (`[limits]` and flags; set after resolving).
+    pub(crate) response: agent_model::ResponseLimits,
 }
 
 /// Flags that override everything else (all optional on the command line).
@@ -238,7 +271,8 @@ pub(crate) fn resolve_model(
     let key_env = profile.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
     let api_key = non_empty(key_env).map(ApiKey::new);
     let stream = !flags.no_stream && profile.stream.unwrap_or(true);
-    Ok((ModelSettings { base_url, model, api, api_key, stream }, profile))
+    let response = agent_model::ResponseLimits::default();
+    Ok((ModelSettings { base_url, model, api, api_key, stream, response }, profile))
 }
 
 /// Whether a base URL points at OpenAI itself.
@@ -330,6 +364,7 @@ mod tests {
             api,
             api_key: key.map(ApiKey::new),
             stream: true,
+            response: agent_model::ResponseLimits::default(),
         }
     }
 

@@ -25,6 +25,7 @@ mod settings;
 mod setup;
 mod spinner;
 mod status;
+mod waiting;
 mod work;
 
 pub(crate) use crate::options::Options;

@@ -65,6 +65,18 @@ pub(crate) struct Options {
     /// Read no AGENTS.md project instructions.
     #[arg(long, global = true)]
     pub(crate) no_project_doc: bool,
+    /// The longest wait for the first byte of a model response, in seconds (default 300;
+    /// `[limits] model_first_byte_timeout_secs`).
+    #[arg(long, global = true, value_name = "SECS")]
+    pub(crate) model_first_byte_timeout: Option<u64>,
+    /// The longest silence inside a model response once it started, in seconds (default 300;
+    /// `[limits] model_idle_timeout_secs`).
+    #[arg(long, global = true, value_name = "SECS")]
+    pub(crate) model_idle_timeout: Option<u64>,
+    /// The longest one model response may take in all, retries included, in seconds (default
+    /// 1800; `[limits] model_total_timeout_secs`).
+    #[arg(long, global = true, value_name = "SECS")]
+    pub(crate) model_total_timeout: Option<u64>,
     /// Config file (default: the platform config directory's agent/config.toml).
     #[arg(long, global = true)]
     pub(crate) config: Option<PathBuf>,

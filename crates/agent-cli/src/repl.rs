@@ -136,7 +136,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         session.agent.model().name(),
         session.log.id()
     );
-    let spinner = Arc::new(Spinner::new());
+    let spinner = Arc::new(Spinner::new(session.waiting.clone(), session.waiting_notice));
     let mut renderer = Renderer::new(false);
     // A rendered answer prints nothing until its first block is complete: the spinner keeps
     // turning until then.
@@ -228,7 +228,11 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                         turn.add(usage);
                     }
                     match event {
-                        AgentEvent::TurnStarted { .. } => spinner.start(),
+                        // The request follows the turn's start (and any compaction line): the
+                        // spinner turns while the model is asked.
+                        AgentEvent::TurnStarted { .. } | AgentEvent::Request { .. } => {
+                            spinner.start();
+                        }
                         AgentEvent::Usage { .. }
                         | AgentEvent::ReasoningDelta { .. }
                         | AgentEvent::TextDelta { .. }

@@ -1,7 +1,7 @@
 //! What `exec` and the REPL share: choosing the model, building the library's [`Agent`] from the
 //! settings, opening the session log, and running one prompt with its transcript kept on disk.
 
-use std::{path::PathBuf, process::ExitCode, sync::Arc};
+use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Duration};
 
 use agent_core::{CancellationToken, ModelClient};
 use agent_exec::{
@@ -23,6 +23,7 @@ use crate::{
     session::SessionLog,
     settings::Settings,
     status::{ContextFill, Facts, Tally},
+    waiting::{Waiting, Watched},
 };
 
 /// How a front end wants its session built.
@@ -65,6 +66,10 @@ pub(crate) struct Session {
     pub(crate) window_probe: Option<tokio::task::JoinHandle<()>>,
     /// The session's runtime, where a switched model's window question runs.
     runtime: tokio::runtime::Handle,
+    /// How long the model has been silent, for "still waiting for the model".
+    pub(crate) waiting: Waiting,
+    /// How often that is said (`[limits] model_waiting_notice_secs`); `None` never.
+    pub(crate) waiting_notice: Option<Duration>,
 }
 
 /// A `SessionStart` hook ended the session before it began, with its reason.
@@ -79,6 +84,7 @@ pub(crate) fn open(
     runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<Result<Session, ExitCode>> {
     let settings = Settings::load(options)?;
+    let waiting = Waiting::default();
     // A replay needs no server, so a missing key only matters when a real model is called.
     let model: Box<dyn ModelClient> = match &launch.replay {
         Some(path) => {
@@ -95,7 +101,7 @@ pub(crate) fn open(
                 eprintln!("agent: {}", config::NO_PROVIDER);
                 return Ok(Err(ExitCode::from(2)));
             }
-            model_client(model, options.tool_choice.as_deref())?
+            model_client(model, options.tool_choice.as_deref(), &waiting)?
         }
     };
 
@@ -192,6 +198,8 @@ pub(crate) fn open(
         log_failed: false,
         window_probe,
         runtime: runtime.handle().clone(),
+        waiting_notice: settings.waiting_notice(),
+        waiting,
     }))
 }
 
@@ -293,7 +301,7 @@ impl Session {
             bail!("a replayed session plays its recording; there is no model to switch");
         }
         let settings = ModelSettings { model: name.to_owned(), ..self.model.clone() };
-        self.agent.set_model(model_client(&settings, self.tool_choice.as_deref())?);
+        self.agent.set_model(model_client(&settings, self.tool_choice.as_deref(), &self.waiting)?);
         let (fresh, probe) = context_config(&settings, self.configured_window, Some(&self.runtime));
         if let Some(context) = &mut self.agent.config_mut().context {
             context.keep_recent_tokens = fresh.keep_recent_tokens;
@@ -474,17 +482,20 @@ fn client_config(settings: &ModelSettings) -> ClientConfig {
         config = config.with_api_key(key.clone());
     }
     config.stream = settings.stream;
+    config.limits = settings.response.clone();
     config
 }
 
 fn model_client(
     settings: &ModelSettings,
     first_turn_tool_choice: Option<&str>,
+    waiting: &Waiting,
 ) -> anyhow::Result<Box<dyn ModelClient>> {
     let mut config = client_config(settings);
     config.first_turn_tool_choice = first_turn_tool_choice.map(tool_choice);
-    Ok(match settings.api {
+    let client: Box<dyn ModelClient> = match settings.api {
         Api::Chat => Box::new(ChatClient::new(&config)?),
         Api::Responses => Box::new(ResponsesClient::new(&config)?),
-    })
+    };
+    Ok(Box::new(Watched::new(client, waiting.clone())))
 }

@@ -7,6 +7,8 @@ use std::{
     time::Duration,
 };
 
+use crate::waiting::Waiting;
+
 const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 #[derive(Default)]
@@ -22,7 +24,9 @@ pub(crate) struct Spinner {
 }
 
 impl Spinner {
-    pub(crate) fn new() -> Self {
+    /// A spinner that, once the model has been silent for `notice`, says "still waiting for the
+    /// model (N s)" instead of "thinking…", as `exec` prints it.
+    pub(crate) fn new(waiting: Waiting, notice: Option<Duration>) -> Self {
         if !std::io::stderr().is_terminal() {
             return Self { state: None };
         }
@@ -37,7 +41,11 @@ impl Spinner {
                 }
                 if state.active {
                     state.frame = (state.frame + 1) % FRAMES.len();
-                    eprint!("\r{} thinking…", FRAMES[state.frame]);
+                    let words = notice
+                        .zip(waiting.silent_for())
+                        .and_then(|(every, silent)| Waiting::words(silent, every));
+                    let words = words.as_deref().unwrap_or("thinking…");
+                    eprint!("\r{} {words}\x1b[K", FRAMES[state.frame]);
                     let _ = std::io::stderr().flush();
                 }
             }

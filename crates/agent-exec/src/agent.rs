@@ -278,7 +278,9 @@ fn broke_off(
     span: &tracing::Span,
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Finish {
-    span.in_scope(|| tracing::warn!(error = %err, "model request failed"));
+    // At debug level: the error reaches the front end in `AgentEvent::Error` and `Finish`, which
+    // print it; a warning here printed every model error twice.
+    span.in_scope(|| tracing::debug!(error = %err, "model request failed"));
     conversation.items.truncate(turn_start);
     if err.kind == ModelErrorKind::Cancelled {
         return finish(on_event, Finish::Cancelled);

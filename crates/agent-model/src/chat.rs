@@ -6,13 +6,14 @@ pub(crate) mod wire;
 use std::sync::{Arc, atomic::Ordering};
 
 use agent_core::{BoxFuture, ModelClient, ModelError, ModelRequest, ModelStream};
-use async_openai::traits::RequestOptionsBuilder;
 
 use self::{
     stream::{ChatAccumulator, Shared},
     wire::{ChatResponse, ReasoningField},
 };
-use crate::{config::ClientConfig, connection::Connection, error, events};
+use crate::{config::ClientConfig, connection::Connection, events};
+
+const PATH: &str = "/chat/completions";
 
 /// A [`ModelClient`] over the Chat Completions API, for OpenAI and every compatible server
 /// (Ollama, vLLM, llama.cpp server, LM Studio, DeepSeek).
@@ -55,18 +56,10 @@ impl ChatClient {
         let body = wire::build(&connection.model, &request, connection.stream, field);
         tracing::debug!(model = %connection.model, messages = body.messages.len(), stream = connection.stream, "chat request");
         if !connection.stream {
-            let response: ChatResponse =
-                connection.client.chat().create_byot(&body).await.map_err(error::from_openai)?;
+            let response: ChatResponse = connection.post_whole(PATH, &body).await?;
             return Ok(events::ready(ChatAccumulator::whole(self.shared.clone(), response)?));
         }
-        let inner = connection
-            .client
-            .chat()
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .map_err(error::from_openai)?
-            .create_stream_byot::<_, ChatResponse>(&body)
-            .await
-            .map_err(error::from_openai)?;
+        let inner = connection.post_stream::<_, ChatResponse>(PATH, &body).await?;
         Ok(events::pump(inner, ChatAccumulator::new(self.shared.clone()), connection))
     }
 }

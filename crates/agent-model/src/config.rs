@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use agent_core::{ApiKey, ModelError, ModelErrorKind, ToolChoice};
+
+use crate::limits::ResponseLimits;
 use async_openai::config::Config;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
@@ -72,9 +74,8 @@ pub struct ClientConfig {
     pub stream: bool,
     /// The longest time to establish a connection.
     pub connect_timeout: Duration,
-    /// The longest silence between two reads of a response (headers or body); a stream that
-    /// stalls longer fails with a network error. There is no total timeout, so long streams live.
-    pub read_timeout: Duration,
+    /// The deadlines (first byte, idle, total) and size caps of each response.
+    pub limits: ResponseLimits,
     /// How failed requests are retried.
     pub retry: RetryPolicy,
     /// The tool choice of a first turn: a request whose transcript ends with a user message (the
@@ -85,8 +86,8 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
-    /// A configuration with streaming on, no key, a 10 s connect timeout, a 300 s read timeout,
-    /// the default retry policy and no first-turn tool choice.
+    /// A configuration with streaming on, no key, a 10 s connect timeout, the default
+    /// [`ResponseLimits`] and retry policy, and no first-turn tool choice.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
             base_url: base_url.into(),
@@ -94,7 +95,7 @@ impl ClientConfig {
             model: model.into(),
             stream: true,
             connect_timeout: Duration::from_secs(10),
-            read_timeout: Duration::from_secs(300),
+            limits: ResponseLimits::default(),
             retry: RetryPolicy::default(),
             first_turn_tool_choice: None,
         }

@@ -1,16 +1,31 @@
-//! The async-openai client both adapters share, wired to our transport, timeouts and key handling.
+//! The HTTP connection both adapters share: request building, our transport, the response's
+//! deadlines and size caps, and key handling.
+
+use std::sync::Arc;
 
 use agent_core::{
     ApiKey, BoxFuture, Item, ModelError, ModelErrorKind, ModelRequest, ModelStream, Role,
     ToolChoice,
 };
-use async_openai::Client;
+use async_openai::{config::Config as _, error::OpenAIError, middleware::HttpRequestFactory};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use serde::{Serialize, de::DeserializeOwned};
 
 use crate::{
+    body::{Body, WireStream},
     config::{ClientConfig, WireConfig},
     empty_answer, error,
+    limits::{Deadlines, Missed, ResponseLimits},
     transport::Transport,
 };
+
+/// The HTTP service behind a connection, type-erased: it sends one request (with retries) and
+/// returns the response whose body is still unread.
+type Sender = Arc<
+    dyn Fn(HttpRequestFactory) -> BoxFuture<'static, Result<reqwest::Response, OpenAIError>>
+        + std::marker::Send
+        + Sync,
+>;
 
 /// What async-openai's middleware accepts as the HTTP layer: our transport in production, a canned
 /// service in benchmarks. Named once so the two constructors share the bound.
@@ -42,7 +57,10 @@ impl<S> HttpService for S where
 
 /// One configured HTTP client for one model.
 pub(crate) struct Connection {
-    pub(crate) client: Client<WireConfig>,
+    send: Sender,
+    http: reqwest::Client,
+    wire: WireConfig,
+    limits: ResponseLimits,
     pub(crate) model: String,
     pub(crate) stream: bool,
     first_turn_tool_choice: Option<ToolChoice>,
@@ -53,7 +71,7 @@ impl Connection {
     pub(crate) fn new(config: &ClientConfig) -> Result<Self, ModelError> {
         let wire = WireConfig::new(config)?;
         let http = http_client(config, wire.is_plain_http())?;
-        let transport = Transport::new(http.clone(), config.retry.clone());
+        let transport = Transport::new(http.clone(), config.retry.clone(), config.limits.clone());
         Self::with_service(config, http, wire, transport)
     }
 
@@ -77,9 +95,18 @@ impl Connection {
     where
         S: HttpService,
     {
-        let client = Client::build(http, wire).with_http_service(service);
+        let send: Sender = Arc::new(move |factory| {
+            let mut service = service.clone();
+            Box::pin(async move {
+                std::future::poll_fn(|cx| service.poll_ready(cx)).await?;
+                service.call(factory).await
+            })
+        });
         Ok(Self {
-            client,
+            send,
+            http,
+            wire,
+            limits: config.limits.clone(),
             model: config.model.clone(),
             stream: config.stream,
             first_turn_tool_choice: config.first_turn_tool_choice.clone(),
@@ -118,6 +145,69 @@ impl Connection {
         Ok(empty_answer::guard(first, resend))
     }
 
+    /// Sends `body` to `path` and reads the whole JSON answer, at most `max_body_bytes` of it.
+    pub(crate) async fn post_whole<T, R>(&self, path: &str, body: &T) -> Result<R, ModelError>
+    where
+        T: Serialize,
+        R: DeserializeOwned,
+    {
+        let answer = self.post(path, body, false).await?;
+        let bytes = answer.whole(&self.limits).await?;
+        serde_json::from_slice(&bytes).map_err(|parse| error::bad_json(&parse, &bytes))
+    }
+
+    /// Sends `body` to `path` asking for an event stream, and returns its payloads parsed as `R`,
+    /// read as the caller pulls them.
+    pub(crate) async fn post_stream<T, R>(
+        &self,
+        path: &str,
+        body: &T,
+    ) -> Result<WireStream<R>, ModelError>
+    where
+        T: Serialize,
+        R: DeserializeOwned + std::marker::Send + 'static,
+    {
+        let answer = self.post(path, body, true).await?;
+        Ok(answer.events(&self.limits))
+    }
+
+    /// Sends the request through the transport, under the total deadline, and returns the body
+    /// of its successful answer, unread.
+    async fn post<T: Serialize>(
+        &self,
+        path: &str,
+        body: &T,
+        sse: bool,
+    ) -> Result<Body, ModelError> {
+        let deadlines = Deadlines::start(tokio::time::Instant::now(), &self.limits);
+        let json = serde_json::to_vec(body).map_err(|error| {
+            ModelError::new(
+                ModelErrorKind::InvalidRequest,
+                format!("the request could not be serialised: {error}"),
+            )
+        })?;
+        let json = bytes::Bytes::from(json);
+        let (http, url) = (self.http.clone(), self.wire.url(path));
+        let mut headers = self.wire.headers();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if sse {
+            headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        }
+        // Each retry builds the request again from the same parts.
+        let factory = HttpRequestFactory::new(move || {
+            let request = http.post(&url).headers(headers.clone()).body(json.clone()).build();
+            async move { request.map_err(OpenAIError::Reqwest) }
+        });
+        let sent = (self.send)(factory);
+        let response = match deadlines.total {
+            Some(at) => tokio::time::timeout_at(at, sent)
+                .await
+                .map_err(|_elapsed| deadlines.error(Missed::Total))?,
+            None => sent.await,
+        };
+        Ok(Body::new(response.map_err(error::from_openai)?, deadlines))
+    }
+
     /// Removes the key from an error's message, in case a server echoed it.
     pub(crate) fn scrub(&self, error: ModelError) -> ModelError {
         error::scrub(error, self.key.as_ref().map(ApiKey::expose))
@@ -130,9 +220,9 @@ pub(crate) fn http_client(
     plain_http: bool,
 ) -> Result<reqwest::Client, ModelError> {
     install_crypto();
-    let mut builder = reqwest::Client::builder()
-        .connect_timeout(config.connect_timeout)
-        .read_timeout(config.read_timeout);
+    // No read timeout here: the response's own deadlines (first byte, idle, total) are applied
+    // around each read, where the error can name the one that passed.
+    let mut builder = reqwest::Client::builder().connect_timeout(config.connect_timeout);
     if plain_http {
         // A local server over plain http needs no certificate: an empty trust store skips
         // loading the system's roots, about 6 ms of every start (`startup.first_request`).

@@ -135,22 +135,33 @@ pub(crate) fn from_failure(failure: &HttpFailure) -> ModelError {
         | ModelErrorKind::BadResponse
         | ModelErrorKind::Cancelled => "the server rejected the request",
     };
-    let detail =
+    let mut detail =
         if server.message.is_empty() { String::new() } else { format!(": {}", server.message) };
+    if let (Some(asked), Some(cap)) = (failure.retry_after, failure.retry_after_cap) {
+        detail.push_str(&format!(
+            "; the server asked to wait {} s before retrying, longer than the {} s this client waits",
+            asked.as_secs_f64().round(),
+            cap.as_secs_f64().round()
+        ));
+    }
     let mut error = ModelError::new(kind, format!("{what} (http {}){detail}", failure.status));
     error.status = Some(failure.status);
     error.request_id = failure.request_id.clone();
     error
 }
 
-/// The error for anything async-openai reports.
+/// The error for anything the transport reports through async-openai's error type.
 pub(crate) fn from_openai(error: OpenAIError) -> ModelError {
     match error {
         OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
             Ok(failure) => from_failure(&failure),
-            Err(other) => {
-                ModelError::new(ModelErrorKind::Network, format!("transport failed: {other}"))
-            }
+            Err(other) => match other.downcast::<ModelError>() {
+                // The transport's own verdicts (a missed deadline) arrive already classified.
+                Ok(error) => *error,
+                Err(other) => {
+                    ModelError::new(ModelErrorKind::Network, format!("transport failed: {other}"))
+                }
+            },
         },
         OpenAIError::Reqwest(error) => {
             let what = if error.is_timeout() {
@@ -160,12 +171,12 @@ pub(crate) fn from_openai(error: OpenAIError) -> ModelError {
             } else {
                 "the connection failed"
             };
-            ModelError::new(ModelErrorKind::Network, format!("{what}: {}", error_chain(&error)))
+            ModelError::new(ModelErrorKind::Network, format!("{what}: {}", chain(&error)))
         }
         OpenAIError::StreamError(stream) => {
             ModelError::new(ModelErrorKind::Network, format!("the response stream broke: {stream}"))
         }
-        OpenAIError::JSONDeserialize(parse, body) => bad_json(&parse, &body),
+        OpenAIError::JSONDeserialize(parse, body) => bad_json(&parse, body.as_bytes()),
         OpenAIError::ApiError(api) => {
             let server =
                 ServerError { message: cut(&api.api_error.message), code: api.api_error.code };
@@ -181,12 +192,25 @@ pub(crate) fn from_openai(error: OpenAIError) -> ModelError {
     }
 }
 
-/// The error for a body or event that is not the JSON we expect.
-pub(crate) fn bad_json(parse: &serde_json::Error, body: &str) -> ModelError {
+/// The error for a body or event that is not the JSON we expect. Only the start of the body is
+/// quoted, with control characters escaped, however large or binary the body was.
+pub(crate) fn bad_json(parse: &serde_json::Error, body: &[u8]) -> ModelError {
     ModelError::new(
         ModelErrorKind::BadResponse,
-        format!("the server sent invalid json ({parse}): {}", cut(body.trim())),
+        format!("the server sent invalid json ({parse}): {}", snippet(body)),
     )
+}
+
+/// The start of a body as text for a message: at most [`MAX_MESSAGE`] characters, invalid UTF-8
+/// replaced and control characters escaped (see [`cut`]), however large or binary the body was.
+pub(crate) fn snippet(body: &[u8]) -> String {
+    // Four bytes a character at most, so this never cuts a character the message keeps.
+    let start = &body[..body.len().min(MAX_MESSAGE * 4)];
+    let mut text = cut(String::from_utf8_lossy(start).trim());
+    if start.len() < body.len() && !text.ends_with('…') {
+        text.push('…');
+    }
+    text
 }
 
 /// The error for an error object the server put inside a stream or a 200 body.
@@ -209,7 +233,8 @@ pub(crate) fn scrub(mut error: ModelError, key: Option<&str>) -> ModelError {
     error
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
+/// An error and its sources, joined with `: `.
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(inner) = source {
@@ -220,11 +245,26 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
+/// A server's text for a message: cut to [`MAX_MESSAGE`] characters, with control characters
+/// escaped (`\u{1b}`, `\n`), so a server cannot move the cursor or retitle the terminal through
+/// an error message, nor break a log line.
 fn cut(text: &str) -> String {
-    match text.char_indices().nth(MAX_MESSAGE) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
+    let (kept, more) = match text.char_indices().nth(MAX_MESSAGE) {
+        Some((end, _)) => (&text[..end], true),
+        None => (text, false),
+    };
+    let mut out = String::with_capacity(kept.len() + 4);
+    for c in kept.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
     }
+    if more {
+        out.push('…');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -239,6 +279,7 @@ mod tests {
             retry_after: None,
             body: body.to_owned(),
             unexpected_content_type: None,
+            retry_after_cap: None,
         };
         let error = from_failure(&failure);
         assert_eq!(error.kind, expect);
@@ -295,6 +336,17 @@ mod tests {
             ModelErrorKind::InvalidRequest,
             "the server rejected the request as invalid (http 500): 1 validation error: content must be a string",
         );
+    }
+
+    #[test]
+    fn a_binary_or_huge_body_is_quoted_short_and_escaped() {
+        let mut body = b"\x1b]0;pwned\x07<html>\xff\n".to_vec();
+        body.extend(std::iter::repeat_n(b'x', 1 << 20));
+        let parse = serde_json::from_slice::<Value>(&body).err().unwrap();
+        let message = bad_json(&parse, &body).message;
+        assert!(message.len() < 1200, "{}", message.len());
+        assert!(!message.chars().any(char::is_control), "{message}");
+        insta::assert_snapshot!(&message[..80], @r"the server sent invalid json (expected value at line 1 column 1): \u{1b}]0;pwned");
     }
 
     #[test]

@@ -1,12 +1,11 @@
 //! The pump from a stream of parsed wire chunks to [`ModelEvent`]s, shared by both adapters.
 
-use std::{collections::VecDeque, pin::Pin};
+use std::collections::VecDeque;
 
 use agent_core::{ModelError, ModelErrorKind, ModelEvent, ModelStream};
-use async_openai::error::OpenAIError;
-use futures_util::{Stream, StreamExt};
+use futures_util::StreamExt;
 
-use crate::{connection::Connection, error};
+use crate::{body::WireStream, connection::Connection};
 
 /// Turns wire chunks into events. `push` may queue deltas or complete items; `finish` runs when
 /// the HTTP stream ends and must fail if the response never reached a terminal state.
@@ -25,8 +24,6 @@ pub(crate) trait Accumulator: Send {
     fn is_complete(&self) -> bool;
 }
 
-pub(crate) type WireStream<T> = Pin<Box<dyn Stream<Item = Result<T, OpenAIError>> + Send>>;
-
 struct Pump<'a, A: Accumulator> {
     inner: WireStream<A::Chunk>,
     accumulator: A,
@@ -37,7 +34,9 @@ struct Pump<'a, A: Accumulator> {
     connection: &'a Connection,
 }
 
-/// Drives `accumulator` over `inner`. The first error ends the stream: a response that broke
+/// Drives `accumulator` over `inner`, pulling the next chunk only when the caller wants the next
+/// event and none is queued, so a fast server is held back rather than buffered. The first error
+/// ends the stream: a response that broke
 /// after output began is reported, never replayed.
 pub(crate) fn pump<'a, A>(
     inner: WireStream<A::Chunk>,
@@ -73,7 +72,7 @@ where
                     state.received = true;
                     state.accumulator.push(chunk, &mut state.queue)
                 }
-                Some(Err(wire)) => Err(error::from_openai(wire)),
+                Some(Err(wire)) => Err(wire),
                 // A success with an empty event stream is how some servers report a failure they
                 // hit after sending the headers (llama-cpp-python: streaming with tool_choice
                 // "auto" in its chatml-function-calling mode). It is an error, never an answer.

@@ -8,13 +8,14 @@
 //! - [`ResponsesClient`] speaks the Responses API, continuing stored responses with
 //!   `previous_response_id`, or stateless with encrypted reasoning.
 //! - [`ReplayClient`] plays a recorded conversation back, offline.
-//! - [`ClientConfig`] (base URL, [`ApiKey`], model, timeouts, [`RetryPolicy`]) configures both.
+//! - [`ClientConfig`] (base URL, [`ApiKey`], model, [`ResponseLimits`], [`RetryPolicy`])
+//!   configures both.
 //! - `scripted` (feature `scripted-server`) is a real loopback HTTP server that plays a script of
 //!   turns and faults, for the tests and demos of every crate.
 //!
-//! HTTP goes through async-openai's `byot` methods with our own lenient wire types, so an odd
-//! field from a compatible server never discards a response; async-openai's own retry is replaced
-//! by one policy of ours (see `docs/models.md`).
+//! Our own lenient wire types absorb odd fields from compatible servers; our transport has one
+//! retry policy; bodies are read by us under deadlines and size caps, and streams are decoded by
+//! our own linear SSE decoder as fast as the caller pulls (see `docs/models.md`).
 //!
 //! ```no_run
 //! use agent_core::{Item, Message, ModelClient, ModelRequest, ToolChoice};
@@ -45,6 +46,7 @@
 
 #![warn(missing_docs)]
 
+mod body;
 mod chat;
 mod config;
 mod connection;
@@ -52,12 +54,14 @@ mod empty_answer;
 mod error;
 mod events;
 mod lenient;
+mod limits;
 mod quirks;
 mod replay;
 mod responses;
 #[cfg(feature = "scripted-server")]
 pub mod scripted;
 mod server_window;
+mod sse;
 mod tokens;
 mod tools;
 mod transport;
@@ -65,6 +69,7 @@ mod transport;
 pub use crate::{
     chat::ChatClient,
     config::{ClientConfig, RetryPolicy},
+    limits::ResponseLimits,
     replay::ReplayClient,
     responses::ResponsesClient,
     server_window::server_context_window,

@@ -6,13 +6,14 @@ pub(crate) mod wire;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_core::{BoxFuture, ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelStream};
-use async_openai::traits::RequestOptionsBuilder;
 
 use self::{
     stream::ResponsesAccumulator,
     wire::{Mode, ResponseBody, ResponsesRequest, StreamEvent},
 };
-use crate::{config::ClientConfig, connection::Connection, error, events};
+use crate::{config::ClientConfig, connection::Connection, events};
+
+const PATH: &str = "/responses";
 
 /// A [`ModelClient`] over the Responses API.
 ///
@@ -108,22 +109,10 @@ impl ResponsesClient {
         let connection = &self.connection;
         tracing::debug!(model = %connection.model, items = body.input.len(), continued = body.previous_response_id.is_some(), "responses request");
         if !connection.stream {
-            let response: ResponseBody = connection
-                .client
-                .responses()
-                .create_byot(&body)
-                .await
-                .map_err(error::from_openai)?;
+            let response: ResponseBody = connection.post_whole(PATH, &body).await?;
             return Ok(events::ready(ResponsesAccumulator::whole(response)?));
         }
-        let inner = connection
-            .client
-            .responses()
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .map_err(error::from_openai)?
-            .create_stream_byot::<_, StreamEvent>(&body)
-            .await
-            .map_err(error::from_openai)?;
+        let inner = connection.post_stream::<_, StreamEvent>(PATH, &body).await?;
         Ok(events::pump(inner, ResponsesAccumulator::default(), connection))
     }
 }

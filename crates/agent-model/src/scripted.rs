@@ -37,7 +37,7 @@ use tokio::{
 
 use self::render::Ids;
 pub use self::{
-    bench::{Throughput, serde_only_throughput, sse_parse_throughput},
+    bench::{Throughput, one_large_event, serde_only_throughput, sse_parse_throughput},
     http::RecordedRequest,
     script::{Fault, Quirks, Script, ScriptedCall, Standing, Turn},
 };

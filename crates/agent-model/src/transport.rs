@@ -1,13 +1,14 @@
-//! The HTTP transport under async-openai: our retry policy, timeouts, and failures that keep their
-//! HTTP status, request id, `Retry-After` and body.
+//! The HTTP transport: our retry policy, the first-byte deadline of each attempt, and failures that
+//! keep their HTTP status, request id, `Retry-After` and (the start of their) body.
 //!
-//! async-openai sends every request through a tower service. Its default one retries on its own
-//! (three times, `Retry-After` uncapped) and, for error bodies that are not OpenAI's JSON, loses the
-//! HTTP status. We install this service instead with `Client::with_http_service`, so there is one
-//! retry loop (this one) and every non-success answer becomes an [`HttpFailure`] carried through
-//! `OpenAIError::Boxed` to the adapter, which classifies it.
+//! It is a tower service over async-openai's `HttpRequestFactory`, as async-openai's middleware
+//! expects, so benchmarks can put a canned service in its place; the connection calls it directly.
+//! There is one retry loop (this one), and every non-success answer becomes an [`HttpFailure`]
+//! carried through `OpenAIError::Boxed` to the adapter, which classifies it.
 
 use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
+
+use agent_core::ModelError;
 
 use async_openai::{error::OpenAIError, middleware::HttpRequestFactory};
 use reqwest::{
@@ -15,7 +16,12 @@ use reqwest::{
     header::{ACCEPT, CONTENT_TYPE, HeaderMap},
 };
 
-use crate::{config::RetryPolicy, quirks};
+use crate::{
+    body::AttemptStarted,
+    config::RetryPolicy,
+    limits::{Deadlines, Missed, ResponseLimits},
+    quirks,
+};
 
 /// Error bodies longer than this are cut; they only feed an error message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -34,6 +40,8 @@ pub(crate) struct HttpFailure {
     pub(crate) body: String,
     /// Set when a streaming request got a success whose content type is not SSE.
     pub(crate) unexpected_content_type: Option<String>,
+    /// Set when the server asked to wait longer than the retry policy waits: that longest wait.
+    pub(crate) retry_after_cap: Option<Duration>,
 }
 
 /// The tower service async-openai sends requests through.
@@ -41,11 +49,12 @@ pub(crate) struct HttpFailure {
 pub(crate) struct Transport {
     http: reqwest::Client,
     retry: Arc<RetryPolicy>,
+    limits: Arc<ResponseLimits>,
 }
 
 impl Transport {
-    pub(crate) fn new(http: reqwest::Client, retry: RetryPolicy) -> Self {
-        Self { http, retry: Arc::new(retry) }
+    pub(crate) fn new(http: reqwest::Client, retry: RetryPolicy, limits: ResponseLimits) -> Self {
+        Self { http, retry: Arc::new(retry), limits: Arc::new(limits) }
     }
 }
 
@@ -64,15 +73,18 @@ impl tower::Service<HttpRequestFactory> for Transport {
     }
 
     fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
-        Box::pin(send(self.http.clone(), self.retry.clone(), factory))
+        Box::pin(send(self.http.clone(), self.retry.clone(), self.limits.clone(), factory))
     }
 }
 
 /// Sends a request, retrying what the policy allows. Only failures before a response starts are
 /// retried: once this returns a response, its body belongs to the caller and is never replayed.
+/// Each attempt must see its response's head within the first-byte deadline; a server that
+/// stays silent that long is not asked again (the total deadline is the connection's).
 async fn send(
     http: reqwest::Client,
     policy: Arc<RetryPolicy>,
+    limits: Arc<ResponseLimits>,
     factory: HttpRequestFactory,
 ) -> Result<Response, OpenAIError> {
     let mut retries = 0;
@@ -82,8 +94,17 @@ async fn send(
             .headers()
             .get(ACCEPT)
             .is_some_and(|accept| accept.as_bytes().starts_with(b"text/event-stream"));
-        let wait = match http.execute(request).await {
-            Ok(response) if response.status().is_success() => {
+        let attempt = tokio::time::Instant::now();
+        let answer = match attempt.checked_add(limits.first_byte_timeout) {
+            Some(at) => tokio::time::timeout_at(at, http.execute(request)).await.map_err(|_| {
+                let error: ModelError = Deadlines::start(attempt, &limits).error(Missed::FirstByte);
+                OpenAIError::Boxed(Box::new(error))
+            })?,
+            None => http.execute(request).await,
+        };
+        let wait = match answer {
+            Ok(mut response) if response.status().is_success() => {
+                response.extensions_mut().insert(AttemptStarted(attempt));
                 let content_type = header(response.headers(), CONTENT_TYPE.as_str());
                 let is_sse = content_type
                     .as_deref()
@@ -97,10 +118,15 @@ async fn send(
                 return Ok(response);
             }
             Ok(response) => {
-                let failure = read_failure(response).await;
+                let mut failure = read_failure(response).await;
                 match retry_delay(&policy, retries, &failure) {
                     Some(wait) => wait,
-                    None => return Err(OpenAIError::Boxed(Box::new(failure))),
+                    None => {
+                        if failure.retry_after.is_some_and(|asked| asked > policy.max_retry_after) {
+                            failure.retry_after_cap = Some(policy.max_retry_after);
+                        }
+                        return Err(OpenAIError::Boxed(Box::new(failure)));
+                    }
                 }
             }
             Err(error) if error.is_connect() && retries < policy.max_retries => {
@@ -147,14 +173,29 @@ async fn read_failure(response: Response) -> HttpFailure {
         .or_else(|| header(headers, "retry-after").and_then(|s| s.trim().parse::<f64>().ok()))
         .filter(|secs| secs.is_finite() && *secs >= 0.0)
         .map(|secs| Duration::from_secs_f64(secs.min(1e9)));
-    let body = match response.bytes().await {
-        Ok(bytes) => {
-            let cut = &bytes[..bytes.len().min(MAX_ERROR_BODY)];
-            String::from_utf8_lossy(cut).into_owned()
+    let body = String::from_utf8_lossy(&error_body(response).await).into_owned();
+    HttpFailure {
+        status,
+        request_id,
+        retry_after,
+        body,
+        unexpected_content_type: None,
+        retry_after_cap: None,
+    }
+}
+
+/// The start of a failure's body: reading stops at [`MAX_ERROR_BODY`], so a huge or endless error
+/// body costs no more than that (the rest is never read), and a broken one is just shorter.
+async fn error_body(mut response: Response) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < MAX_ERROR_BODY {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) | Err(_) => break,
         }
-        Err(_) => String::new(),
-    };
-    HttpFailure { status, request_id, retry_after, body, unexpected_content_type: None }
+    }
+    body.truncate(MAX_ERROR_BODY);
+    body
 }
 
 fn header(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -179,6 +220,7 @@ mod tests {
             retry_after: retry_after.map(Duration::from_secs),
             body: body.to_owned(),
             unexpected_content_type: None,
+            retry_after_cap: None,
         };
         let got = retry_delay(&policy, retries, &failure).map(|wait| wait.as_millis() as u64);
         match (got, expect) {

@@ -13,6 +13,7 @@ use crate::{
     markdown::Screen,
     render::Renderer,
     setup::{self, Launch, StoppedByHook},
+    waiting::Notices,
 };
 
 #[derive(Debug, Args)]
@@ -99,11 +100,15 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
         renderer.failed(FailReason::Stopped, reason, 1);
         return Ok(ExitCode::from(1));
     }
+    // While the model is silent, stderr says so every `model_waiting_notice_secs`.
+    let notices =
+        session.waiting_notice.map(|every| Notices::start(session.waiting.clone(), every));
     // Whatever ends the run, a `--json` reader gets its last event: a panic is caught here (a
     // panic inside a tool is already an observation) and reported before the process exits.
     let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
         runtime.block_on(session.prompt(prompt, &mut |event| renderer.show(event)))
     }));
+    drop(notices);
     let finish = match run {
         Ok(Ok(finish)) => finish,
         Ok(Err(err)) => {

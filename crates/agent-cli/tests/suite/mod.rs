@@ -12,6 +12,7 @@ mod mcp_cmd;
 mod mcp_image;
 mod mcp_search;
 mod mcp_serve;
+mod model_bounds;
 mod options;
 mod output;
 mod pty;

@@ -108,9 +108,44 @@ fn bench_events(responses: bool) -> Vec<String> {
     if responses { render::responses_stream(&turn, &ids) } else { render::chat_stream(&turn, &ids) }
 }
 
+/// Streams one Chat answer whose text is a single content delta of `bytes` bytes (one SSE event
+/// that large, the event cap raised to fit it) through the real client, and returns the time
+/// taken: the SSE decoder is linear, so this grows in proportion to `bytes`.
+#[doc(hidden)]
+pub async fn one_large_event(bytes: usize) -> Result<Duration, ModelError> {
+    let chunk = |delta: serde_json::Value, finish: Option<&str>| {
+        let chunk = json!({"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {chunk}\n\n")
+    };
+    let body = chunk(json!({"content": "A".repeat(bytes)}), None)
+        + &chunk(json!({}), Some("stop"))
+        + "data: [DONE]\n\n";
+    let mut config = ClientConfig::new("http://bench.invalid/v1", "bench");
+    config.limits.max_event_bytes = bytes + (1 << 20);
+    let connection = Connection::canned(&config, Canned(Arc::new(body.into_bytes())))?;
+    let client = ChatClient::with_connection(connection);
+    let items = [Item::Message(Message::user("go"))];
+    let request = ModelRequest {
+        instructions: "",
+        items: &items,
+        tools: &[],
+        tool_choice: &ToolChoice::Auto,
+        parallel_tool_calls: false,
+        continuation: None,
+        output_schema: None,
+    };
+    let started = Instant::now();
+    let mut stream = client.stream(request).await?;
+    while let Some(event) = stream.next().await {
+        event?;
+    }
+    Ok(started.elapsed())
+}
+
 /// Streams a realistic answer (text in 16-character deltas, then two tool calls with long
 /// argument fragments) `rounds` times through the Chat (`responses == false`) or Responses
-/// client, with async-openai's SSE decoding, our serde types and the accumulator, and reports
+/// client, with our SSE decoding, our serde types and the accumulator, and reports
 /// the throughput.
 #[doc(hidden)]
 pub async fn sse_parse_throughput(

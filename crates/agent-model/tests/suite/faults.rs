@@ -43,13 +43,15 @@ async fn rate_limit_with_retry_after_then_success() {
 
 #[tokio::test]
 async fn retry_after_beyond_the_cap_is_reported_not_waited() {
-    let server = start([status(429, "{}", &[("retry-after", "3600")]), Turn::text("never")]).await;
+    let body = json!({"error": {"message": "slow down"}}).to_string();
+    let server = start([status(429, &body, &[("retry-after", "3600")]), Turn::text("never")]).await;
     let client = client(Api::Chat, &config(&server, true));
     let error = failure(run(client.as_ref(), &[user("go")], None).await);
     assert_eq!(
         error.kind,
         ModelErrorKind::RateLimit { retry_after: Some(Duration::from_secs(3600)) }
     );
+    insta::assert_snapshot!(error.message, @"rate limited (http 429): slow down; the server asked to wait 3600 s before retrying, longer than the 2 s this client waits");
     assert!(error.is_retryable());
     assert_eq!(server.requests().len(), 1);
 }
@@ -154,10 +156,10 @@ async fn json_answer_to_a_streaming_request() {
 }
 
 #[tokio::test]
-async fn stalled_server_hits_the_read_timeout() {
+async fn stalled_server_hits_the_first_byte_timeout() {
     let server = start([Turn::text("late").with_delay_ms(2_000)]).await;
     let mut config = config(&server, true);
-    config.read_timeout = Duration::from_millis(150);
+    config.limits.first_byte_timeout = Duration::from_millis(150);
     config.retry.max_retries = 0;
     let client = client(Api::Chat, &config);
     let started = Instant::now();
@@ -253,5 +255,45 @@ async fn two_empty_answers_are_a_model_error() {
             error.message
         );
         assert_eq!(server.requests().len(), 2, "{api:?} stream={stream}");
+    }
+}
+
+type SetLimit = fn(&mut agent_model::ResponseLimits);
+
+/// Each size cap ends the response with an error naming its `[limits]` key, on both APIs.
+#[tokio::test]
+async fn responses_past_a_size_cap_fail_naming_it() {
+    let long = "many words in many deltas ".repeat(200);
+    for (api, stream) in ALL {
+        let cases: [(&str, SetLimit); 3] = [
+            ("model_max_body_bytes", |limits| limits.max_body_bytes = 1024),
+            ("model_max_stream_events", |limits| limits.max_stream_events = 3),
+            ("model_max_stream_bytes", |limits| limits.max_stream_bytes = 2048),
+        ];
+        for (key, set) in cases {
+            if (key == "model_max_body_bytes") == stream {
+                continue;
+            }
+            let server = start([Turn::text(&long)]).await;
+            let mut config = config(&server, stream);
+            set(&mut config.limits);
+            let client = client(api, &config);
+            let error = failure(run(client.as_ref(), &[user("go")], None).await);
+            assert_eq!(error.kind, ModelErrorKind::BadResponse, "{api:?} {key}: {error}");
+            assert!(error.message.contains(key), "{api:?} {key}: {error}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_event_past_the_event_cap_fails_naming_it() {
+    for api in [Api::Chat, Api::Responses] {
+        let chunk = json!({"padding": "x".repeat(4096)});
+        let server = start([Turn::text("hi").with_fault(Fault::Chunk { events: 1, chunk })]).await;
+        let mut config = config(&server, true);
+        config.limits.max_event_bytes = 1024;
+        let client = client(api, &config);
+        let error = failure(run(client.as_ref(), &[user("go")], None).await);
+        assert!(error.message.contains("(model_max_event_bytes)"), "{api:?}: {error}");
     }
 }

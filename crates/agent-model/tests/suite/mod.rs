@@ -34,7 +34,7 @@ pub(crate) const ALL: [(Api, bool); 4] =
 pub(crate) fn config(server: &ScriptedServer, stream: bool) -> ClientConfig {
     let mut config = ClientConfig::new(server.url(), "gpt-test").with_api_key(ApiKey::new(KEY));
     config.stream = stream;
-    config.read_timeout = Duration::from_secs(10);
+    config.limits.idle_timeout = Duration::from_secs(10);
     config.retry = RetryPolicy {
         max_retries: 3,
         initial_backoff: Duration::from_millis(5),
