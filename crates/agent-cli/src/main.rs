@@ -25,6 +25,7 @@ mod settings;
 mod setup;
 mod spinner;
 mod status;
+mod terminal;
 mod work;
 
 pub(crate) use crate::options::Options;
@@ -87,7 +88,7 @@ fn main() -> ExitCode {
         None => repl::run(&cli.options, repl::ChatArgs::default()),
     };
     result.unwrap_or_else(|err| {
-        eprintln!("agent: {err:#}");
+        eprintln!("agent: {}", terminal::error_text(&err));
         ExitCode::from(2)
     })
 }

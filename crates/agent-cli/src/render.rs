@@ -141,7 +141,7 @@ impl Renderer {
             },
             AgentEvent::Error { message } => {
                 self.flush_answer();
-                eprintln!("agent: model error: {message}");
+                eprintln!("agent: model error: {}", crate::terminal::visible(message));
             }
             AgentEvent::Compaction { info, .. } => eprintln!("{}", compaction_line(info)),
             AgentEvent::ItemAdded { item: agent_core::Item::ToolOutput(output) } => {
