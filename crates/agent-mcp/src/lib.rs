@@ -8,6 +8,7 @@
 mod config;
 mod content;
 mod elicitation;
+mod incoming;
 mod late;
 mod name;
 mod search;
