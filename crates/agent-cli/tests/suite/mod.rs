@@ -1,5 +1,6 @@
 //! Test modules and the helpers they share: running the binary and a scripted model server.
 
+mod config;
 mod exec;
 mod help;
 mod hooks;
@@ -19,6 +20,7 @@ mod repl;
 mod replay;
 mod screen;
 mod stream;
+mod terminal;
 mod tools;
 
 use std::{
