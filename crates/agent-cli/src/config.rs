@@ -250,6 +250,21 @@ impl ConfigFile {
                 )?;
             }
         }
+        for (name, server) in &self.mcp_servers {
+            for (key, secs) in [
+                ("startup_timeout_sec", server.startup_timeout_sec),
+                ("tool_timeout_sec", server.tool_timeout_sec),
+                ("tool_max_sec", server.tool_max_sec),
+            ] {
+                if !(secs.is_finite() && secs > 0.0 && secs <= agent_mcp::MAX_TIMEOUT_SECS) {
+                    bail!(
+                        "[mcp_servers.{name}] {key} = {secs} is out of range: it takes more than \
+                         0 to {} seconds",
+                        agent_mcp::MAX_TIMEOUT_SECS
+                    );
+                }
+            }
+        }
         let budget = self.mcp_tool_budget_tokens.map(|v| u64::try_from(v).unwrap_or(u64::MAX));
         check_range("mcp_tool_budget_tokens", "mcp_tool_budget_tokens", budget)?;
         for (name, profile) in &self.profiles {
@@ -550,7 +565,7 @@ mod tests {
     fn check_limits(config: &str, expect: Result<(), &str>) {
         let file: ConfigFile = toml::from_str(config).unwrap();
         let got = file.check().map_err(|err| err.to_string());
-        assert_eq!(got.as_ref().map_err(String::as_str), expect, "{config}");
+        assert_eq!(got, expect.map_err(str::to_owned), "{config}");
     }
 
     #[test]
@@ -580,6 +595,11 @@ mod tests {
         check_limits(
             "[profiles.p]\nmax_turns = 0\n",
             Err("[profiles.p] max_turns = 0 is out of range: it takes 1 to 10000 turns"),
+        );
+        check_limits(
+            "[mcp_servers.s]\ncommand = \"x\"\ntool_timeout_sec = 1e30\n",
+            Err("[mcp_servers.s] tool_timeout_sec = 1000000000000000000000000000000 is out of \
+                 range: it takes more than 0 to 86400 seconds"),
         );
         check_limits(
             "[profiles.p]\ncontext_window = 10\n",

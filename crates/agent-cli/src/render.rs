@@ -192,7 +192,11 @@ impl Renderer {
 /// One line saying what a compaction did.
 pub(crate) fn compaction_line(info: &agent_exec::compaction::CompactionInfo) -> String {
     let what = if info.turns_dropped == 0 {
-        format!("{} old tool outputs shrunk", info.outputs_shrunk)
+        let arguments = match info.arguments_shrunk {
+            0 => String::new(),
+            n => format!(", {n} failed calls' arguments shrunk"),
+        };
+        format!("{} tool outputs shrunk{arguments}", info.outputs_shrunk)
     } else if info.summarized {
         format!("{} turns summarised", info.turns_dropped)
     } else {
