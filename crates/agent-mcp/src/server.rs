@@ -33,7 +33,7 @@ use rmcp::{
 
 use crate::{
     config::{ServerConfig, TransportKind},
-    incoming::{self, Dropped, DroppedTool},
+    incoming::{Dropped, DroppedTool, Relay},
 };
 
 /// Restarts tried in a row before a server is given up for the session.
@@ -125,16 +125,6 @@ struct Connection {
     _relay: Option<Relay>,
 }
 
-/// The task that reads a stdio server's lines before rmcp does ([`incoming`]); it stops with
-/// the connection.
-struct Relay(tokio::task::JoinHandle<()>);
-
-impl Drop for Relay {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 struct State {
     connection: Option<Connection>,
     /// Failed starts in a row since the last good one.
@@ -210,8 +200,7 @@ impl Server {
         self.changed.swap(false, Ordering::AcqRel)
     }
 
-    /// The tools left out of the listings since the last call, because their definitions nest
-    /// deeper than a message may.
+    /// The tools left out of the listings since the last call (their definitions nest too deep).
     pub(crate) fn take_dropped(&self) -> Vec<DroppedTool> {
         std::mem::take(&mut *self.dropped.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
@@ -366,18 +355,11 @@ impl Server {
                 };
                 // rmcp reads the server's lines through the relay, which answers at once for
                 // what rmcp would drop in silence (a line over its cap, a message too deep).
-                let (reader, writer) = tokio::io::duplex(64 * 1024);
-                let relay =
-                    Relay(tokio::spawn(incoming::relay(stdout, writer, self.dropped.clone())));
+                let (reader, relay) = Relay::start(stdout, self.dropped.clone());
                 match tokio::time::timeout(timeout, handler.serve((reader, stdin))).await {
                     Ok(Ok(service)) => {
-                        let subscription = listen(&service).await;
-                        Ok(Connection {
-                            service,
-                            subscription,
-                            _child: Some(child),
-                            _relay: Some(relay),
-                        })
+                        let (subscription, child) = (listen(&service).await, Some(child));
+                        Ok(Connection { service, subscription, _child: child, _relay: Some(relay) })
                     }
                     Ok(Err(err)) => Err(self.start_error(format!("initialize failed: {err}"))),
                     Err(_) => Err(timed_out()),
