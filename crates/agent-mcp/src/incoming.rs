@@ -66,11 +66,7 @@ impl Drop for Relay {
 
 /// Copies the server's lines from `from` to `to` (rmcp's end), as the module says, until either
 /// side closes.
-async fn relay(
-    from: impl AsyncRead + Unpin,
-    mut to: impl AsyncWrite + Unpin,
-    dropped: Dropped,
-) {
+async fn relay(from: impl AsyncRead + Unpin, mut to: impl AsyncWrite + Unpin, dropped: Dropped) {
     let mut reader = BufReader::with_capacity(64 * 1024, from);
     let mut line: Vec<u8> = Vec::new();
     // The scan of a line past the cap, whose bytes are no longer kept.

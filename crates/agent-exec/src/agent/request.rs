@@ -72,7 +72,17 @@ pub(super) async fn model_turn(
             turn.span.in_scope(|| tracing::warn!(error = %err, "context overflow; compacting"));
             overflowed = true;
             let reason = CompactionReason::Overflow;
-            window.compact(model, executor, conversation, reason, cancel, on_event).await;
+            let tokens = window.tokens(conversation);
+            if !window.compact(model, executor, conversation, reason, cancel, on_event).await {
+                // The same request would be refused again: say why instead of sending it.
+                let why = format!(
+                    "the server refused the request as longer than the model's window ({err}), \
+                     and compaction found nothing to shrink in it (about {tokens} tokens by the \
+                     agent's count): start a new session, or set the server's real window with \
+                     --context-window"
+                );
+                return (conversation.items.len(), Err(too_long(why)));
+            }
             continue;
         }
         return (turn_start, response);
@@ -194,6 +204,7 @@ impl<'a> Window<'a> {
         self.counts.tokens(&conversation.items, self.ctx.threshold_tokens())
     }
 
+    /// Compacts `conversation`; whether anything changed.
     async fn compact(
         &mut self,
         model: &dyn ModelClient,
@@ -202,7 +213,7 @@ impl<'a> Window<'a> {
         reason: CompactionReason,
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(AgentEvent) + Send),
-    ) {
+    ) -> bool {
         let fixed = self.counts.fixed();
         let info =
             compaction::compact(model, self.ctx, executor, conversation, fixed, reason, cancel)
@@ -211,7 +222,7 @@ impl<'a> Window<'a> {
         // conversation, huge items and all, into the transcript again for nothing.
         if info.outputs_shrunk == 0 && info.arguments_shrunk == 0 && info.turns_dropped == 0 {
             tracing::info!(tokens = info.tokens_before, "the compaction found nothing to shrink");
-            return;
+            return false;
         }
         // The server's chain holds the old transcript: the next request starts a new one from
         // the compacted input.
@@ -222,6 +233,7 @@ impl<'a> Window<'a> {
             items: conversation.items.clone(),
             ledger: conversation.ledger.clone(),
         });
+        true
     }
 }
 

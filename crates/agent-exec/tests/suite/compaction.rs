@@ -373,3 +373,15 @@ async fn refused_oversized_arguments_are_replaced_by_a_note_and_never_resent() {
     // The model still reads why the call failed.
     assert!(bodies[1].contains("invalid_arguments"), "{:.2000}", bodies[1]);
 }
+
+#[tokio::test]
+async fn an_overflow_with_nothing_to_shrink_ends_the_run_saying_why_instead_of_resending() {
+    let dir = tempfile::tempdir().unwrap();
+    let (finish, events, server) =
+        session(Api::Chat, vec![overflow(), Turn::text("never")], dir.path()).await;
+    let Finish::ModelError(err) = finish else { panic!("{finish:?}") };
+    assert_eq!(err.kind, agent_core::ModelErrorKind::ContextTooLong);
+    assert!(err.message.contains("compaction found nothing to shrink"), "{}", err.message);
+    assert!(compactions(&events).is_empty(), "a compaction that changed nothing is not recorded");
+    assert_eq!(server.requests().len(), 1, "the refused request was not sent again");
+}
