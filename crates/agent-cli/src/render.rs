@@ -129,7 +129,8 @@ impl Renderer {
             }
             AgentEvent::Finished { reason: FinishReason::Stopped, text } => {
                 self.end_text();
-                eprintln!("agent: stopped by a hook: {}", text.as_deref().unwrap_or_default());
+                let why = crate::terminal::visible(text.as_deref().unwrap_or_default());
+                eprintln!("agent: stopped by a hook: {why}");
             }
             AgentEvent::Finished { reason: FinishReason::InvalidOutput, .. } => self.end_text(),
             AgentEvent::Finished { text, .. } => match text {
