@@ -14,6 +14,7 @@ mod mcp_search;
 mod mcp_serve;
 mod options;
 mod output;
+mod overflow;
 mod pty;
 mod render;
 mod repl;
