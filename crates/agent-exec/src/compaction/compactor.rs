@@ -114,6 +114,9 @@ pub(crate) async fn compact(
             if total <= goal {
                 break;
             }
+            if !matches!(conversation.items[index], Item::ToolOutput(_)) {
+                continue;
+            }
             let before = count::item(counter, &conversation.items[index]);
             if shrink_output(conversation, index, ctx, session_dir) {
                 let after = count::item(counter, &conversation.items[index]);
