@@ -124,7 +124,8 @@ impl Renderer {
                 eprintln!("{line}");
                 self.work.finished(call_id, line, output_path.clone());
                 if let Some(remedy) = remedy {
-                    eprintln!("  {}", remedy_advice(remedy));
+                    // The suggested rules quote the model's arguments.
+                    eprintln!("  {}", crate::terminal::visible(&remedy_advice(remedy)));
                 }
             }
             AgentEvent::Finished { reason: FinishReason::Stopped, text } => {

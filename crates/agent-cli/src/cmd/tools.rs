@@ -121,7 +121,8 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
             let outcome = tokio.block_on(executor.execute(&call, &CancellationToken::new()));
             println!("{}", outcome.text);
             if let Some(remedy) = &outcome.remedy {
-                eprintln!("agent: {}", crate::render::remedy_advice(remedy));
+                let advice = crate::render::remedy_advice(remedy);
+                eprintln!("agent: {}", crate::terminal::visible(&advice));
             }
             Ok(if outcome.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
