@@ -158,10 +158,11 @@ fn checked(line: Vec<u8>, dropped: &Dropped) -> Option<Vec<u8>> {
         let mut again = Scan::default();
         again.feed(&out);
         if again.max_depth <= MAX_DEPTH {
+            // Reported with the server's other left-out tools; the log only notes it.
             let mut list = dropped.lock().unwrap_or_else(PoisonError::into_inner);
             for element in deep {
                 let name = element.name.as_deref().map(unquote).unwrap_or_else(|| "?".to_owned());
-                tracing::warn!(tool = %name, depth = element.depth, "an MCP tool's schema nests too deep; left out");
+                tracing::debug!(tool = %name, depth = element.depth, "an MCP tool's schema nests too deep; left out");
                 list.push(DroppedTool { name, depth: element.depth });
             }
             return Some(out);
@@ -223,7 +224,8 @@ impl Overlong {
         }
         let id = self.scan.id.value.as_ref()?;
         self.answered = true;
-        tracing::warn!(bytes = self.bytes, "an MCP server's answer is over the line cap; dropped");
+        // The call's result says it; the log only notes it.
+        tracing::debug!(bytes = self.bytes, "an MCP server's answer is over the line cap; dropped");
         let message = format!(
             "the server's answer is over the {} MiB a message may take and was dropped; ask for \
              less at a time",
