@@ -12,7 +12,10 @@ use agent_core::BoxFuture;
 use agent_exec::{Approval, ApprovalRequest, Approver};
 use tokio::sync::{Mutex, mpsc};
 
-use crate::preview::{self, Preview, Previewer, Style};
+use crate::{
+    preview::{self, Preview, Previewer, Style},
+    terminal::{visible, visible_line},
+};
 
 /// Asks on stderr and reads the answer from stdin, one prompt at a time.
 ///
@@ -124,13 +127,19 @@ fn preview_limit(style: &Style) -> usize {
 
 /// The prompt: the tool and what the call will do (an edit's diff, a command with its directory
 /// and sandbox, …), why it asks, and what "always" would allow.
+/// Everything in it that a peer wrote (an MCP tool's name, the model's arguments, a server's
+/// reason) is made visible, so the prompt itself cannot be redrawn by what it asks about.
 fn question(request: &ApprovalRequest, preview: &Preview, style: &Style) -> String {
-    let title =
-        if preview.title.is_empty() { String::new() } else { format!(" {}", preview.title) };
-    let mut text = format!("\n? {}{title}\n", style.paint(preview::Tone::Header, &request.tool));
+    let title = if preview.title.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", visible_line(&preview.title))
+    };
+    let tool = visible_line(&request.tool);
+    let mut text = format!("\n? {}{title}\n", style.paint(preview::Tone::Header, &tool));
     let limit = preview_limit(style);
     text.push_str(&preview.block.render(style, Some(limit), "v shows all"));
-    text.push_str(&format!("  {}\n", request.reason));
+    text.push_str(&format!("  {}\n", visible(&request.reason)));
     if starts_a_job(request) {
         text.push_str(
             "  it will keep running in the background after this call, until it ends, is killed, \
@@ -138,7 +147,8 @@ fn question(request: &ApprovalRequest, preview: &Preview, style: &Style) -> Stri
         );
     }
     if !request.suggested_rules.is_empty() {
-        text.push_str(&format!("  always would allow: {}\n", request.suggested_rules.join(", ")));
+        let rules = request.suggested_rules.join(", ");
+        text.push_str(&format!("  always would allow: {}\n", visible_line(&rules)));
     }
     text.push_str(&ask_line(preview.block.is_capped(limit)));
     text

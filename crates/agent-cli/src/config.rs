@@ -91,7 +91,82 @@ pub(crate) struct Limits {
     pub(crate) model_waiting_notice_secs: Option<u64>,
 }
 
+/// The values a numeric setting accepts. Every bounded key is checked when the file is read, so
+/// a value that would break every call (a zero time limit, a deadline past the end of time) is
+/// refused at once, naming the key and the range, instead of failing later in a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Range {
+    pub(crate) min: u64,
+    pub(crate) max: u64,
+    pub(crate) unit: &'static str,
+}
+
+/// A time limit in seconds: at least one, at most a day (a longer one is a mistake, and a
+/// deadline that far out must still be representable).
+pub(crate) const SECONDS: Range = Range { min: 1, max: 86_400, unit: "seconds" };
+
+/// Every bounded key of the config file with its range, as `docs/limits.md` lists them (a test
+/// keeps the two in step).
+pub(crate) const RANGES: &[(&str, Range)] = &[
+    ("tool_timeout_secs", SECONDS),
+    ("output_cap", Range { min: 100, max: 10_000_000, unit: "characters" }),
+    ("bash_timeout_secs", SECONDS),
+    ("bash_max_timeout_secs", SECONDS),
+    ("web_search.timeout_secs", Range { min: 1, max: 600, unit: "seconds" }),
+    ("hooks.timeout_sec", SECONDS),
+    ("max_turns", Range { min: 1, max: 10_000, unit: "turns" }),
+    ("context_window", Range { min: 1_024, max: 100_000_000, unit: "tokens" }),
+    ("mcp_tool_budget_tokens", Range { min: 0, max: 10_000_000, unit: "tokens" }),
+    ("model_first_byte_timeout_secs", SECONDS),
+    ("model_idle_timeout_secs", SECONDS),
+    ("model_total_timeout_secs", SECONDS),
+    // A cap under a kibibyte would refuse every real answer; above 64 GiB it bounds nothing.
+    ("model_max_body_bytes", Range { min: 1_024, max: 64 << 30, unit: "bytes" }),
+    ("model_max_stream_bytes", Range { min: 1_024, max: 64 << 30, unit: "bytes" }),
+    ("model_max_stream_events", Range { min: 1, max: 1_000_000_000_000, unit: "events" }),
+    ("model_max_event_bytes", Range { min: 1_024, max: 4 << 30, unit: "bytes" }),
+    ("model_waiting_notice_secs", Range { min: 0, max: 3_600, unit: "seconds" }),
+];
+
+/// The range of `key` in [`RANGES`].
+fn range_of(key: &str) -> Range {
+    RANGES.iter().find(|(name, _)| *name == key).map_or(SECONDS, |(_, range)| *range)
+}
+
+/// Refuses `value` of `key` (shown as `place`, e.g. `[limits] output_cap`) outside its range.
+pub(crate) fn check_range(place: &str, key: &str, value: Option<u64>) -> anyhow::Result<()> {
+    let Some(value) = value else { return Ok(()) };
+    let Range { min, max, unit } = range_of(key);
+    if !(min..=max).contains(&value) {
+        bail!("{place} = {value} is out of range: it takes {min} to {max} {unit}");
+    }
+    Ok(())
+}
+
 impl Limits {
+    /// Refuses a field outside its range; `table` is where the fields are written
+    /// (`[limits]`, `[profiles.NAME.limits]`).
+    pub(crate) fn check(&self, table: &str) -> anyhow::Result<()> {
+        let as_u64 = |value: Option<usize>| value.map(|v| u64::try_from(v).unwrap_or(u64::MAX));
+        for (key, value) in [
+            ("tool_timeout_secs", self.tool_timeout_secs),
+            ("output_cap", as_u64(self.output_cap)),
+            ("bash_timeout_secs", self.bash_timeout_secs),
+            ("bash_max_timeout_secs", self.bash_max_timeout_secs),
+            ("model_first_byte_timeout_secs", self.model_first_byte_timeout_secs),
+            ("model_idle_timeout_secs", self.model_idle_timeout_secs),
+            ("model_total_timeout_secs", self.model_total_timeout_secs),
+            ("model_max_body_bytes", self.model_max_body_bytes),
+            ("model_max_stream_bytes", self.model_max_stream_bytes),
+            ("model_max_stream_events", self.model_max_stream_events),
+            ("model_max_event_bytes", self.model_max_event_bytes),
+            ("model_waiting_notice_secs", self.model_waiting_notice_secs),
+        ] {
+            check_range(&format!("{table} {key}"), key, value)?;
+        }
+        Ok(())
+    }
+
     /// `self`, with each field that `over` sets replaced.
     pub(crate) fn overridden_by(self, over: Limits) -> Limits {
         Limits {
@@ -189,20 +264,84 @@ pub(crate) struct ConfigFile {
 }
 
 impl ConfigFile {
-    /// Reads the config file; a missing file is an empty config, a broken one an error naming it.
-    pub(crate) fn load(path: &Path) -> anyhow::Result<Self> {
+    /// Reads the config file; a broken one, or one with a value out of range, is an error
+    /// naming it. A missing default file is an empty config, but a file the user `named` (with
+    /// `--config`) must exist: a typo in the path would otherwise drop every rule, hook and limit
+    /// in the intended file without a word.
+    pub(crate) fn load(path: &Path, named: bool) -> anyhow::Result<Self> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && !named => {
+                return Ok(Self::default());
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                bail!("the config file {} (named by --config) does not exist", path.display())
+            }
             Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
         };
-        toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+        let file: Self =
+            toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        file.check().with_context(|| format!("in {}", path.display()))?;
+        Ok(file)
+    }
+
+    /// Refuses every bounded value outside its range ([`RANGES`]).
+    pub(crate) fn check(&self) -> anyhow::Result<()> {
+        self.limits.check("[limits]")?;
+        check_web_search("[web_search]", self.web_search.as_ref())?;
+        for (event, entries) in &self.hooks {
+            for entry in entries {
+                check_range(
+                    &format!("[[hooks.{event}]] timeout_sec"),
+                    "hooks.timeout_sec",
+                    entry.timeout_sec,
+                )?;
+            }
+        }
+        for (name, server) in &self.mcp_servers {
+            for (key, secs) in [
+                ("startup_timeout_sec", server.startup_timeout_sec),
+                ("tool_timeout_sec", server.tool_timeout_sec),
+                ("tool_max_sec", server.tool_max_sec),
+            ] {
+                if !(secs.is_finite() && secs > 0.0 && secs <= agent_mcp::MAX_TIMEOUT_SECS) {
+                    bail!(
+                        "[mcp_servers.{name}] {key} = {secs} is out of range: it takes more than \
+                         0 to {} seconds",
+                        agent_mcp::MAX_TIMEOUT_SECS
+                    );
+                }
+            }
+        }
+        let budget = self.mcp_tool_budget_tokens.map(|v| u64::try_from(v).unwrap_or(u64::MAX));
+        check_range("mcp_tool_budget_tokens", "mcp_tool_budget_tokens", budget)?;
+        for (name, profile) in &self.profiles {
+            let table = format!("[profiles.{name}]");
+            profile.limits.check(&format!("[profiles.{name}.limits]"))?;
+            check_web_search(
+                &format!("[profiles.{name}.web_search]"),
+                profile.web_search.as_ref(),
+            )?;
+            let turns = profile.max_turns.map(|v| u64::try_from(v).unwrap_or(u64::MAX));
+            check_range(&format!("{table} max_turns"), "max_turns", turns)?;
+            check_range(
+                &format!("{table} context_window"),
+                "context_window",
+                profile.context_window,
+            )?;
+        }
+        Ok(())
     }
 
     /// Where the config file lives on this platform.
     pub(crate) fn default_path() -> Option<PathBuf> {
         dirs::config_dir().map(|dir| dir.join("agent").join("config.toml"))
     }
+}
+
+fn check_web_search(table: &str, web_search: Option<&WebSearch>) -> anyhow::Result<()> {
+    let secs = web_search.and_then(|table| table.timeout_secs);
+    check_range(&format!("{table} timeout_secs"), "web_search.timeout_secs", secs)
 }
 
 /// The model settings after precedence is applied.
@@ -472,6 +611,94 @@ mod tests {
         let deepseek = &config.profiles["deepseek"];
         assert_eq!(deepseek.permissions.ask, ["Bash(cargo publish *)"]);
         assert_eq!(deepseek.web_search.as_ref().map(|w| w.provider), Some(SearchProvider::Brave));
+    }
+
+    #[track_caller]
+    fn check_limits(config: &str, expect: Result<(), &str>) {
+        let file: ConfigFile = toml::from_str(config).unwrap();
+        let got = file.check().map_err(|err| err.to_string());
+        assert_eq!(got, expect.map_err(str::to_owned), "{config}");
+    }
+
+    #[test]
+    fn every_limit_out_of_range_is_refused_naming_the_key_and_the_range() {
+        let secs = "is out of range: it takes 1 to 86400 seconds";
+        check_limits("[limits]\ntool_timeout_secs = 1\nbash_timeout_secs = 86400\n", Ok(()));
+        check_limits(
+            "[limits]\ntool_timeout_secs = 0\n",
+            Err(&format!("[limits] tool_timeout_secs = 0 {secs}")),
+        );
+        check_limits(
+            "[profiles.p.limits]\nbash_timeout_secs = 18446744073709551615\n",
+            Err(&format!("[profiles.p.limits] bash_timeout_secs = 18446744073709551615 {secs}")),
+        );
+        check_limits(
+            "[limits]\noutput_cap = 5\n",
+            Err("[limits] output_cap = 5 is out of range: it takes 100 to 10000000 characters"),
+        );
+        check_limits(
+            "[[hooks.PreToolUse]]\ncommand = \"x\"\ntimeout_sec = 0\n",
+            Err(&format!("[[hooks.PreToolUse]] timeout_sec = 0 {secs}")),
+        );
+        check_limits(
+            "[web_search]\nprovider = \"brave\"\ntimeout_secs = 601\n",
+            Err("[web_search] timeout_secs = 601 is out of range: it takes 1 to 600 seconds"),
+        );
+        check_limits(
+            "[profiles.p]\nmax_turns = 0\n",
+            Err("[profiles.p] max_turns = 0 is out of range: it takes 1 to 10000 turns"),
+        );
+        check_limits(
+            "[mcp_servers.s]\ncommand = \"x\"\ntool_timeout_sec = 1e30\n",
+            Err("[mcp_servers.s] tool_timeout_sec = 1000000000000000000000000000000 is out of \
+                 range: it takes more than 0 to 86400 seconds"),
+        );
+        check_limits(
+            "[profiles.p]\ncontext_window = 10\n",
+            Err(
+                "[profiles.p] context_window = 10 is out of range: it takes 1024 to 100000000 tokens",
+            ),
+        );
+    }
+
+    #[test]
+    fn a_named_config_file_must_exist_and_the_default_one_may_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("typo.toml");
+        let err = ConfigFile::load(&missing, true).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("the config file {} (named by --config) does not exist", missing.display())
+        );
+        assert!(ConfigFile::load(&missing, false).is_ok());
+    }
+
+    /// docs/limits.md lists every bounded key of the config file with its range.
+    #[test]
+    fn the_limits_doc_lists_every_range() {
+        let doc = include_str!("../../../docs/limits.md");
+        for (key, Range { min, max, .. }) in RANGES {
+            let short = key.rsplit('.').next().unwrap_or(key);
+            let row = doc
+                .lines()
+                .find(|line| line.starts_with('|') && line.contains(&format!("`{short}`")));
+            let row = row.unwrap_or_else(|| panic!("docs/limits.md has no row for `{key}`"));
+            let range = format!("{} – {}", thousands(*min), thousands(*max));
+            assert!(row.contains(&range), "the row of `{key}` does not say {range}: {row}");
+        }
+    }
+
+    /// `n` with commas between thousands, as the docs write numbers.
+    fn thousands(n: u64) -> String {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
     }
 
     /// The resolved settings are printed in debug logs and error reports; the key never is.

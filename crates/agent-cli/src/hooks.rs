@@ -119,8 +119,11 @@ fn trusted(workspace: &Path, text: &str, hooks: &[Hook], trust: Trust) -> anyhow
     eprintln!(
         "agent: {PROJECT_HOOKS} asks to run these commands on your machine, outside the sandbox:"
     );
+    // The project's file is not the user's writing: a command that hides itself behind escape
+    // sequences must still show in full before it is trusted.
     for hook in hooks {
-        eprintln!("  {}: {}", hook.event, hook.command);
+        let command = crate::terminal::visible_line(&hook.command);
+        eprintln!("  {}: {command}", hook.event);
     }
     eprint!("trust them for this workspace? [y/N] ");
     let _ = std::io::stderr().flush();

@@ -25,6 +25,7 @@ mod settings;
 mod setup;
 mod spinner;
 mod status;
+mod terminal;
 mod waiting;
 mod work;
 
@@ -88,7 +89,7 @@ fn main() -> ExitCode {
         None => repl::run(&cli.options, repl::ChatArgs::default()),
     };
     result.unwrap_or_else(|err| {
-        eprintln!("agent: {err:#}");
+        eprintln!("agent: {}", terminal::error_text(&err));
         ExitCode::from(2)
     })
 }

@@ -115,8 +115,10 @@ impl MarkdownStream {
     /// a code block), possibly nothing.
     pub(crate) fn push(&mut self, delta: &str) -> String {
         // The model's text never moves the cursor or changes colours on its own: control
-        // characters other than newline and tab are dropped.
-        self.pending.extend(delta.chars().filter(|c| *c == '\n' || *c == '\t' || !c.is_control()));
+        // characters other than newline and tab are made visible (`crate::terminal`); a carriage
+        // return, which a model may send before its newlines, is dropped.
+        let delta = delta.replace('\r', "");
+        self.pending.push_str(&crate::terminal::visible(&delta));
         let mut out = String::new();
         while let Some(first) = self.pending[self.line_start..].chars().next() {
             if !self.line_checked && self.code.is_none() {

@@ -152,6 +152,9 @@ fn add(options: &Options, args: AddArgs) -> anyhow::Result<ExitCode> {
 
 fn remove(options: &Options, name: &str) -> anyhow::Result<ExitCode> {
     let path = config_path(options)?;
+    if !path.exists() {
+        bail!("{} does not exist, so no MCP server `{name}` is configured", path.display());
+    }
     let text = edit::read(&path)?;
     let edited = edit::remove(&text, name).with_context(|| format!("in {}", path.display()))?;
     edit::write(&path, &edited)?;

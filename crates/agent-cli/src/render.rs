@@ -124,12 +124,14 @@ impl Renderer {
                 eprintln!("{line}");
                 self.work.finished(call_id, line, output_path.clone());
                 if let Some(remedy) = remedy {
-                    eprintln!("  {}", remedy_advice(remedy));
+                    // The suggested rules quote the model's arguments.
+                    eprintln!("  {}", crate::terminal::visible(&remedy_advice(remedy)));
                 }
             }
             AgentEvent::Finished { reason: FinishReason::Stopped, text } => {
                 self.end_text();
-                eprintln!("agent: stopped by a hook: {}", text.as_deref().unwrap_or_default());
+                let why = crate::terminal::visible(text.as_deref().unwrap_or_default());
+                eprintln!("agent: stopped by a hook: {why}");
             }
             AgentEvent::Finished { reason: FinishReason::InvalidOutput, .. } => self.end_text(),
             AgentEvent::Finished { text, .. } => match text {
@@ -141,7 +143,7 @@ impl Renderer {
             },
             AgentEvent::Error { message } => {
                 self.flush_answer();
-                eprintln!("agent: model error: {message}");
+                eprintln!("agent: model error: {}", crate::terminal::visible(message));
             }
             AgentEvent::Compaction { info, .. } => eprintln!("{}", compaction_line(info)),
             AgentEvent::ItemAdded { item: agent_core::Item::ToolOutput(output) } => {
@@ -192,7 +194,11 @@ impl Renderer {
 /// One line saying what a compaction did.
 pub(crate) fn compaction_line(info: &agent_exec::compaction::CompactionInfo) -> String {
     let what = if info.turns_dropped == 0 {
-        format!("{} old tool outputs shrunk", info.outputs_shrunk)
+        let arguments = match info.arguments_shrunk {
+            0 => String::new(),
+            n => format!(", {n} failed calls' arguments shrunk"),
+        };
+        format!("{} tool outputs shrunk{arguments}", info.outputs_shrunk)
     } else if info.summarized {
         format!("{} turns summarised", info.turns_dropped)
     } else {

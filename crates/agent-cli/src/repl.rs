@@ -22,6 +22,7 @@ use crate::{
     setup::{self, Launch, Session, StoppedByHook},
     spinner::Spinner,
     status::{self, Tally},
+    terminal::visible_line,
 };
 
 #[derive(Debug, Default, Args)]
@@ -177,7 +178,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             Line::Model(None) => eprintln!("  {}", session.model_name()),
             Line::Model(Some(name)) => match session.switch_model(&name) {
                 Ok(()) => eprintln!("agent: model {name} from the next prompt on"),
-                Err(err) => eprintln!("agent: {err:#}"),
+                Err(err) => eprintln!("agent: {}", crate::terminal::error_text(&err)),
             },
             Line::Compact => {
                 let cancel = agent_core::CancellationToken::new();
@@ -334,7 +335,7 @@ fn tool_list(session: &Session) -> String {
         .iter()
         .map(|spec| {
             let first = spec.description.lines().next().unwrap_or_default();
-            format!("  {:width$}  {first}", spec.name)
+            format!("  {:width$}  {}", visible_line(&spec.name), visible_line(first))
         })
         .collect::<Vec<_>>()
         .join("\n")

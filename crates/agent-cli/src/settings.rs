@@ -121,11 +121,14 @@ impl Settings {
         options: &Options,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> anyhow::Result<Self> {
-        let config_path = options.config.clone().or_else(ConfigFile::default_path);
-        let file = match &config_path {
-            Some(path) => ConfigFile::load(path)?,
-            None => ConfigFile::default(),
+        let file = match (&options.config, ConfigFile::default_path()) {
+            (Some(named), _) => ConfigFile::load(named, true)?,
+            (None, Some(default)) => ConfigFile::load(&default, false)?,
+            (None, None) => ConfigFile::default(),
         };
+        let as_u64 = |value: Option<usize>| value.map(|v| u64::try_from(v).unwrap_or(u64::MAX));
+        config::check_range("--max-turns", "max_turns", as_u64(options.max_turns))?;
+        config::check_range("--context-window", "context_window", options.context_window)?;
         let flags = ModelFlags {
             profile: options.profile.clone(),
             base_url: options.base_url.clone(),
@@ -140,7 +143,25 @@ impl Settings {
         options.max_turns = options.max_turns.or(profile.max_turns);
         options.network = options.network || profile.network.unwrap_or(false);
         options.tools = options.tools.clone().or(profile.tools.clone());
-        Ok(Self { file, profile_name, profile, model, options })
+        let settings = Self { file, profile_name, profile, model, options };
+        settings.check_bash_limits()?;
+        Ok(settings)
+    }
+
+    /// bash's default time limit may not exceed the most a call may ask for: it would be cut
+    /// to that maximum without a word.
+    fn check_bash_limits(&self) -> anyhow::Result<()> {
+        let limits = self.limits();
+        let defaults = BashConfig::default();
+        let default = limits.bash_timeout_secs.unwrap_or(defaults.default_timeout.as_secs());
+        let max = limits.bash_max_timeout_secs.unwrap_or(defaults.max_timeout.as_secs());
+        if default > max {
+            anyhow::bail!(
+                "bash_timeout_secs = {default} is above bash_max_timeout_secs = {max}; raise \
+                 bash_max_timeout_secs too"
+            );
+        }
+        Ok(())
     }
 
     /// The project instructions (`AGENTS.md` from the repository root down to the workspace,
@@ -166,10 +187,18 @@ impl Settings {
         self.file.limits.overridden_by(self.profile.limits)
     }
 
-    /// The workspace root: `--workspace`, else the current directory.
+    /// The workspace root: `--workspace`, else the current directory. A named one must be a
+    /// directory, said in those words (not as whatever file inside it was read first).
     pub(crate) fn workspace(&self) -> anyhow::Result<PathBuf> {
         match &self.options.workspace {
-            Some(path) => Ok(path.clone()),
+            Some(path) => match std::fs::metadata(path) {
+                Ok(meta) if meta.is_dir() => Ok(path.clone()),
+                Ok(_) => anyhow::bail!("workspace {} is not a directory", path.display()),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                    anyhow::bail!("workspace {} does not exist", path.display())
+                }
+                Err(err) => Err(err).with_context(|| format!("workspace {}", path.display())),
+            },
             None => std::env::current_dir().context("reading the current directory"),
         }
     }
@@ -214,7 +243,8 @@ impl Settings {
         }
         let env = ServerEnv { workspace, session_dir };
         let session = McpSession::new(&servers, env)?;
-        let report = |problem: &str| eprintln!("agent: {problem}");
+        // A problem may quote the server (its stderr, its error message).
+        let report = |problem: &str| eprintln!("agent: {}", crate::terminal::visible(problem));
         Ok(Some(McpTools::start_with_budget(session, budget, report)))
     }
 

@@ -140,6 +140,9 @@ pub struct CompactionInfo {
     pub items_after: usize,
     /// Tool outputs shrunk to their head and a pointer.
     pub outputs_shrunk: usize,
+    /// Arguments of failed calls replaced by a short note (their outputs say why they failed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub arguments_shrunk: usize,
     /// Turns replaced by the summary and the ledger (0 when shrinking was enough).
     pub turns_dropped: usize,
     /// Whether the model wrote a summary; false when none was needed or the request failed
@@ -148,6 +151,10 @@ pub struct CompactionInfo {
     /// Why the summary request failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary_error: Option<String>,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// What the next request carries, by part, for `/context`.

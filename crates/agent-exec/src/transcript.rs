@@ -319,6 +319,7 @@ mod tests {
             items_before: 3,
             items_after: 2,
             outputs_shrunk: 0,
+            arguments_shrunk: 0,
             turns_dropped: 2,
             summarized: true,
             summary_error: None,

@@ -62,6 +62,8 @@ pub struct ServerConfig {
 }
 
 const DEFAULT_STARTUP_SECS: f64 = 10.0;
+/// The longest time limit a server's table may set, in seconds.
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 const DEFAULT_TOOL_SECS: f64 = 60.0;
 const DEFAULT_MAX_SECS: f64 = 600.0;
 
@@ -114,7 +116,10 @@ pub enum ConfigError {
         server: String,
     },
     /// A timeout that is not a positive number of seconds.
-    #[error("mcp server `{server}`: `{key}` must be a positive number of seconds")]
+    #[error(
+        "mcp server `{server}`: `{key}` must be a number of seconds above 0 and at most {}",
+        MAX_TIMEOUT_SECS
+    )]
     Timeout {
         /// The server's name.
         server: String,
@@ -173,7 +178,8 @@ impl ServerConfig {
             ("tool_timeout_sec", self.tool_timeout_sec),
             ("tool_max_sec", self.tool_max_sec),
         ] {
-            if !(secs.is_finite() && secs > 0.0) {
+            // A day at most: a longer limit is a mistake, and a deadline must stay an instant.
+            if !(secs.is_finite() && secs > 0.0 && secs <= MAX_TIMEOUT_SECS) {
                 return Err(ConfigError::Timeout { server: server.to_owned(), key });
             }
         }

@@ -8,6 +8,7 @@
 mod config;
 mod content;
 mod elicitation;
+mod incoming;
 mod late;
 mod name;
 mod search;
@@ -18,7 +19,7 @@ mod session;
 mod tool;
 
 pub use crate::{
-    config::{ConfigError, ServerConfig, TransportKind},
+    config::{ConfigError, MAX_TIMEOUT_SECS, ServerConfig, TransportKind},
     elicitation::RuleAdvice,
     late::{McpTools, ToolBudget, ToolCost},
     name::{MAX_NAME, hashed_name, tool_name},

@@ -31,7 +31,10 @@ use rmcp::{
     },
 };
 
-use crate::config::{ServerConfig, TransportKind};
+use crate::{
+    config::{ServerConfig, TransportKind},
+    incoming::{Dropped, DroppedTool, Relay},
+};
 
 /// Restarts tried in a row before a server is given up for the session.
 pub const MAX_RESTARTS: u32 = 3;
@@ -119,6 +122,7 @@ struct Connection {
     subscription: Option<Subscription>,
     // Dropped after the service: killing the group ends a server rmcp is still reading.
     _child: Option<ServiceChild>,
+    _relay: Option<Relay>,
 }
 
 struct State {
@@ -136,6 +140,8 @@ pub struct Server {
     config: ServerConfig,
     env: ServerEnv,
     changed: Arc<AtomicBool>,
+    /// Tools the relay left out of a listing (their definitions nest too deep).
+    dropped: Dropped,
     state: tokio::sync::Mutex<State>,
 }
 
@@ -153,6 +159,7 @@ impl Server {
             config,
             env,
             changed: Arc::new(AtomicBool::new(false)),
+            dropped: Dropped::default(),
             state: tokio::sync::Mutex::new(State {
                 connection: None,
                 failures: 0,
@@ -191,6 +198,11 @@ impl Server {
             }
         }
         self.changed.swap(false, Ordering::AcqRel)
+    }
+
+    /// The tools left out of the listings since the last call (their definitions nest too deep).
+    pub(crate) fn take_dropped(&self) -> Vec<DroppedTool> {
+        std::mem::take(&mut *self.dropped.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
     /// The last start or call failure, for `agent mcp list`.
@@ -338,13 +350,16 @@ impl Server {
             TransportKind::Stdio => {
                 let mut child =
                     self.spawn().await.map_err(|err| self.start_error(err.to_string()))?;
-                let Some(stdio) = child.take_stdio() else {
+                let Some((stdout, stdin)) = child.take_stdio() else {
                     return Err(self.start_error("the child has no pipes".to_owned()));
                 };
-                match tokio::time::timeout(timeout, handler.serve(stdio)).await {
+                // rmcp reads the server's lines through the relay, which answers at once for
+                // what rmcp would drop in silence (a line over its cap, a message too deep).
+                let (reader, relay) = Relay::start(stdout, self.dropped.clone());
+                match tokio::time::timeout(timeout, handler.serve((reader, stdin))).await {
                     Ok(Ok(service)) => {
-                        let subscription = listen(&service).await;
-                        Ok(Connection { service, subscription, _child: Some(child) })
+                        let (subscription, child) = (listen(&service).await, Some(child));
+                        Ok(Connection { service, subscription, _child: child, _relay: Some(relay) })
                     }
                     Ok(Err(err)) => Err(self.start_error(format!("initialize failed: {err}"))),
                     Err(_) => Err(timed_out()),
@@ -356,7 +371,7 @@ impl Server {
                 match tokio::time::timeout(timeout, handler.serve(transport)).await {
                     Ok(Ok(service)) => {
                         let subscription = listen(&service).await;
-                        Ok(Connection { service, subscription, _child: None })
+                        Ok(Connection { service, subscription, _child: None, _relay: None })
                     }
                     Ok(Err(err)) => Err(self.start_error(format!("initialize failed: {err}"))),
                     Err(_) => Err(timed_out()),

@@ -23,7 +23,7 @@ pub struct Started {
     pub server: Arc<Server>,
     /// Its tools, named for the model, or the start failure.
     pub tools: Result<Vec<McpTool>, StartError>,
-    /// Tools left out because their schema does not compile.
+    /// Tools left out because their schema does not compile or nests too deep to be read.
     pub skipped: Vec<BadTool>,
 }
 
@@ -116,6 +116,19 @@ fn build(
     let files_dir = env.session_dir.as_ref().map(|dir| dir.join("mcp").join("files"));
     let mut tools = Vec::new();
     let mut skipped = Vec::new();
+    // Tools the relay left out before rmcp read the listing.
+    for tool in server.take_dropped() {
+        skipped.push(BadTool {
+            server: server.name().to_owned(),
+            tool: tool.name,
+            reason: format!(
+                "its definition nests too deep to be read (the listing nests {} levels deep with \
+                 it, more than the {} a message may have)",
+                tool.depth,
+                crate::incoming::MAX_DEPTH
+            ),
+        });
+    }
     let mut names = std::collections::HashSet::new();
     for tool in listed.iter().filter(|tool| server.config().offers(&tool.name)) {
         let mut model_name = name::tool_name(server.name(), &tool.name);

@@ -44,9 +44,7 @@ impl std::fmt::Debug for McpTool {
 
 /// A server's tool that cannot be offered.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "mcp tool `{tool}` of `{server}` is left out: its input schema does not compile ({reason})"
-)]
+#[error("mcp tool `{tool}` of `{server}` is left out: {reason}")]
 pub struct BadTool {
     /// The server.
     pub server: String,
@@ -92,7 +90,7 @@ impl McpTool {
         let validator = ArgsValidator::from_schema(&schema).map_err(|err| BadTool {
             server: server.name().to_owned(),
             tool: tool.name.to_string(),
-            reason: err.message,
+            reason: format!("its input schema does not compile ({})", err.message),
         })?;
         // Sent strict when the schema converts: the model then cannot produce arguments of the
         // wrong shape. The validator keeps checking the server's own schema either way (strict
@@ -165,6 +163,10 @@ impl McpTool {
                     timeout.as_secs_f64()
                 ),
             )),
+            // An answer the relay dropped (over the line cap, too deep): its message says why.
+            Err(ServiceError::McpError(err)) if err.code.0 == crate::incoming::DROPPED_CODE => {
+                Err(ToolError::new(ToolErrorKind::ToolError, err.message.to_string()))
+            }
             Err(ServiceError::McpError(err)) => Err(ToolError::new(
                 ToolErrorKind::ToolError,
                 format!("the server refused the call: {}", err.message),

@@ -328,7 +328,8 @@ pub async fn run_with(
         readers.push(tokio::spawn(drain(reader, err.clone())));
     }
 
-    let deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
+    // A limit too far out to be an instant is no limit (never a panic).
+    let deadline = options.timeout.and_then(|t| tokio::time::Instant::now().checked_add(t));
     let sleep = async {
         match deadline {
             Some(deadline) => tokio::time::sleep_until(deadline).await,

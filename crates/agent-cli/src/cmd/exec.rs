@@ -112,7 +112,7 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     let finish = match run {
         Ok(Ok(finish)) => finish,
         Ok(Err(err)) => {
-            renderer.failed(FailReason::Error, format!("{err:#}"), 1);
+            renderer.failed(FailReason::Error, crate::terminal::error_text(&err), 1);
             return Err(err);
         }
         Err(panic) => {

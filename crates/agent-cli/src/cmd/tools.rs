@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::Subcommand;
 use serde_json::json;
 
-use crate::{Options, config::Api, hooks, settings::Settings};
+use crate::{Options, config::Api, hooks, settings::Settings, terminal::visible_line};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum ToolsCommand {
@@ -96,11 +96,12 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
                 println!("{}", serde_json::to_string_pretty(&list)?);
             } else {
                 for spec in &specs {
+                    // Names and descriptions of MCP tools come from the server.
                     println!(
                         "{:<14} {:<28} {}",
-                        spec.name,
+                        visible_line(&spec.name),
                         effects(spec).join(","),
-                        first_line(&spec.description)
+                        visible_line(first_line(&spec.description))
                     );
                 }
             }
@@ -127,7 +128,8 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
                 eprintln!("agent: the full output is kept in {}", kept.display());
             }
             if let Some(remedy) = &outcome.remedy {
-                eprintln!("agent: {}", crate::render::remedy_advice(remedy));
+                let advice = crate::render::remedy_advice(remedy);
+                eprintln!("agent: {}", crate::terminal::visible(&advice));
             }
             Ok(if outcome.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
@@ -183,7 +185,7 @@ fn print_tokens(specs: &[ToolSpec], instructions: &str, json: bool) -> anyhow::R
         return Ok(());
     }
     for (name, cost) in &costs {
-        println!("{name:<14} {cost:>6}");
+        println!("{:<14} {cost:>6}", visible_line(name));
     }
     println!("{:<14} {instructions:>6}", "(instructions)");
     println!("{:<14} {total:>6}  tokens in every request (estimated; see docs/models.md)", "total");

@@ -87,9 +87,9 @@ fn a_whole_answer() {
 }
 
 #[test]
-fn control_characters_are_dropped() {
+fn control_characters_are_made_visible() {
     let rendered = render("a\u{1b}[2Jb \u{7}bell\r\n", PLAIN);
-    assert_eq!(rendered, "a[2Jb bell\n");
+    assert_eq!(rendered, "a␛[2Jb ␇bell\n");
 }
 
 #[test]

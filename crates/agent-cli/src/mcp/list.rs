@@ -12,6 +12,8 @@ use agent_mcp::{McpSession, ServerConfig, ServerEnv, Started, TransportKind};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::terminal::{visible, visible_line};
+
 /// What hides a secret value.
 pub(crate) const MASK: &str = "*****";
 
@@ -76,6 +78,8 @@ pub(crate) struct Report {
 pub(crate) struct ToolReport {
     pub(crate) name: String,
     pub(crate) tokens: usize,
+    /// The first line of its description, as the server wrote it.
+    pub(crate) description: String,
 }
 
 /// Starts every startable server of `entries` at once and reports on all of them, in order.
@@ -167,9 +171,11 @@ fn report(entry: &Entry, started: Option<Started>, counter: &dyn TokenCounter) -
             for tool in &tools {
                 let spec = agent_core::Tool::spec(tool);
                 let schema = agent_model::chat_tools_json(std::slice::from_ref(spec)).to_string();
-                report
-                    .tools
-                    .push(ToolReport { name: spec.name.clone(), tokens: counter.count(&schema) });
+                report.tools.push(ToolReport {
+                    name: spec.name.clone(),
+                    tokens: counter.count(&schema),
+                    description: spec.description.lines().next().unwrap_or_default().to_owned(),
+                });
             }
             report.schema_tokens = report.tools.iter().map(|tool| tool.tokens).sum();
             if !started.skipped.is_empty() {
@@ -207,7 +213,7 @@ pub(crate) fn table(reports: &[Report]) -> String {
     for report in reports {
         let counted = report.state == State::Connected;
         rows.push([
-            report.name.clone(),
+            visible_line(&report.name).into_owned(),
             word(&report.source),
             report.transport.to_owned(),
             word(&report.state),
@@ -225,20 +231,21 @@ pub(crate) fn table(reports: &[Report]) -> String {
         out.push('\n');
     }
     for report in reports {
+        // Errors and stderr are the server's own words.
+        let name = visible_line(&report.name);
         if let Some(error) = &report.error {
-            out.push_str(&format!("\n{}: {}\n", report.name, error));
+            out.push_str(&format!("\n{name}: {}\n", visible(error)));
             if let Some(tail) = &report.stderr_tail {
                 out.push_str("  its stderr ended with:\n");
                 for line in tail.lines() {
-                    out.push_str(&format!("  | {line}\n"));
+                    out.push_str(&format!("  | {}\n", visible_line(line)));
                 }
             }
         }
         if report.state == State::Unapproved {
             out.push_str(&format!(
-                "\n{}: defined in the project's .mcp.json and not approved; review it with `agent \
-                 mcp get {}` and approve it with `agent mcp approve {}`\n",
-                report.name, report.name, report.name
+                "\n{name}: defined in the project's .mcp.json and not approved; review it with \
+                 `agent mcp get {name}` and approve it with `agent mcp approve {name}`\n"
             ));
         }
     }
@@ -247,7 +254,7 @@ pub(crate) fn table(reports: &[Report]) -> String {
 
 /// What `agent mcp get` prints.
 pub(crate) fn details(report: &Report) -> String {
-    let mut out = format!("{}\n", report.name);
+    let mut out = format!("{}\n", visible_line(&report.name));
     out.push_str(&format!("  source: {}\n", word(&report.source)));
     out.push_str(&format!("  state: {}\n", word(&report.state)));
     if let Some(map) = report.config.as_object() {
@@ -261,16 +268,16 @@ pub(crate) fn details(report: &Report) -> String {
                     .join(", "),
                 other => other.to_string(),
             };
-            out.push_str(&format!("  {key}: {shown}\n"));
+            out.push_str(&format!("  {}: {}\n", visible_line(key), visible_line(&shown)));
         }
     }
     if let Some(error) = &report.error {
-        out.push_str(&format!("  error: {error}\n"));
+        out.push_str(&format!("  error: {}\n", visible(error)));
     }
     if let Some(tail) = &report.stderr_tail {
         out.push_str("  its stderr ended with:\n");
         for line in tail.lines() {
-            out.push_str(&format!("  | {line}\n"));
+            out.push_str(&format!("  | {}\n", visible_line(line)));
         }
     }
     if report.state == State::Connected {
@@ -280,7 +287,15 @@ pub(crate) fn details(report: &Report) -> String {
             report.schema_tokens
         ));
         for tool in &report.tools {
-            out.push_str(&format!("    {} ({} tokens)\n", tool.name, tool.tokens));
+            let name = visible_line(&tool.name);
+            match tool.description.as_str() {
+                "" => out.push_str(&format!("    {name} ({} tokens)\n", tool.tokens)),
+                description => out.push_str(&format!(
+                    "    {name} ({} tokens): {}\n",
+                    tool.tokens,
+                    visible_line(description)
+                )),
+            }
         }
     }
     out

@@ -241,7 +241,8 @@ pub(crate) fn describe(server: &ProjectServer) -> String {
             parts.push(format!("{key}: {}", names.join(", ")));
         }
     }
-    parts.join("; ")
+    // The project's file is not the user's own writing: what it says is shown, never obeyed.
+    crate::terminal::visible_line(&parts.join("; ")).into_owned()
 }
 
 /// The project servers that may start in this session: the approved ones, plus, in the REPL,
@@ -259,7 +260,7 @@ pub(crate) fn startable(
              sandbox:"
         );
         for server in waiting {
-            eprintln!("  {}: {}", server.name, describe(server));
+            eprintln!("  {}: {}", crate::terminal::visible_line(&server.name), describe(server));
         }
         eprint!("approve them for this project? [y/N] ");
         let _ = std::io::stderr().flush();
@@ -292,7 +293,9 @@ fn select(
     for server in &servers {
         match &server.config {
             Err(why) => {
-                eprintln!("agent: {PROJECT_MCP}: server `{}` is left out: {why}", server.name)
+                let name = crate::terminal::visible_line(&server.name);
+                let why = crate::terminal::visible(&why.to_string()).into_owned();
+                eprintln!("agent: {PROJECT_MCP}: server `{name}` is left out: {why}")
             }
             Ok(config) if server.approved => {
                 startable.insert(server.name.clone(), config.clone());

@@ -123,14 +123,15 @@ impl Block {
 }
 
 /// `line` cut to `width` characters with an ellipsis; tabs become four spaces and other control
-/// characters (an escape sequence in a file must not drive the terminal) become `?`.
+/// characters (an escape sequence in a file must not drive the terminal) are made visible
+/// ([`crate::terminal`]'s one rule).
 pub(crate) fn fit(line: &str, width: usize) -> String {
     let width = width.max(1);
     let mut clean = String::with_capacity(line.len());
     for c in line.chars() {
         match c {
             '\t' => clean.push_str("    "),
-            c if c.is_control() => clean.push('?'),
+            c if c.is_control() => crate::terminal::push_visible(&mut clean, c),
             c => clean.push(c),
         }
     }
@@ -143,9 +144,16 @@ pub(crate) fn fit(line: &str, width: usize) -> String {
     }
 }
 
-/// The first `max` characters of `text` on one line, with an ellipsis when cut.
+/// The first `max` characters of `text` on one line, with an ellipsis when cut: line breaks and
+/// tabs become spaces, other control characters are made visible.
 pub(crate) fn short(text: &str, max: usize) -> String {
-    let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let mut flat = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' | '\t' => flat.push(' '),
+            c => crate::terminal::push_visible(&mut flat, c),
+        }
+    }
     match flat.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &flat[..cut]),
         None => flat,
@@ -187,7 +195,7 @@ mod tests {
     fn lines_are_fitted_and_wrapped() {
         assert_eq!(fit("abcdef", 4), "abc…");
         assert_eq!(fit("abcd", 4), "abcd");
-        assert_eq!(fit("a\tb\x1b[2J", 20), "a    b?[2J");
+        assert_eq!(fit("a\tb\x1b[2J", 20), "a    b␛[2J");
         assert_eq!(wrap("cargo test --all", 10), ["cargo test", "--all"]);
         assert_eq!(wrap("abcdefghij-long", 5), ["abcde", "fghij", "-long"]);
         assert_eq!(wrap("", 5), [""]);
@@ -198,6 +206,7 @@ mod tests {
         assert_eq!(short(r#"{"path":"a"}"#, 100), r#"{"path":"a"}"#);
         assert_eq!(short("abcdef", 3), "abc…");
         assert_eq!(short("a\nb", 10), "a b");
+        assert_eq!(short("a\x1b]0;t\x07", 10), "a␛]0;t␇");
         assert_eq!(short("ßßßß", 2), "ßß…");
     }
 

@@ -1,5 +1,6 @@
 //! Test modules and the helpers they share: running the binary and a scripted model server.
 
+mod config;
 mod crash;
 mod exec;
 mod help;
@@ -15,12 +16,14 @@ mod mcp_serve;
 mod model_bounds;
 mod options;
 mod output;
+mod overflow;
 mod pty;
 mod render;
 mod repl;
 mod replay;
 mod screen;
 mod stream;
+mod terminal;
 mod tools;
 
 use std::{

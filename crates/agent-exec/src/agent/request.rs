@@ -40,9 +40,12 @@ pub(super) async fn model_turn(
     let mut overflowed = false;
     loop {
         if let Some(window) = window {
-            window
+            let fits = window
                 .before_request(model, executor, conversation, turn.number, cancel, on_event)
                 .await;
+            if let Err(err) = fits {
+                return (conversation.items.len(), Err(err));
+            }
         }
         let turn_start = conversation.items.len();
         let continuation =
@@ -69,7 +72,17 @@ pub(super) async fn model_turn(
             turn.span.in_scope(|| tracing::warn!(error = %err, "context overflow; compacting"));
             overflowed = true;
             let reason = CompactionReason::Overflow;
-            window.compact(model, executor, conversation, reason, cancel, on_event).await;
+            let tokens = window.tokens(conversation);
+            if !window.compact(model, executor, conversation, reason, cancel, on_event).await {
+                // The same request would be refused again: say why instead of sending it.
+                let why = format!(
+                    "the server refused the request as longer than the model's window ({err}), \
+                     and compaction found nothing to shrink in it (about {tokens} tokens by the \
+                     agent's count): start a new session, or set the server's real window with \
+                     --context-window"
+                );
+                return (conversation.items.len(), Err(too_long(why)));
+            }
             continue;
         }
         return (turn_start, response);
@@ -136,7 +149,10 @@ impl<'a> Window<'a> {
         Self { ctx, counts: RequestCount::new(&*ctx.counter, &config.instructions, tools) }
     }
 
-    /// Compacts when the next request would pass the threshold, then reports its size.
+    /// Compacts when the next request would pass the threshold, then reports its size. A
+    /// request that cannot fit the window is refused before it is sent, naming the sizes: the
+    /// prompt alone (nothing can shrink it) at once, anything else after compaction did what it
+    /// could.
     async fn before_request(
         &mut self,
         model: &dyn ModelClient,
@@ -145,24 +161,50 @@ impl<'a> Window<'a> {
         turn: usize,
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(AgentEvent) + Send),
-    ) {
+    ) -> Result<(), ModelError> {
+        let window = self.ctx.current_window();
+        let prompt = conversation.items.iter().rev().find_map(|item| match item {
+            Item::Message(message) if message.role == agent_core::Role::User => {
+                Some(message.content.as_str())
+            }
+            _ => None,
+        });
+        let prompt = prompt.unwrap_or_default();
+        // A token covers at least one byte, so only a prompt whose bytes do not fit is counted.
+        if (self.counts.fixed_bound() + prompt.len()) as u64 > window {
+            let fixed = self.counts.fixed();
+            let prompt = self.ctx.counter.count(prompt);
+            if (fixed + prompt) as u64 > window {
+                return Err(too_long(format!(
+                    "the prompt alone is {prompt} tokens (and the instructions and tool schemas \
+                     {fixed}), the window is {window}: shorten it, or use a model with a larger \
+                     window"
+                )));
+            }
+        }
         let mut tokens = self.tokens(conversation);
         if tokens > self.ctx.threshold_tokens() {
             let reason = CompactionReason::Threshold;
             self.compact(model, executor, conversation, reason, cancel, on_event).await;
             tokens = self.tokens(conversation);
         }
-        on_event(AgentEvent::Request {
-            turn,
-            estimated_input_tokens: tokens,
-            window: self.ctx.current_window(),
-        });
+        if tokens as u64 > window {
+            let fixed = self.counts.fixed();
+            return Err(too_long(format!(
+                "the request is {tokens} tokens even after compaction (the instructions and tool \
+                 schemas {fixed}), the window is {window}: start a new session, or use a model \
+                 with a larger window"
+            )));
+        }
+        on_event(AgentEvent::Request { turn, estimated_input_tokens: tokens, window });
+        Ok(())
     }
 
     fn tokens(&mut self, conversation: &Conversation) -> usize {
         self.counts.tokens(&conversation.items, self.ctx.threshold_tokens())
     }
 
+    /// Compacts `conversation`; whether anything changed.
     async fn compact(
         &mut self,
         model: &dyn ModelClient,
@@ -171,11 +213,17 @@ impl<'a> Window<'a> {
         reason: CompactionReason,
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(AgentEvent) + Send),
-    ) {
+    ) -> bool {
         let fixed = self.counts.fixed();
         let info =
             compaction::compact(model, self.ctx, executor, conversation, fixed, reason, cancel)
                 .await;
+        // A compaction that changed nothing is not recorded: its record would copy the whole
+        // conversation, huge items and all, into the transcript again for nothing.
+        if info.outputs_shrunk == 0 && info.arguments_shrunk == 0 && info.turns_dropped == 0 {
+            tracing::info!(tokens = info.tokens_before, "the compaction found nothing to shrink");
+            return false;
+        }
         // The server's chain holds the old transcript: the next request starts a new one from
         // the compacted input.
         conversation.continuation = None;
@@ -185,7 +233,13 @@ impl<'a> Window<'a> {
             items: conversation.items.clone(),
             ledger: conversation.ledger.clone(),
         });
+        true
     }
+}
+
+/// The error of a request that cannot fit the window.
+fn too_long(message: String) -> ModelError {
+    ModelError::new(ModelErrorKind::ContextTooLong, message)
 }
 
 fn cancelled_error() -> ModelError {

@@ -31,6 +31,8 @@ save context. The full outputs are saved at the paths the ledger lists; read the
 need them.";
 /// The note a shrunk output ends with; also how an already shrunk output is recognised.
 const SHRUNK: &str = "output shrunk by compaction";
+/// The note that replaces the arguments of a failed call; also how they are recognised.
+const SHRUNK_ARGUMENTS: &str = "arguments shrunk by compaction";
 /// The most characters of one item the summary request shows.
 const RENDER_ITEM_CHARS: usize = 600;
 
@@ -56,6 +58,7 @@ pub(crate) async fn compact(
         items_before: items.len(),
         items_after: 0,
         outputs_shrunk: 0,
+        arguments_shrunk: 0,
         turns_dropped: 0,
         summarized: false,
         summary_error: None,
@@ -82,27 +85,89 @@ pub(crate) async fn compact(
         .and_then(|index| groups.get(index))
         .map_or(0, |group| group.start);
     for index in 0..old_end {
-        let Item::ToolOutput(output) = &items[index] else { continue };
-        if output.output.chars().count() <= ctx.shrink_head_chars * 2
-            || output.output.contains(SHRUNK)
-        {
-            continue;
+        if shrink_output(conversation, index, ctx, session_dir) {
+            info.outputs_shrunk += 1;
         }
-        let tool = tool_name(items, &output.call_id);
-        let saved = save_full(session_dir, &output.call_id, &output.output);
-        let shrunk = shrink(&output.output, ctx.shrink_head_chars, saved.as_deref());
-        conversation.ledger.dropped(&output.call_id, &tool, saved);
-        if let Item::ToolOutput(output) = &mut items[index] {
-            output.output = shrunk;
-        }
-        info.outputs_shrunk += 1;
     }
-    let shrunk_tokens = tokens(items);
+    // The arguments of a call that failed are of no more use once its output says why: a
+    // refused 80 MB `write_file` would otherwise be resent with every request.
+    info.arguments_shrunk =
+        shrink_failed_arguments(&mut conversation.items, ctx.shrink_head_chars * 2);
+    let shrunk_tokens = tokens(&conversation.items);
     if reason == CompactionReason::Threshold && shrunk_tokens <= ctx.target_tokens() {
         info.tokens_after = shrunk_tokens;
-        info.items_after = items.len();
+        info.items_after = conversation.items.len();
         return info;
     }
+    summarize_turns(model, ctx, executor, conversation, &mut info, cancel).await;
+    // Last, while the request is still over what it must come under, the outputs of the kept
+    // turns shrink too, the current turn's included, oldest first, so the newest stays whole
+    // where it fits: after an overflow the same request must not be sent again.
+    let goal = match reason {
+        CompactionReason::Threshold => Some(ctx.threshold_tokens()),
+        CompactionReason::Overflow => Some(ctx.target_tokens().min(info.tokens_before / 4)),
+        CompactionReason::Manual => None,
+    };
+    if let Some(goal) = goal {
+        let mut total = tokens(&conversation.items);
+        for index in 0..conversation.items.len() {
+            if total <= goal {
+                break;
+            }
+            if !matches!(conversation.items[index], Item::ToolOutput(_)) {
+                continue;
+            }
+            let before = count::item(counter, &conversation.items[index]);
+            if shrink_output(conversation, index, ctx, session_dir) {
+                let after = count::item(counter, &conversation.items[index]);
+                total = (total + after).saturating_sub(before);
+                info.outputs_shrunk += 1;
+            }
+        }
+    }
+    info.tokens_after = tokens(&conversation.items);
+    info.items_after = conversation.items.len();
+    info
+}
+
+/// Shrinks the item at `index` to its head and a pointer to its saved full text, when it is a
+/// tool output long enough to be worth it and not shrunk already; says whether it did.
+fn shrink_output(
+    conversation: &mut Conversation,
+    index: usize,
+    ctx: &ContextConfig,
+    session_dir: Option<&Path>,
+) -> bool {
+    let items = &mut conversation.items;
+    let Item::ToolOutput(output) = &items[index] else { return false };
+    if output.output.chars().count() <= ctx.shrink_head_chars * 2 || output.output.contains(SHRUNK)
+    {
+        return false;
+    }
+    let tool = tool_name(items, &output.call_id);
+    let saved = save_full(session_dir, &output.call_id, &output.output);
+    let shrunk = shrink(&output.output, ctx.shrink_head_chars, saved.as_deref());
+    conversation.ledger.dropped(&output.call_id, &tool, saved);
+    if let Item::ToolOutput(output) = &mut items[index] {
+        output.output = shrunk;
+    }
+    true
+}
+
+/// Replaces the summarised turns by the summary and the ledger (see `docs/context.md`); leaves
+/// the items alone when no turn can go.
+async fn summarize_turns(
+    model: &dyn ModelClient,
+    ctx: &ContextConfig,
+    executor: &Executor,
+    conversation: &mut Conversation,
+    info: &mut CompactionInfo,
+    cancel: &CancellationToken,
+) {
+    let counter = &*ctx.counter;
+    let session_dir = executor.config().session_dir.as_deref();
+    let items = &mut conversation.items;
+    let groups = groups(items);
 
     // Then the summary: which turns stay, which go.
     // A summary of an earlier compaction is the harness's message, not the user's: it is
@@ -114,7 +179,7 @@ pub(crate) async fn compact(
     let mut tail_start = groups.len().saturating_sub(1).max(head_end);
     // On an overflow the count was evidently too low for this model, and a manual compaction
     // should visibly compact: both keep at most a quarter of what there was.
-    let keep = match reason {
+    let keep = match info.reason {
         CompactionReason::Threshold => ctx.keep_recent(),
         CompactionReason::Overflow | CompactionReason::Manual => {
             ctx.keep_recent().min(info.tokens_before / 4)
@@ -133,9 +198,7 @@ pub(crate) async fn compact(
     let dropped_groups: Vec<usize> =
         (head_end..tail_start).filter(|&index| !groups[index].contains(&last_user)).collect();
     if dropped_groups.is_empty() {
-        info.tokens_after = shrunk_tokens;
-        info.items_after = items.len();
-        return info;
+        return;
     }
     let dropped: Vec<Item> =
         dropped_groups.iter().flat_map(|&index| items[groups[index].clone()].to_vec()).collect();
@@ -186,9 +249,38 @@ pub(crate) async fn compact(
         }
     }
     *items = rebuilt;
-    info.tokens_after = tokens(items);
-    info.items_after = items.len();
-    info
+}
+
+/// Replaces the arguments of every failed call that are longer than `max` characters by a short
+/// note (still a JSON object, as every API expects); returns how many. The call's output stays,
+/// so the model still reads why it failed.
+fn shrink_failed_arguments(items: &mut [Item], max: usize) -> usize {
+    let failed: Vec<(String, String)> = items
+        .iter()
+        .filter_map(|item| match item {
+            Item::ToolOutput(output) if !output.ok => Some((
+                output.call_id.clone(),
+                output.error.as_ref().map_or_else(|| "error".to_owned(), ToString::to_string),
+            )),
+            _ => None,
+        })
+        .collect();
+    let mut shrunk = 0;
+    for item in items.iter_mut() {
+        let Item::ToolCall(call) = item else { continue };
+        let Some((_, code)) = failed.iter().find(|(id, _)| *id == call.call_id) else { continue };
+        let length = call.arguments.chars().count();
+        if length <= max || call.arguments.contains(SHRUNK_ARGUMENTS) {
+            continue;
+        }
+        let note = format!(
+            "{SHRUNK_ARGUMENTS}: {length} characters left out; the call failed ({code}), see \
+             its output"
+        );
+        call.arguments = serde_json::json!({ "harness": note }).to_string();
+        shrunk += 1;
+    }
+    shrunk
 }
 
 /// The transcript cut into turns: a user message alone, or one model response with the outputs

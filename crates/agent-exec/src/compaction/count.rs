@@ -117,6 +117,12 @@ impl<'a> RequestCount<'a> {
         self.fixed = None;
     }
 
+    /// A bound of [`RequestCount::fixed`] that needs no counting (a token covers at least a
+    /// byte).
+    pub(crate) fn fixed_bound(&self) -> usize {
+        self.fixed_bound
+    }
+
     /// The tokens of the instructions and tool schemas, counted on first use.
     pub(crate) fn fixed(&mut self) -> usize {
         *self.fixed.get_or_insert_with(|| {

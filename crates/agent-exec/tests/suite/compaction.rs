@@ -263,3 +263,125 @@ async fn a_second_overflow_in_a_row_is_the_models_error() {
     );
     assert_eq!(compactions(&events).len(), 1);
 }
+
+/// The one request the scripted server refused as too long, and the one after it.
+fn refused_and_retry(server: &ScriptedServer, refused_at: usize) -> (String, String) {
+    let bodies: Vec<String> = server.requests().into_iter().map(|r| r.body).collect();
+    (bodies[refused_at].clone(), bodies[refused_at + 1].clone())
+}
+
+#[tokio::test]
+async fn an_overflow_with_two_large_outputs_in_the_current_turn_retries_at_a_quarter_of_the_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let both = Turn::tool_calls([
+        ScriptedCall::new("call_a", "print_mb", json!({"command": "print a"})),
+        ScriptedCall::new("call_b", "print_mb", json!({"command": "print b"})),
+    ]);
+    let turns = vec![both, overflow(), Turn::text("done")];
+    let (finish, events, server) = session(Api::Chat, turns, dir.path()).await;
+    assert_eq!(finish, Finish::Answered("done".to_owned()));
+    let infos = compactions(&events);
+    assert_eq!(infos.len(), 1, "{infos:#?}");
+    assert_eq!((infos[0].reason, infos[0].outputs_shrunk), (CompactionReason::Overflow, 2));
+    // No turn could be dropped (there is only the current one); its outputs shrank instead.
+    assert_eq!(infos[0].turns_dropped, 0, "{infos:#?}");
+    let (refused, retry) = refused_and_retry(&server, 1);
+    assert!(
+        retry.len() * 4 <= refused.len(),
+        "retry {} bytes, refused {}",
+        retry.len(),
+        refused.len()
+    );
+    // The retry still says what the calls were and where their whole outputs are.
+    assert!(
+        retry.contains("output shrunk by compaction") && retry.contains("call_b.txt"),
+        "{retry}"
+    );
+    assert!(std::fs::metadata(dir.path().join("outputs/call_b.txt")).unwrap().len() > 10_000);
+}
+
+#[tokio::test]
+async fn an_overflow_keeps_the_newest_output_whole_where_it_fits() {
+    let dir = tempfile::tempdir().unwrap();
+    // One large output and one small, newest; shrinking the large one is enough.
+    let both = Turn::tool_calls([
+        ScriptedCall::new("call_a", "print_mb", json!({"command": "print a"})),
+        ScriptedCall::new("call_b", "missing_tool", json!({})),
+    ]);
+    let turns = vec![both, overflow(), Turn::text("done")];
+    let (finish, _events, server) = session(Api::Chat, turns, dir.path()).await;
+    assert_eq!(finish, Finish::Answered("done".to_owned()));
+    let (refused, retry) = refused_and_retry(&server, 1);
+    assert!(
+        retry.len() * 4 <= refused.len(),
+        "retry {} bytes, refused {}",
+        retry.len(),
+        refused.len()
+    );
+    let retry: Value = serde_json::from_str(&retry).unwrap();
+    let outputs: Vec<&str> = retry["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert!(outputs[0].contains("output shrunk by compaction"), "{outputs:?}");
+    assert!(!outputs[1].contains("output shrunk by compaction"), "{outputs:?}");
+}
+
+#[tokio::test]
+async fn a_prompt_larger_than_the_window_is_refused_before_it_is_sent() {
+    let script = Script::new([Turn::text("never")]);
+    let server = ScriptedServer::start(script).await.unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut agent = AgentBuilder::new(workspace.path())
+        .context(ContextConfig::new(Arc::new(CharEstimate), WINDOW, "configured"))
+        .build_boxed(model(Api::Chat, &server))
+        .unwrap();
+    // 50,000 tokens at four characters a token.
+    let prompt = "word ".repeat(40_000);
+    let finish = agent.prompt_with(&prompt, &CancellationToken::new(), |_| {}).await;
+    let Finish::ModelError(err) = finish else { panic!("{finish:?}") };
+    assert_eq!(err.kind, agent_core::ModelErrorKind::ContextTooLong);
+    assert!(err.message.starts_with("the prompt alone is 50000 tokens"), "{}", err.message);
+    assert!(err.message.contains("the window is 32768"), "{}", err.message);
+    assert!(server.requests().is_empty(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn refused_oversized_arguments_are_replaced_by_a_note_and_never_resent() {
+    let dir = tempfile::tempdir().unwrap();
+    // 200,000 characters of arguments the tool refuses (`command` is missing): more than the
+    // whole window.
+    let huge = "x".repeat(200_000);
+    let refused = Turn::tool_calls([ScriptedCall::new("call_0", "print_mb", json!({"cmd": huge}))]);
+    let turns = vec![refused, Turn::text("done")];
+    let (finish, events, server) = session(Api::Chat, turns, dir.path()).await;
+    assert_eq!(finish, Finish::Answered("done".to_owned()));
+    let infos = compactions(&events);
+    assert_eq!(infos.len(), 1, "{infos:#?}");
+    assert_eq!(infos[0].arguments_shrunk, 1, "{infos:#?}");
+    let bodies: Vec<String> = server.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies.len(), 2);
+    assert!(!bodies[1].contains(&"x".repeat(1000)), "the arguments were sent again");
+    assert!(
+        bodies[1].contains("arguments shrunk by compaction: 200010 characters left out"),
+        "{:.3000}",
+        bodies[1]
+    );
+    // The model still reads why the call failed.
+    assert!(bodies[1].contains("invalid_arguments"), "{:.2000}", bodies[1]);
+}
+
+#[tokio::test]
+async fn an_overflow_with_nothing_to_shrink_ends_the_run_saying_why_instead_of_resending() {
+    let dir = tempfile::tempdir().unwrap();
+    let (finish, events, server) =
+        session(Api::Chat, vec![overflow(), Turn::text("never")], dir.path()).await;
+    let Finish::ModelError(err) = finish else { panic!("{finish:?}") };
+    assert_eq!(err.kind, agent_core::ModelErrorKind::ContextTooLong);
+    assert!(err.message.contains("compaction found nothing to shrink"), "{}", err.message);
+    assert!(compactions(&events).is_empty(), "a compaction that changed nothing is not recorded");
+    assert_eq!(server.requests().len(), 1, "the refused request was not sent again");
+}

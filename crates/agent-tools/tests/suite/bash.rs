@@ -140,3 +140,20 @@ async fn cancellation_kills_the_command_promptly() {
     assert_eq!(survivors(pgid), Vec::<u32>::new(), "left running after the cancel");
     assert_snapshot!(out, @r#"{"ok":false,"error":"cancelled","message":"the command was cancelled and its process group killed"}"#);
 }
+
+/// A library may set any `Duration`; one too far out to be an instant is no deadline, where it
+/// used to panic (`overflow when adding duration to instant`) in every bash call.
+#[tokio::test]
+async fn a_time_limit_too_far_out_to_be_an_instant_runs_the_command_without_a_panic() {
+    let bash = agent_tools::BashConfig {
+        default_timeout: std::time::Duration::MAX,
+        max_timeout: std::time::Duration::MAX,
+        ..agent_tools::BashConfig::default()
+    };
+    let fx = Fixture::with_config(agent_tools::BuiltinConfig { bash, ..Default::default() });
+    let out = fx.call("bash", json!({"command": "echo still here"})).await;
+    if sandbox_missing(&out) {
+        return;
+    }
+    assert!(out.starts_with("exit 0 ·") && out.contains("still here"), "{out}");
+}
