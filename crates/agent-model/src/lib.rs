@@ -48,6 +48,7 @@
 mod chat;
 mod config;
 mod connection;
+mod custom;
 mod empty_answer;
 mod error;
 mod events;

@@ -116,7 +116,7 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
         }
         ToolsCommand::Call { name, arguments } => {
             mark_target_read(&executor, &tracker, &name, &arguments);
-            let call = ToolCall { call_id: "cli".to_owned(), name, arguments, item_id: None };
+            let call = ToolCall::function("cli", name, arguments);
             let outcome = tokio.block_on(executor.execute(&call, &CancellationToken::new()));
             println!("{}", outcome.text);
             if let Some(remedy) = &outcome.remedy {

@@ -1,0 +1,425 @@
+//! The Responses API's native tool items: custom tools, and the `apply_patch` and `shell`
+//! built-ins, as the tools we offer, the calls we read, and the items that answer them.
+//!
+//! A built-in call becomes an ordinary [`ToolCall`] of a local tool: an `apply_patch_call`'s file
+//! operation becomes the patch text the `apply_patch` tool takes (`*** Begin Patch` …), a
+//! `shell_call`'s action the JSON the `shell` tool takes. Replaying a call rebuilds the item from
+//! that text, so the transcript holds one form of each call.
+
+use agent_core::{
+    BuiltinTool, CallOutput, CallShape, GrammarSyntax, Item, TextFormat, ToolCall, ToolShape,
+    ToolSpec,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::wire::OutputBody;
+use crate::lenient;
+
+/// The tool name an `apply_patch_call` runs.
+pub(crate) const APPLY_PATCH: &str = "apply_patch";
+/// The tool name a `shell_call` runs.
+pub(crate) const SHELL: &str = "shell";
+
+/// One tool as the Responses API takes it.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum RequestTool<'a> {
+    /// A flat function tool (the Responses API does not nest it under `function`).
+    Function { name: &'a str, description: &'a str, parameters: &'a Value, strict: bool },
+    /// A custom tool: the model writes raw text in `format`.
+    Custom { name: &'a str, description: &'a str, format: CustomFormat<'a> },
+    /// The `apply_patch` built-in.
+    ApplyPatch,
+    /// The `shell` built-in.
+    Shell,
+}
+
+/// A custom tool's `format`, flat on the Responses API.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum CustomFormat<'a> {
+    Text,
+    Grammar { syntax: &'static str, definition: &'a str },
+}
+
+impl<'a> CustomFormat<'a> {
+    pub(crate) fn of(format: &'a TextFormat) -> Self {
+        match format {
+            TextFormat::Text => Self::Text,
+            TextFormat::Grammar(grammar) => {
+                Self::Grammar { syntax: syntax(grammar.syntax), definition: &grammar.definition }
+            }
+        }
+    }
+}
+
+/// A grammar syntax's wire name, the same on both APIs.
+pub(crate) fn syntax(syntax: GrammarSyntax) -> &'static str {
+    match syntax {
+        GrammarSyntax::Lark => "lark",
+        GrammarSyntax::Regex => "regex",
+    }
+}
+
+/// The shape a tool is sent in: its own, unless custom tools are off (a server refused them),
+/// which turns a freeform tool back into its function.
+pub(crate) fn sent_shape(tool: &ToolSpec, custom: bool) -> ToolShape {
+    match (tool.shape, &tool.text_input) {
+        (ToolShape::Freeform, Some(_)) if custom => ToolShape::Freeform,
+        (ToolShape::Builtin(builtin), _) => ToolShape::Builtin(builtin),
+        _ => ToolShape::Function,
+    }
+}
+
+/// A tool as sent.
+pub(crate) fn request_tool(tool: &ToolSpec, custom: bool) -> RequestTool<'_> {
+    match (sent_shape(tool, custom), &tool.text_input) {
+        (ToolShape::Freeform, Some(input)) => RequestTool::Custom {
+            name: &tool.name,
+            description: &tool.description,
+            format: CustomFormat::of(&input.format),
+        },
+        (ToolShape::Builtin(BuiltinTool::ApplyPatch), _) => RequestTool::ApplyPatch,
+        (ToolShape::Builtin(BuiltinTool::Shell), _) => RequestTool::Shell,
+        _ => RequestTool::Function {
+            name: &tool.name,
+            description: &tool.description,
+            parameters: &tool.parameters,
+            strict: tool.strict,
+        },
+    }
+}
+
+/// A file operation of an `apply_patch_call`, leniently read: an operation the adapter does not
+/// know still becomes a call, which the tool answers with what was wrong.
+#[derive(Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct Operation {
+    #[serde(rename = "type", default, deserialize_with = "lenient::string")]
+    pub(crate) kind: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) path: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub(crate) diff: Option<String>,
+}
+
+const BEGIN: &str = "*** Begin Patch";
+const END: &str = "*** End Patch";
+const ADD: &str = "*** Add File: ";
+const UPDATE: &str = "*** Update File: ";
+const DELETE: &str = "*** Delete File: ";
+
+/// The patch text an operation amounts to. A created file's V4A diff is its lines, each with a
+/// `+` (one without it gets one); an update's diff is the hunks, as a patch has them.
+pub(crate) fn patch_text(operation: &Operation) -> String {
+    let path = operation.path.as_deref().unwrap_or_default();
+    let diff = operation.diff.as_deref().unwrap_or_default();
+    let mut text = format!("{BEGIN}\n");
+    match operation.kind.as_deref() {
+        Some("create_file") => {
+            text.push_str(ADD);
+            text.push_str(path);
+            text.push('\n');
+            for line in lines(diff) {
+                if !line.starts_with('+') {
+                    text.push('+');
+                }
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        Some("delete_file") => {
+            text.push_str(DELETE);
+            text.push_str(path);
+            text.push('\n');
+        }
+        Some("update_file") => {
+            text.push_str(UPDATE);
+            text.push_str(path);
+            text.push('\n');
+            for line in lines(diff) {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        other => {
+            // The tool refuses the header and names it, which tells the model what went wrong.
+            text.push_str(&format!(
+                "*** Unsupported operation: {}\n",
+                other.unwrap_or("(no type)")
+            ));
+        }
+    }
+    text.push_str(END);
+    text
+}
+
+/// A diff's lines, without the empty piece after a final newline.
+fn lines(diff: &str) -> impl Iterator<Item = &str> {
+    diff.strip_suffix('\n').unwrap_or(diff).split('\n').filter(move |_| !diff.is_empty())
+}
+
+/// The operation a patch text written by [`patch_text`] came from, to replay the call; a text
+/// in another form (a hook rewrote it) is replayed as an update with the whole text.
+pub(crate) fn operation(patch: &str) -> Operation {
+    let body = patch.strip_prefix(BEGIN).and_then(|rest| rest.strip_prefix('\n'));
+    let body = body.and_then(|body| body.strip_suffix(END)).unwrap_or_default();
+    let (header, rest) = body.split_once('\n').unwrap_or((body, ""));
+    let known = [("create_file", ADD), ("update_file", UPDATE), ("delete_file", DELETE)];
+    for (kind, prefix) in known {
+        if let Some(path) = header.strip_prefix(prefix) {
+            let diff = (kind != "delete_file").then(|| rest.to_owned());
+            return Operation { kind: Some(kind.to_owned()), path: Some(path.to_owned()), diff };
+        }
+    }
+    Operation {
+        kind: Some("update_file".to_owned()),
+        path: Some(String::new()),
+        diff: Some(patch.to_owned()),
+    }
+}
+
+/// A `shell_call`'s action, which is also the `shell` tool's JSON input.
+#[derive(Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct ShellAction {
+    #[serde(default, deserialize_with = "lenient::nullable")]
+    pub(crate) commands: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) max_output_length: Option<u64>,
+}
+
+impl ShellAction {
+    /// The tool arguments of this action.
+    pub(crate) fn arguments(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_owned())
+    }
+
+    /// The action a `shell` call's arguments hold (empty when they do not parse).
+    pub(crate) fn of(arguments: &str) -> Self {
+        serde_json::from_str(arguments).unwrap_or_default()
+    }
+}
+
+/// One command's entry in a `shell_call_output`.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct ShellEntry {
+    #[serde(default)]
+    pub(crate) stdout: String,
+    #[serde(default)]
+    pub(crate) stderr: String,
+    pub(crate) outcome: ShellOutcome,
+}
+
+/// How one command ended.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum ShellOutcome {
+    Exit { exit_code: i64 },
+    Timeout,
+}
+
+/// The `shell` tool's output as `shell_call_output` entries: the tool writes `{"output":
+/// [entries]}`; anything else (the call was refused as a whole, its input did not parse) is one
+/// failed entry whose stderr is the observation.
+pub(crate) fn shell_entries(output: &CallOutput) -> Vec<ShellEntry> {
+    #[derive(Deserialize)]
+    struct Written {
+        output: Vec<ShellEntry>,
+    }
+    if let Ok(written) = serde_json::from_str::<Written>(&output.output) {
+        return written.output;
+    }
+    vec![ShellEntry {
+        stdout: String::new(),
+        stderr: output.output.clone(),
+        outcome: ShellOutcome::Exit { exit_code: 1 },
+    }]
+}
+
+/// An input item for a call or an output of one of the native shapes.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum NativeItem<'a> {
+    CustomToolCall {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
+        call_id: &'a str,
+        name: &'a str,
+        input: &'a str,
+    },
+    CustomToolCallOutput {
+        call_id: &'a str,
+        output: OutputBody<'a>,
+    },
+    ApplyPatchCall {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
+        call_id: &'a str,
+        status: &'static str,
+        operation: Operation,
+    },
+    ApplyPatchCallOutput {
+        call_id: &'a str,
+        status: &'static str,
+        output: &'a str,
+    },
+    ShellCall {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
+        call_id: &'a str,
+        status: &'static str,
+        action: ShellAction,
+    },
+    ShellCallOutput {
+        call_id: &'a str,
+        output: Vec<ShellEntry>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_output_length: Option<u64>,
+    },
+}
+
+/// The item replaying a call of a native shape (`None` for a function call).
+pub(crate) fn call_item(call: &ToolCall, stateless: bool) -> Option<NativeItem<'_>> {
+    let id = if stateless { None } else { call.item_id.as_deref() };
+    let call_id = call.call_id.as_str();
+    Some(match call.shape {
+        CallShape::Function => return None,
+        CallShape::Custom => {
+            NativeItem::CustomToolCall { id, call_id, name: &call.name, input: &call.arguments }
+        }
+        CallShape::ApplyPatch => NativeItem::ApplyPatchCall {
+            id,
+            call_id,
+            status: "completed",
+            operation: operation(&call.arguments),
+        },
+        CallShape::Shell => NativeItem::ShellCall {
+            id,
+            call_id,
+            status: "completed",
+            action: ShellAction::of(&call.arguments),
+        },
+    })
+}
+
+/// The item answering `output`, by the shape of the call it answers (`None` for a function
+/// call, or a call the transcript no longer holds).
+pub(crate) fn output_item<'a>(output: &'a CallOutput, call: &ToolCall) -> Option<NativeItem<'a>> {
+    let call_id = output.call_id.as_str();
+    Some(match call.shape {
+        CallShape::Function => return None,
+        CallShape::Custom => {
+            NativeItem::CustomToolCallOutput { call_id, output: OutputBody::of(output) }
+        }
+        CallShape::ApplyPatch => NativeItem::ApplyPatchCallOutput {
+            call_id,
+            status: if output.ok { "completed" } else { "failed" },
+            output: &output.output,
+        },
+        CallShape::Shell => NativeItem::ShellCallOutput {
+            call_id,
+            output: shell_entries(output),
+            max_output_length: ShellAction::of(&call.arguments).max_output_length,
+        },
+    })
+}
+
+/// The calls of native shapes in a transcript, by `call_id`, to answer their outputs in kind
+/// (a continued request sends outputs whose calls the server already holds).
+pub(crate) fn native_calls(items: &[Item]) -> Vec<&ToolCall> {
+    items
+        .iter()
+        .filter_map(|item| match item {
+            Item::ToolCall(call) if !call.shape.is_function() => Some(call),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(kind: &str, path: &str, diff: Option<&str>, expect: &str) {
+        let op = Operation {
+            kind: Some(kind.to_owned()),
+            path: Some(path.to_owned()),
+            diff: diff.map(str::to_owned),
+        };
+        let text = patch_text(&op);
+        assert_eq!(text, expect);
+        // Replaying the call gives the operation back, a final newline on the diff aside.
+        let back = operation(&text);
+        assert_eq!(back.kind, op.kind);
+        assert_eq!(back.path, op.path);
+        let trimmed = |diff: Option<String>| diff.map(|diff| diff.trim_end().replace("\n+", "\n"));
+        if kind != "create_file" {
+            assert_eq!(trimmed(back.diff), trimmed(op.diff));
+        }
+    }
+
+    #[test]
+    fn operations_become_patch_text_and_back() {
+        check(
+            "create_file",
+            "hello.txt",
+            Some("+hello\n+world\n"),
+            "*** Begin Patch\n*** Add File: hello.txt\n+hello\n+world\n*** End Patch",
+        );
+        check(
+            "create_file",
+            "bare.txt",
+            Some("no plus\n"),
+            "*** Begin Patch\n*** Add File: bare.txt\n+no plus\n*** End Patch",
+        );
+        check(
+            "update_file",
+            "src/a.rs",
+            Some("@@ fn main\n-    old();\n+    new();\n"),
+            "*** Begin Patch\n*** Update File: src/a.rs\n@@ fn main\n-    old();\n+    new();\n*** End Patch",
+        );
+        check(
+            "delete_file",
+            "gone.txt",
+            None,
+            "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch",
+        );
+        check(
+            "create_file",
+            "empty.txt",
+            Some(""),
+            "*** Begin Patch\n*** Add File: empty.txt\n*** End Patch",
+        );
+    }
+
+    #[test]
+    fn an_unknown_operation_is_named_in_the_patch() {
+        let op = Operation { kind: Some("rename_file".into()), path: Some("a".into()), diff: None };
+        assert_eq!(
+            patch_text(&op),
+            "*** Begin Patch\n*** Unsupported operation: rename_file\n*** End Patch"
+        );
+    }
+
+    #[test]
+    fn shell_output_that_is_not_the_tools_json_is_one_failed_entry() {
+        let output = CallOutput {
+            call_id: "c".into(),
+            output: "{\"ok\":false,\"error\":\"permission_denied\"}".into(),
+            ok: false,
+            error: None,
+            images: Vec::new(),
+        };
+        let entries = shell_entries(&output);
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].outcome, ShellOutcome::Exit { exit_code: 1 });
+        assert_eq!(entries[0].stderr, output.output);
+    }
+}
