@@ -12,7 +12,7 @@ use agent_exec::{
 };
 use agent_mcp::{McpSession, McpTools, ServerEnv, ToolBudget};
 use agent_tools::{
-    BashConfig, BuiltinConfig, BuiltinTools, FileTracker, ProviderKind, WebSearchConfig,
+    BashConfig, BuiltinConfig, BuiltinTools, FileTracker, ProviderKind, Shell, WebSearchConfig,
 };
 use anyhow::Context;
 
@@ -21,6 +21,7 @@ use crate::{
     config::{self, ConfigFile, Limits, ModelFlags, ModelSettings, Profile, SearchProvider},
     hooks::Trust,
     mcp,
+    shapes::ToolShapes,
 };
 
 /// The configuration of one command, resolved once.
@@ -63,6 +64,11 @@ impl Settings {
         options.network = options.network || profile.network.unwrap_or(false);
         options.tools = options.tools.clone().or(profile.tools.clone());
         Ok(Self { file, profile_name, profile, model, options })
+    }
+
+    /// Which edit tool the model gets, in which shape, and whether it gets the shell built-in.
+    pub(crate) fn tool_shapes(&self) -> ToolShapes {
+        ToolShapes::resolve(&self.model.model, self.model.api, &self.profile)
     }
 
     /// The project instructions (`AGENTS.md` from the repository root down to the workspace,
@@ -184,11 +190,17 @@ impl Settings {
         if let Some(cap) = limits.output_cap {
             executor.output_cap = cap;
         }
-        // The same door a library user takes: the tools, their job table, their instructions.
+        // The same door a library user takes: the tools, their job table, their instructions;
+        // then the profile's choice of edit tool and shapes.
+        let shapes = self.tool_shapes();
         let mut builder = AgentBuilder::new(&root)
             .builtin_tools(&builtin)?
+            .map_tools(|tool| shapes.offer(tool))
             .permission_mode(mode)
             .executor_config(executor);
+        if shapes.shell {
+            builder = builder.tool(Arc::new(Shell::new()?));
+        }
         if let Some(names) = &options.tools {
             builder = builder.only_tools(names.iter().cloned());
         }

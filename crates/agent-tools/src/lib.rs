@@ -43,6 +43,7 @@ mod grep;
 mod job;
 mod list_dir;
 mod read_file;
+mod shell;
 mod uppercase;
 mod web_search;
 mod write_file;
@@ -75,6 +76,7 @@ pub use crate::{
     job::{Job, JobAction, JobInput},
     list_dir::{ListDir, ListDirInput},
     read_file::{ReadFile, ReadFileInput, read_blocking},
+    shell::{MAX_SHELL_COMMANDS, Shell, ShellInput},
     tracker::FileTracker,
     uppercase::{Uppercase, UppercaseInput},
     web_search::{ApiKey, ProviderKind, WebSearch, WebSearchConfig, WebSearchInput},

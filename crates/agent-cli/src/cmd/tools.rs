@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::Subcommand;
 use serde_json::json;
 
-use crate::{Options, config::Api, hooks, settings::Settings};
+use crate::{Options, config::Api, hooks, settings::Settings, shapes};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum ToolsCommand {
@@ -87,6 +87,7 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
                     .map(|spec| {
                         json!({
                             "name": spec.name,
+                            "shape": shapes::shown(spec.shape, settings.model.api),
                             "effects": effects(spec),
                             "strict": spec.strict,
                             "description": first_line(&spec.description),
@@ -97,8 +98,9 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
             } else {
                 for spec in &specs {
                     println!(
-                        "{:<14} {:<28} {}",
+                        "{:<14} {:<20} {:<28} {}",
                         spec.name,
+                        shapes::shown(spec.shape, settings.model.api),
                         effects(spec).join(","),
                         first_line(&spec.description)
                     );
