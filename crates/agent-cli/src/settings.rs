@@ -33,6 +33,9 @@ pub(crate) struct Settings {
     /// The options with the profile's values filled in where no flag was given (the sandbox and
     /// the permission mode are resolved by [`Settings::sandbox_policy`] and the builder).
     pub(crate) options: Options,
+    /// Register every built-in tool whatever the profile offers a model (`agent tools call`
+    /// runs `apply_patch` and `edit_file` alike).
+    pub(crate) every_tool: bool,
 }
 
 impl Settings {
@@ -63,7 +66,7 @@ impl Settings {
         options.max_turns = options.max_turns.or(profile.max_turns);
         options.network = options.network || profile.network.unwrap_or(false);
         options.tools = options.tools.clone().or(profile.tools.clone());
-        Ok(Self { file, profile_name, profile, model, options })
+        Ok(Self { file, profile_name, profile, model, options, every_tool: false })
     }
 
     /// Which edit tool the model gets, in which shape, and whether it gets the shell built-in.
@@ -195,10 +198,12 @@ impl Settings {
         let shapes = self.tool_shapes();
         let mut builder = AgentBuilder::new(&root)
             .builtin_tools(&builtin)?
-            .map_tools(|tool| shapes.offer(tool))
             .permission_mode(mode)
             .executor_config(executor);
-        if shapes.shell {
+        if !self.every_tool {
+            builder = builder.map_tools(|tool| shapes.offer(tool));
+        }
+        if shapes.shell || self.every_tool {
             builder = builder.tool(Arc::new(Shell::new()?));
         }
         if let Some(names) = &options.tools {

@@ -52,8 +52,11 @@ impl ToolShapes {
     /// and function tools; the shell built-in is off (bash is the command tool).
     pub(crate) fn defaults(model: &str, _api: Api) -> Self {
         let edit_tool = if patch_family(model) { EditTool::ApplyPatch } else { EditTool::EditFile };
-        let patch_shape =
-            if edit_tool == EditTool::ApplyPatch { PatchShape::Freeform } else { PatchShape::Function };
+        let patch_shape = if edit_tool == EditTool::ApplyPatch {
+            PatchShape::Freeform
+        } else {
+            PatchShape::Function
+        };
         Self { edit_tool, patch_shape, shell: false }
     }
 
@@ -112,7 +115,11 @@ mod tests {
     fn check(model: &str, api: Api, toml: &str, expect: (EditTool, PatchShape, bool)) {
         let profile: Profile = toml::from_str(toml).unwrap();
         let shapes = ToolShapes::resolve(model, api, &profile);
-        assert_eq!((shapes.edit_tool, shapes.patch_shape, shapes.shell), expect, "{model} {api:?} {toml}");
+        assert_eq!(
+            (shapes.edit_tool, shapes.patch_shape, shapes.shell),
+            expect,
+            "{model} {api:?} {toml}"
+        );
     }
 
     #[test]
@@ -123,9 +130,19 @@ mod tests {
         check("openai/GPT-5-mini", Api::Chat, "", (ApplyPatch, Freeform, false));
         check("gpt-4.1", Api::Responses, "", (EditFile, Function, false));
         check("qwen3:8b", Api::Chat, "", (EditFile, Function, false));
-        check("gpt-5", Api::Responses, "apply_patch_shape = \"builtin\"\nshell_tool = true", (ApplyPatch, Builtin, true));
+        check(
+            "gpt-5",
+            Api::Responses,
+            "apply_patch_shape = \"builtin\"\nshell_tool = true",
+            (ApplyPatch, Builtin, true),
+        );
         // The built-ins exist only on the Responses API.
-        check("gpt-5", Api::Chat, "apply_patch_shape = \"builtin\"\nshell_tool = true", (ApplyPatch, Freeform, false));
+        check(
+            "gpt-5",
+            Api::Chat,
+            "apply_patch_shape = \"builtin\"\nshell_tool = true",
+            (ApplyPatch, Freeform, false),
+        );
         check("qwen3:8b", Api::Chat, "edit_tool = \"apply_patch\"", (ApplyPatch, Function, false));
         check("gpt-5", Api::Responses, "edit_tool = \"edit_file\"", (EditFile, Freeform, false));
     }

@@ -9,7 +9,7 @@
 //! `stderr` carries what the harness says about it (a refusal, a timeout).
 
 use agent_core::{
-    BuiltinTool, BoxFuture, CallOutput, Effects, PreparedCall, Tool, ToolCall, ToolContext,
+    BoxFuture, BuiltinTool, CallOutput, Effects, PreparedCall, Tool, ToolCall, ToolContext,
     ToolError, ToolErrorKind, ToolOutput, ToolShape, ToolSpec,
     schema::{self, ArgsError, StrictError},
 };
@@ -131,7 +131,8 @@ impl Tool for Shell {
             if left > 0
                 && let Some(last) = output.last_mut()
             {
-                last.stderr.push_str(&format!("\n(the {left} commands after this one did not run)"));
+                last.stderr
+                    .push_str(&format!("\n(the {left} commands after this one did not run)"));
             }
             ToolOutput::json(&serde_json::json!({ "output": output }))
         })
@@ -218,12 +219,20 @@ mod tests {
             serde_json::json!({"command": "cmd", "stdout": "", "stderr": "", "outcome": {"type": "exit", "exit_code": 137}}),
         );
         check(
-            output(false, r#"{"ok":false,"error":"timeout","message":"killed after 1 s"}"#, Some(ToolErrorKind::Timeout)),
+            output(
+                false,
+                r#"{"ok":false,"error":"timeout","message":"killed after 1 s"}"#,
+                Some(ToolErrorKind::Timeout),
+            ),
             None,
             serde_json::json!({"command": "cmd", "stdout": "", "stderr": "killed after 1 s", "outcome": {"type": "timeout"}}),
         );
         check(
-            output(false, r#"{"ok":false,"error":"permission_denied","message":"denied by rule"}"#, Some(ToolErrorKind::PermissionDenied)),
+            output(
+                false,
+                r#"{"ok":false,"error":"permission_denied","message":"denied by rule"}"#,
+                Some(ToolErrorKind::PermissionDenied),
+            ),
             None,
             serde_json::json!({"command": "cmd", "stdout": "", "stderr": "denied by rule", "outcome": {"type": "exit", "exit_code": 126}}),
         );
@@ -237,12 +246,23 @@ mod tests {
     #[test]
     fn each_command_is_a_bash_step() {
         let shell = Shell::new().unwrap();
-        let prepared = shell.prepare(r#"{"commands":["ls","pwd"],"timeout_ms":5000,"max_output_length":null}"#).unwrap();
-        let steps: Vec<_> = prepared.pending_steps().iter().map(|step| (step.name.as_str(), step.arguments.as_str())).collect();
+        let prepared = shell
+            .prepare(r#"{"commands":["ls","pwd"],"timeout_ms":5000,"max_output_length":null}"#)
+            .unwrap();
+        let steps: Vec<_> = prepared
+            .pending_steps()
+            .iter()
+            .map(|step| (step.name.as_str(), step.arguments.as_str()))
+            .collect();
         assert_eq!(
             steps,
-            [("bash", r#"{"command":"ls","timeout_ms":5000}"#), ("bash", r#"{"command":"pwd","timeout_ms":5000}"#)]
+            [
+                ("bash", r#"{"command":"ls","timeout_ms":5000}"#),
+                ("bash", r#"{"command":"pwd","timeout_ms":5000}"#)
+            ]
         );
-        assert!(shell.prepare(r#"{"commands":[],"timeout_ms":null,"max_output_length":null}"#).is_err());
+        assert!(
+            shell.prepare(r#"{"commands":[],"timeout_ms":null,"max_output_length":null}"#).is_err()
+        );
     }
 }

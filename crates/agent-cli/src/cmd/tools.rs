@@ -42,7 +42,8 @@ pub(crate) enum ToolsCommand {
 pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<ExitCode> {
     // Listing needs no session; calls keep full outputs in a temporary session directory.
     let scratch = tempfile::tempdir().context("creating a scratch session directory")?;
-    let settings = Settings::load(options)?;
+    let mut settings = Settings::load(options)?;
+    settings.every_tool = matches!(command, ToolsCommand::Call { .. });
     let mut config = ExecutorConfig::new("cli");
     config.session_dir = Some(scratch.path().to_path_buf());
     let tracker = FileTracker::new();

@@ -11,6 +11,7 @@ mod mcp_cmd;
 mod mcp_image;
 mod mcp_search;
 mod mcp_serve;
+mod native;
 mod options;
 mod output;
 mod pty;

@@ -10,7 +10,10 @@ use agent_core::{GrammarSyntax, TextFormat, ToolCall, ToolError, ToolErrorKind, 
 
 /// The call as the tool takes it: unchanged for JSON calls, its text wrapped as its tool's text
 /// argument otherwise.
-pub(super) fn json_call<'a>(call: &'a ToolCall, spec: &ToolSpec) -> Result<Cow<'a, ToolCall>, ToolError> {
+pub(super) fn json_call<'a>(
+    call: &'a ToolCall,
+    spec: &ToolSpec,
+) -> Result<Cow<'a, ToolCall>, ToolError> {
     if !call.shape.is_text() {
         return Ok(Cow::Borrowed(call));
     }
@@ -77,9 +80,16 @@ mod tests {
     }
 
     #[track_caller]
-    fn check(shape: CallShape, text: &str, input: Option<TextInput>, expect: Result<&str, ToolErrorKind>) {
+    fn check(
+        shape: CallShape,
+        text: &str,
+        input: Option<TextInput>,
+        expect: Result<&str, ToolErrorKind>,
+    ) {
         let call = ToolCall { shape, ..ToolCall::function("c", "ticket", text) };
-        let got = json_call(&call, &spec(input)).map(|call| call.arguments.clone()).map_err(|err| err.kind);
+        let got = json_call(&call, &spec(input))
+            .map(|call| call.arguments.clone())
+            .map_err(|err| err.kind);
         assert_eq!(got.as_deref().map_err(Clone::clone), expect);
     }
 
@@ -89,7 +99,12 @@ mod tests {
         check(CallShape::Custom, "AB-12", regex(), Ok(r#"{"id":"AB-12"}"#));
         check(CallShape::Custom, "AB-12 and more", regex(), Err(ToolErrorKind::InvalidArguments));
         check(CallShape::Custom, "xAB-12", regex(), Err(ToolErrorKind::InvalidArguments));
-        check(CallShape::Custom, "say \"hi\"\n", Some(TextInput::text("text")), Ok(r#"{"text":"say \"hi\"\n"}"#));
+        check(
+            CallShape::Custom,
+            "say \"hi\"\n",
+            Some(TextInput::text("text")),
+            Ok(r#"{"text":"say \"hi\"\n"}"#),
+        );
         // A Lark grammar is the tool's to parse; the executor does not judge it.
         let lark = Some(TextInput::grammar("patch", GrammarSyntax::Lark, "start: /x/"));
         check(CallShape::ApplyPatch, "anything", lark, Ok(r#"{"patch":"anything"}"#));

@@ -100,16 +100,18 @@ fn calls() -> Turn {
 async fn native_calls_run_their_tool_and_are_answered_in_kind() {
     for stream in [true, false] {
         let workspace = tempfile::tempdir().unwrap();
-        let server = ScriptedServer::start(Script::new([calls(), Turn::text("done")]))
-            .await
-            .unwrap();
+        let server =
+            ScriptedServer::start(Script::new([calls(), Turn::text("done")])).await.unwrap();
         let mut config = ClientConfig::new(server.url(), "gpt-5");
         config.stream = stream;
         let patches = Arc::new(Mutex::new(Vec::new()));
         let patch = Arc::new(Typed::new(StandInPatch(patches.clone())).unwrap());
         let mut agent = Agent::builder(workspace.path())
             .tool(Arc::new(Reshaped::new(patch, ToolShape::Builtin(BuiltinTool::ApplyPatch))))
-            .tool(Arc::new(Reshaped::new(Arc::new(Typed::new(Ticket).unwrap()), ToolShape::Freeform)))
+            .tool(Arc::new(Reshaped::new(
+                Arc::new(Typed::new(Ticket).unwrap()),
+                ToolShape::Freeform,
+            )))
             .permission_mode(PermissionMode::Bypass)
             .build(ResponsesClient::new(&config).unwrap())
             .unwrap();
@@ -157,5 +159,118 @@ async fn native_calls_run_their_tool_and_are_answered_in_kind() {
             .collect();
         assert_eq!(shapes[0], json!(["call_update", "apply_patch"]));
         assert_eq!(shapes[3], json!(["call_freeform", "custom"]));
+    }
+}
+
+/// Input of `print_text`.
+#[derive(Deserialize, JsonSchema)]
+struct PrintInput {
+    /// What to print.
+    text: String,
+}
+
+/// A freeform tool with a long output, so a session of its calls needs compaction.
+struct PrintText;
+
+impl TypedTool for PrintText {
+    type Input = PrintInput;
+    const NAME: &'static str = "print_text";
+    fn description(&self) -> String {
+        "Prints the text many times.".to_owned()
+    }
+    fn effects(&self) -> Effects {
+        Effects::READ_ONLY
+    }
+    fn text_input(&self) -> Option<TextInput> {
+        Some(TextInput::text("text"))
+    }
+    async fn run(&self, input: PrintInput, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(format!("{}\n", input.text).repeat(4000)))
+    }
+}
+
+/// A long session of custom calls is compacted and stays valid in kind: every output that goes
+/// on the wire is a `custom_tool_call_output` whose call is in the same request or held by the
+/// server, stateless and continued alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_keeps_custom_calls_and_their_outputs_in_kind() {
+    use agent_core::{CancellationToken, CharEstimate};
+    use agent_exec::{
+        AgentBuilder, ExecutorConfig,
+        agent::AgentEvent,
+        compaction::{ContextConfig, SUMMARY_MARKER},
+    };
+
+    for stateless in [true, false] {
+        let mut turns: Vec<Turn> = (0..40)
+            .map(|i| {
+                Turn::tool_calls([ScriptedCall::custom(
+                    format!("call_{i}"),
+                    "print_text",
+                    format!("line {i}"),
+                )])
+            })
+            .collect();
+        turns.push(Turn::text("done"));
+        let script =
+            Script::new(turns).with_standing(SUMMARY_MARKER, Turn::text("SUMMARY: printing."));
+        let server = ScriptedServer::start(script).await.unwrap();
+        let config = ClientConfig::new(server.url(), "gpt-5");
+        let model = if stateless {
+            ResponsesClient::stateless(&config).unwrap()
+        } else {
+            ResponsesClient::new(&config).unwrap()
+        };
+        let workspace = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut executor = ExecutorConfig::new("long");
+        executor.session_dir = Some(dir.path().to_path_buf());
+        let mut agent = AgentBuilder::new(workspace.path())
+            .permission_mode(PermissionMode::Bypass)
+            .tool(Arc::new(Reshaped::new(
+                Arc::new(Typed::new(PrintText).unwrap()),
+                ToolShape::Freeform,
+            )))
+            .executor_config(executor)
+            .context(ContextConfig::new(Arc::new(CharEstimate), 32_768, "configured"))
+            .max_turns(100)
+            .build(model)
+            .unwrap();
+        let compacted = Mutex::new(0);
+        let finish = agent
+            .prompt_with("print", &CancellationToken::new(), |event| {
+                if matches!(event, AgentEvent::Compaction { .. }) {
+                    *compacted.lock().unwrap() += 1;
+                }
+            })
+            .await;
+        assert_eq!(finish, Finish::Answered("done".to_owned()), "stateless={stateless}");
+        assert!(*compacted.lock().unwrap() > 0, "stateless={stateless}: no compaction");
+        for request in server.requests() {
+            let body = request.json();
+            if body.to_string().contains(SUMMARY_MARKER) {
+                continue;
+            }
+            let input = body["input"].as_array().unwrap();
+            let kinds = |kind: &str| -> Vec<&str> {
+                input
+                    .iter()
+                    .filter(|item| item["type"] == kind)
+                    .map(|item| item["call_id"].as_str().unwrap())
+                    .collect()
+            };
+            assert!(
+                kinds("function_call").is_empty() && kinds("function_call_output").is_empty(),
+                "{body}"
+            );
+            // A request that carries the whole transcript pairs every output with its call.
+            if body["previous_response_id"].is_null() {
+                assert_eq!(
+                    kinds("custom_tool_call"),
+                    kinds("custom_tool_call_output"),
+                    "stateless={stateless}"
+                );
+            }
+        }
     }
 }
