@@ -1,6 +1,7 @@
 //! The Responses API adapter (`POST /responses`): stored continuation or stateless replay.
 
 pub(crate) mod native;
+mod operation;
 mod stream;
 pub(crate) mod wire;
 
