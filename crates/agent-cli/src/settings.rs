@@ -201,7 +201,8 @@ impl Settings {
             .permission_mode(mode)
             .executor_config(executor);
         if !self.every_tool {
-            builder = builder.map_tools(|tool| shapes.offer(tool));
+            let named = options.tools.clone().unwrap_or_default();
+            builder = builder.map_tools(|tool| shapes.offer(tool, &named));
         }
         if shapes.shell || self.every_tool {
             builder = builder.tool(Arc::new(Shell::new()?));

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use agent_core::{BuiltinTool, Reshaped, Tool, ToolShape};
+use agent_core::{BuiltinTool, Reshaped, TextInput, Tool, ToolShape};
 use serde::Deserialize;
 
 use crate::config::{Api, Profile};
@@ -79,19 +79,25 @@ impl ToolShapes {
         shapes
     }
 
-    /// A registered tool as this profile offers it: the edit tool not chosen is dropped,
-    /// `apply_patch` takes its shape.
-    pub(crate) fn offer(self, tool: Arc<dyn Tool>) -> Option<Arc<dyn Tool>> {
+    /// A registered tool as this profile offers it: the edit tool not chosen is dropped (unless
+    /// `--tools`/`tools` names it), `apply_patch` takes its shape.
+    pub(crate) fn offer(self, tool: Arc<dyn Tool>, named: &[String]) -> Option<Arc<dyn Tool>> {
         let name = tool.spec().name.as_str();
+        let named = named.iter().any(|wanted| wanted == name);
         match (name, self.edit_tool) {
-            ("edit_file", EditTool::ApplyPatch) | ("apply_patch", EditTool::EditFile) => None,
+            ("edit_file", EditTool::ApplyPatch) | ("apply_patch", EditTool::EditFile) if !named => {
+                None
+            }
             ("apply_patch", EditTool::ApplyPatch) => {
                 let shape = match self.patch_shape {
                     PatchShape::Function => ToolShape::Function,
                     PatchShape::Freeform => ToolShape::Freeform,
                     PatchShape::Builtin => ToolShape::Builtin(BuiltinTool::ApplyPatch),
                 };
-                Some(Arc::new(Reshaped::new(tool, shape)))
+                // The patch text is the tool's one string argument, `patch`; a tool that declares
+                // its grammar sends it, one that does not is freeform text.
+                let text = Some(TextInput::text("patch"));
+                Some(Arc::new(Reshaped::with_default_text(tool, shape, text)))
             }
             _ => Some(tool),
         }

@@ -146,7 +146,20 @@ impl Reshaped {
     /// `tool`, offered as `shape`. A freeform shape needs the tool's
     /// [`crate::ToolSpec::text_input`]; without it the tool stays a function.
     pub fn new(tool: std::sync::Arc<dyn crate::Tool>, shape: ToolShape) -> Self {
+        Self::with_default_text(tool, shape, None)
+    }
+
+    /// `tool`, offered as `shape`, taking raw text as `text_input` says when the tool itself
+    /// declares no text input (a front end that knows the tool's one string argument).
+    pub fn with_default_text(
+        tool: std::sync::Arc<dyn crate::Tool>,
+        shape: ToolShape,
+        text_input: Option<TextInput>,
+    ) -> Self {
         let mut spec = tool.spec().clone();
+        if spec.text_input.is_none() {
+            spec.text_input = text_input;
+        }
         spec.shape = match shape {
             ToolShape::Freeform if spec.text_input.is_none() => ToolShape::Function,
             shape => shape,

@@ -26,6 +26,7 @@
 //!     name: "grep".into(),
 //!     arguments: r#"{"pattern":"two","output_mode":"content"}"#.into(),
 //!     item_id: None,
+//!     shape: agent_core::CallShape::Function,
 //! };
 //! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! let outcome = runtime.block_on(executor.execute(&call, &CancellationToken::new()));

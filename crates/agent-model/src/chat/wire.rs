@@ -65,12 +65,16 @@ impl<'a> RequestMessage<'a> {
     }
 }
 
-/// A replayed call: a function's JSON arguments, or a custom tool's raw input.
+/// A replayed call: a function's JSON arguments, or a custom tool's raw input (`id` first, as
+/// the API documents it).
 #[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum RequestToolCall<'a> {
-    Function { id: &'a str, function: RequestFunctionCall<'a> },
-    Custom { id: &'a str, custom: RequestCustomCall<'a> },
+struct RequestToolCall<'a> {
+    id: &'a str,
+    r#type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    function: Option<RequestFunctionCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    custom: Option<RequestCustomCall<'a>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -199,19 +203,26 @@ pub(crate) fn build<'a>(
                 if let Some(last) = messages.last_mut() {
                     let id = &call.call_id;
                     last.tool_calls.push(if call.shape == CallShape::Custom {
-                        RequestToolCall::Custom {
+                        RequestToolCall {
                             id,
-                            custom: RequestCustomCall { name: &call.name, input: &call.arguments },
+                            r#type: "custom",
+                            function: None,
+                            custom: Some(RequestCustomCall {
+                                name: &call.name,
+                                input: &call.arguments,
+                            }),
                         }
                     } else {
                         // A built-in's call (a transcript from the Responses API) has no Chat
                         // form; its function form keeps the turn valid.
-                        RequestToolCall::Function {
+                        RequestToolCall {
                             id,
-                            function: RequestFunctionCall {
+                            r#type: "function",
+                            function: Some(RequestFunctionCall {
                                 name: &call.name,
                                 arguments: crate::quirks::replay_arguments(&call.arguments),
-                            },
+                            }),
+                            custom: None,
                         }
                     });
                 }
