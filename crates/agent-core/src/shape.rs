@@ -194,3 +194,52 @@ impl std::fmt::Debug for Reshaped {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::{Effects, Tool, ToolContext, ToolError, ToolOutput, Typed, TypedTool};
+
+    #[derive(Deserialize, schemars::JsonSchema)]
+    struct Input {
+        /// The text.
+        text: String,
+    }
+
+    struct Echo;
+
+    impl TypedTool for Echo {
+        type Input = Input;
+        const NAME: &'static str = "echo";
+        fn description(&self) -> String {
+            "Echoes.".to_owned()
+        }
+        fn effects(&self) -> Effects {
+            Effects::READ_ONLY
+        }
+        async fn run(&self, input: Input, _ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text(input.text))
+        }
+    }
+
+    #[track_caller]
+    fn check(shape: ToolShape, text: Option<TextInput>, expect: ToolShape) {
+        let tool: Arc<dyn Tool> = Arc::new(Typed::new(Echo).unwrap());
+        let reshaped = Reshaped::with_default_text(tool, shape, text.clone());
+        assert_eq!(reshaped.spec().shape, expect);
+        assert_eq!(reshaped.spec().text_input, text);
+    }
+
+    /// A tool becomes freeform only with a text input to put the text in.
+    #[test]
+    fn freeform_needs_a_text_input() {
+        check(ToolShape::Freeform, None, ToolShape::Function);
+        check(ToolShape::Freeform, Some(TextInput::text("text")), ToolShape::Freeform);
+        let shell = ToolShape::Builtin(BuiltinTool::Shell);
+        check(shell, None, shell);
+    }
+}
