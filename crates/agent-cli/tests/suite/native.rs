@@ -234,3 +234,20 @@ async fn apply_patch_calls_in_both_native_shapes_change_the_files() {
         }
     }
 }
+
+/// A bare deny rule on `Shell` hides the built-in, and a call the model makes anyway runs
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bare_deny_rule_refuses_the_whole_shell_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), "shell_tool = true", "[permissions]\ndeny = [\"Shell\"]");
+    let args =
+        ["--config", &config, "--api", "responses", "--permission-mode", "bypass", "exec", "go"];
+    let (output, bodies) = exec(dir.path(), shell_turns(&["touch first"]), &args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(!dir.path().join("first").exists(), "a command of a denied shell call ran");
+    assert!(!bodies[0]["tools"].as_array().unwrap().contains(&json!({"type": "shell"})));
+    let entries = shell_output(&bodies).as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert!(entries[0]["stderr"].as_str().unwrap().contains("permission_denied"), "{entries:?}");
+}

@@ -6,10 +6,10 @@
 
 use std::time::Instant;
 
-use agent_core::{BoxFuture, CancellationToken, PreparedCall, ToolCall, ToolErrorKind};
+use agent_core::{BoxFuture, CancellationToken, PreparedCall, ToolCall, ToolError, ToolErrorKind};
 
 use super::{Executor, Outcome};
-use crate::{permission::Verdict, registry::Entry};
+use crate::registry::Entry;
 
 impl Executor {
     /// Runs the steps of `prepared`, then the call itself with their outputs.
@@ -23,9 +23,17 @@ impl Executor {
         Box::pin(async move {
             let spec = entry.tool.spec();
             let start = Instant::now();
-            // The call itself touches nothing; only a rule that denies the tool outright stops it
-            // here. What it would ask is asked of each step instead.
-            if let Verdict::Deny(err) = self.policy.decide(spec, &[]).verdict {
+            // The call itself touches nothing; only what hides the tool (a bare deny rule, plan
+            // mode for a tool with effects) stops it here. What it would ask is asked of each
+            // step instead.
+            if !self.policy.offers(spec) {
+                let err = ToolError::new(
+                    ToolErrorKind::PermissionDenied,
+                    format!(
+                        "`{}` is not allowed in this session (a deny rule or the permission mode); do not retry it",
+                        spec.name
+                    ),
+                );
                 return self.failure(call, &spec.name, err, start);
             }
             let mut results = Vec::new();
