@@ -131,8 +131,8 @@ impl Tool for Shell {
             if left > 0
                 && let Some(last) = output.last_mut()
             {
-                last.stderr
-                    .push_str(&format!("\n(the {left} commands after this one did not run)"));
+                let commands = if left == 1 { "command" } else { "commands" };
+                last.stderr.push_str(&format!("\n({left} later {commands} did not run)"));
             }
             ToolOutput::json(&serde_json::json!({ "output": output }))
         })
