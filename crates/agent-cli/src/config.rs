@@ -237,6 +237,12 @@ pub(crate) struct Profile {
     /// Fields set here replace the top-level `[limits]`.
     #[serde(default)]
     pub(crate) limits: Limits,
+    /// The edit tool the model gets (default by model family, see docs/models.md).
+    pub(crate) edit_tool: Option<crate::shapes::EditTool>,
+    /// The shape `apply_patch` is offered in.
+    pub(crate) apply_patch_shape: Option<crate::shapes::PatchShape>,
+    /// Offer the Responses API's `shell` built-in (default off).
+    pub(crate) shell_tool: Option<bool>,
 }
 
 /// The config file.

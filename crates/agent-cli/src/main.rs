@@ -23,6 +23,7 @@ mod repl;
 mod session;
 mod settings;
 mod setup;
+mod shapes;
 mod spinner;
 mod status;
 mod terminal;

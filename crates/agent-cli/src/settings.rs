@@ -12,7 +12,7 @@ use agent_exec::{
 };
 use agent_mcp::{McpSession, McpTools, ServerEnv, ToolBudget};
 use agent_tools::{
-    BashConfig, BuiltinConfig, BuiltinTools, FileTracker, ProviderKind, WebSearchConfig,
+    BashConfig, BuiltinConfig, BuiltinTools, FileTracker, ProviderKind, Shell, WebSearchConfig,
 };
 use anyhow::Context;
 
@@ -21,6 +21,7 @@ use crate::{
     config::{self, ConfigFile, Limits, ModelFlags, ModelSettings, Profile, SearchProvider},
     hooks::Trust,
     mcp,
+    shapes::ToolShapes,
 };
 
 /// The default of `model_waiting_notice_secs`: after 10 s of silence a user wonders whether the
@@ -109,6 +110,9 @@ pub(crate) struct Settings {
     /// The options with the profile's values filled in where no flag was given (the sandbox and
     /// the permission mode are resolved by [`Settings::sandbox_policy`] and the builder).
     pub(crate) options: Options,
+    /// Register every built-in tool whatever the profile offers a model (`agent tools call`
+    /// runs `apply_patch` and `edit_file` alike).
+    pub(crate) every_tool: bool,
 }
 
 impl Settings {
@@ -143,7 +147,7 @@ impl Settings {
         options.max_turns = options.max_turns.or(profile.max_turns);
         options.network = options.network || profile.network.unwrap_or(false);
         options.tools = options.tools.clone().or(profile.tools.clone());
-        let settings = Self { file, profile_name, profile, model, options };
+        let settings = Self { file, profile_name, profile, model, options, every_tool: false };
         settings.check_bash_limits()?;
         Ok(settings)
     }
@@ -162,6 +166,11 @@ impl Settings {
             );
         }
         Ok(())
+    }
+
+    /// Which edit tool the model gets, in which shape, and whether it gets the shell built-in.
+    pub(crate) fn tool_shapes(&self) -> ToolShapes {
+        ToolShapes::resolve(&self.model.model, self.model.api, &self.profile)
     }
 
     /// The project instructions (`AGENTS.md` from the repository root down to the workspace,
@@ -299,11 +308,20 @@ impl Settings {
         if let Some(cap) = limits.output_cap {
             executor.output_cap = cap;
         }
-        // The same door a library user takes: the tools, their job table, their instructions.
+        // The same door a library user takes: the tools, their job table, their instructions;
+        // then the profile's choice of edit tool and shapes.
+        let shapes = self.tool_shapes();
         let mut builder = AgentBuilder::new(&root)
             .builtin_tools(&builtin)?
             .permission_mode(mode)
             .executor_config(executor);
+        if !self.every_tool {
+            let named = options.tools.clone().unwrap_or_default();
+            builder = builder.map_tools(|tool| shapes.offer(tool, &named));
+        }
+        if shapes.shell || self.every_tool {
+            builder = builder.tool(Arc::new(Shell::new()?));
+        }
         if let Some(names) = &options.tools {
             builder = builder.only_tools(names.iter().cloned());
         }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ToolErrorKind;
+use crate::{CallShape, ToolErrorKind};
 
 /// One entry of a conversation transcript.
 ///
@@ -89,6 +89,26 @@ pub struct ToolCall {
     /// distinct from `call_id` and only needed to replay the item verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub item_id: Option<String>,
+    /// The shape the call came in, which says what `arguments` holds and how it is answered.
+    #[serde(default, skip_serializing_if = "CallShape::is_function")]
+    pub shape: CallShape,
+}
+
+impl ToolCall {
+    /// A function call with JSON `arguments`.
+    pub fn function(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        Self {
+            call_id: call_id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+            item_id: None,
+            shape: CallShape::Function,
+        }
+    }
 }
 
 /// The harness's answer to one tool call.
@@ -171,8 +191,23 @@ mod tests {
                 name: "uppercase".into(),
                 arguments: "{\"text\":\"a\"}".into(),
                 item_id: None,
+                shape: CallShape::Function,
             }),
             json!({"type": "tool_call", "call_id": "call_1", "name": "uppercase", "arguments": "{\"text\":\"a\"}"}),
+        );
+    }
+
+    #[test]
+    fn a_custom_call_keeps_its_raw_input_and_shape() {
+        check(
+            Item::ToolCall(ToolCall {
+                call_id: "call_1".into(),
+                name: "apply_patch".into(),
+                arguments: "*** Begin Patch\n*** End Patch".into(),
+                item_id: Some("ctc_1".into()),
+                shape: CallShape::Custom,
+            }),
+            json!({"type": "tool_call", "call_id": "call_1", "name": "apply_patch", "arguments": "*** Begin Patch\n*** End Patch", "item_id": "ctc_1", "shape": "custom"}),
         );
     }
 

@@ -57,6 +57,7 @@ mod item;
 mod model;
 mod output;
 pub mod schema;
+mod shape;
 mod tokens;
 mod tool;
 mod typed;
@@ -71,6 +72,9 @@ pub use crate::{
         ModelStream, StopReason, ToolChoice, Usage,
     },
     output::{AnswerError, OutputSchema},
+    shape::{
+        BuiltinTool, CallShape, Grammar, GrammarSyntax, Reshaped, TextFormat, TextInput, ToolShape,
+    },
     tokens::{CharEstimate, TokenCounter},
     tool::{Access, BoxFuture, Effects, PreparedCall, Tool, ToolOutput, ToolSpec},
     typed::{Typed, TypedTool},

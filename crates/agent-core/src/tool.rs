@@ -5,7 +5,13 @@ use std::{any::Any, future::Future, pin::Pin};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{context::ToolContext, error::ToolError, schema::ArgsError};
+use crate::{
+    context::ToolContext,
+    error::ToolError,
+    item::{CallOutput, ToolCall},
+    schema::ArgsError,
+    shape::{TextInput, ToolShape},
+};
 
 /// A boxed, `Send` future: how `dyn` traits in this workspace return async work.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -28,6 +34,12 @@ pub struct ToolSpec {
     pub effects: Effects,
     /// The name permission rules use for this tool (`Bash`, `Edit`, `Read`, …).
     pub rule_name: String,
+    /// The raw text the tool also takes instead of JSON, for the freeform and built-in shapes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_input: Option<TextInput>,
+    /// How the tool is offered to the model.
+    #[serde(default, skip_serializing_if = "ToolShape::is_function")]
+    pub shape: ToolShape,
 }
 
 impl ToolSpec {
@@ -136,12 +148,47 @@ impl Access {
 pub struct PreparedCall {
     input: Box<dyn Any + Send>,
     access: Vec<Access>,
+    steps: Vec<ToolCall>,
+    results: Vec<CallOutput>,
 }
 
 impl PreparedCall {
     /// Wraps a validated input and what the call will touch.
     pub fn new<T: Any + Send>(input: T, access: Vec<Access>) -> Self {
-        Self { input: Box::new(input), access }
+        Self { input: Box::new(input), access, steps: Vec::new(), results: Vec::new() }
+    }
+
+    /// A call that stands for other tools' calls (`steps`): the executor runs each step through
+    /// its whole path (hooks, permission rules, approvals, time limit, output cap), one at a
+    /// time, stops after the first that is refused or cancelled, and then runs this call with
+    /// the steps' outputs as [`PreparedCall::into_parts`] gives them. The call itself touches
+    /// nothing; only its steps are judged.
+    pub fn steps<T: Any + Send>(input: T, steps: Vec<ToolCall>) -> Self {
+        Self { input: Box::new(input), access: Vec::new(), steps, results: Vec::new() }
+    }
+
+    /// The calls this call stands for, not run yet (empty for an ordinary call).
+    pub fn pending_steps(&self) -> &[ToolCall] {
+        &self.steps
+    }
+
+    /// Takes the pending steps out, for the executor to run them.
+    pub fn take_steps(&mut self) -> Vec<ToolCall> {
+        std::mem::take(&mut self.steps)
+    }
+
+    /// The same call with the outputs of the steps that ran, in order.
+    #[must_use]
+    pub fn with_results(mut self, results: Vec<CallOutput>) -> Self {
+        self.results = results;
+        self
+    }
+
+    /// The input as the type the tool prepared, and the outputs of the steps that ran; `None`
+    /// if a different tool prepared it.
+    pub fn into_parts<T: Any>(self) -> Option<(T, Vec<CallOutput>)> {
+        let results = self.results;
+        self.input.downcast::<T>().ok().map(|input| (*input, results))
     }
 
     /// What the call will touch.
@@ -157,7 +204,10 @@ impl PreparedCall {
 
 impl std::fmt::Debug for PreparedCall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PreparedCall").field("access", &self.access).finish_non_exhaustive()
+        f.debug_struct("PreparedCall")
+            .field("access", &self.access)
+            .field("steps", &self.steps.len())
+            .finish_non_exhaustive()
     }
 }
 

@@ -9,6 +9,7 @@ use crate::{
     context::ToolContext,
     error::{ToolError, ToolErrorKind},
     schema::{self, ArgsError, ArgsValidator, StrictError},
+    shape::{TextInput, ToolShape},
     tool::{Access, BoxFuture, Effects, PreparedCall, Tool, ToolOutput, ToolSpec},
 };
 
@@ -42,6 +43,12 @@ pub trait TypedTool: Send + Sync + 'static {
     /// The name permission rules use for this tool.
     fn rule_name(&self) -> String {
         ToolSpec::default_rule_name(Self::NAME)
+    }
+
+    /// The raw text the tool also takes instead of JSON (the string argument that holds it, and
+    /// the grammar it follows), for the freeform shape; `None`, the default, for JSON only.
+    fn text_input(&self) -> Option<TextInput> {
+        None
     }
 
     /// What a call with this input will touch, for the permission policy.
@@ -88,6 +95,8 @@ impl<T: TypedTool> Typed<T> {
             aliases: tool.aliases(),
             effects: tool.effects(),
             rule_name: tool.rule_name(),
+            text_input: tool.text_input(),
+            shape: ToolShape::Function,
         };
         let validator = ArgsValidator::for_type::<T::Input>();
         Ok(Self { tool, spec, validator })

@@ -59,6 +59,7 @@ async fn main() {
             name: "wait".to_owned(),
             arguments: r#"{"ms":200}"#.to_owned(),
             item_id: None,
+            shape: agent_core::CallShape::Function,
         })
         .collect();
     let token = CancellationToken::new();

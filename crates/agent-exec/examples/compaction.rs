@@ -50,6 +50,7 @@ fn conversation() -> Conversation {
             name: "bash".to_owned(),
             arguments: format!(r#"{{"command":"cargo test --part {turn}"}}"#),
             item_id: None,
+            shape: agent_core::CallShape::Function,
         }));
         items.push(Item::ToolOutput(CallOutput {
             call_id,

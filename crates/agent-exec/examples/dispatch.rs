@@ -53,6 +53,8 @@ fn noop_spec() -> ToolSpec {
         aliases: Vec::new(),
         effects: Effects::READ_ONLY,
         rule_name: "Noop".to_owned(),
+        text_input: None,
+        shape: agent_core::ToolShape::Function,
     }
 }
 
@@ -80,6 +82,7 @@ fn call(arguments: &str) -> ToolCall {
         name: "uppercase".to_owned(),
         arguments: arguments.to_owned(),
         item_id: None,
+        shape: agent_core::CallShape::Function,
     }
 }
 

@@ -55,6 +55,7 @@ async fn time(exec: &Executor, calls: usize) -> Vec<f64> {
         name: "uppercase".to_owned(),
         arguments: r#"{"text":"hello"}"#.to_owned(),
         item_id: None,
+        shape: agent_core::CallShape::Function,
     };
     let token = CancellationToken::new();
     let mut times = Vec::with_capacity(calls);

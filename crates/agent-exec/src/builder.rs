@@ -103,6 +103,14 @@ impl AgentBuilder {
         self
     }
 
+    /// Replaces or drops the tools added so far, one at a time: a front end's choice of which
+    /// tool a model gets and in which shape ([`agent_core::Reshaped`]); `None` drops the tool.
+    pub fn map_tools(mut self, mut f: impl FnMut(Arc<dyn Tool>) -> Option<Arc<dyn Tool>>) -> Self {
+        let tools = std::mem::take(&mut self.tools).into_iter();
+        self.tools = tools.filter_map(|(tool, limits)| Some((f(tool)?, limits))).collect();
+        self
+    }
+
     /// Offers the model only the tools with these names (or aliases); the others are not
     /// registered. Naming a tool that was not added is an error at build time.
     pub fn only_tools(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {

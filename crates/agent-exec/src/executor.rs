@@ -7,15 +7,18 @@
 //! This file holds the executor and its configuration; the stages live beside it, one room
 //! each: `dispatch` (the one entry path, the stages in order), `lookup` (which tool a name
 //! means, registered or late), `tool_hooks` (the hooks around a call), `ask` (the approver),
-//! `supervise` (time limit, cancellation, panics), `outcome` (what a call produced) and `batch`
-//! (all calls of one turn).
+//! `supervise` (time limit, cancellation, panics), `outcome` (what a call produced), `batch`
+//! (all calls of one turn), `text_input` (raw-text calls as their tool's JSON) and `steps`
+//! (calls that stand for other calls, each run through this same path).
 
 mod ask;
 mod batch;
 mod dispatch;
 mod lookup;
 mod outcome;
+mod steps;
 mod supervise;
+mod text_input;
 mod tool_hooks;
 
 use std::{path::PathBuf, sync::Arc, time::Duration};

@@ -25,6 +25,7 @@
 //!     name: "uppercase".into(),
 //!     arguments: r#"{"text":"hi"}"#.into(),
 //!     item_id: None,
+//!     shape: agent_core::CallShape::Function,
 //! };
 //! let output =
 //!     CallOutput { call_id: "c1".into(), output: "HI".into(), ok: true, error: None, images: vec![] };

@@ -48,6 +48,8 @@ impl SchemaTool {
             aliases: Vec::new(),
             effects,
             rule_name: ToolSpec::default_rule_name(name),
+            text_input: None,
+            shape: agent_core::ToolShape::Function,
         };
         let handler: Arc<Handler> = Arc::new(move |args, ctx| Box::pin(handler(args, ctx)));
         Ok(Self { spec, validator, handler })

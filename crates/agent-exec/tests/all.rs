@@ -10,6 +10,7 @@ mod suite {
     mod errors;
     mod executor;
     mod jobs;
+    mod native;
     mod permission;
     mod project_doc;
     mod proptest;

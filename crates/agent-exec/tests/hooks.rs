@@ -73,6 +73,7 @@ impl Fixture {
             name: name.to_owned(),
             arguments: arguments.to_string(),
             item_id: None,
+            shape: agent_core::CallShape::Function,
         };
         self.exec.execute(&call, &CancellationToken::new()).await
     }

@@ -90,6 +90,7 @@ impl Fixture {
             name: "bash".to_owned(),
             arguments: arguments.to_string(),
             item_id: None,
+            shape: agent_core::CallShape::Function,
         };
         self.executor(mode, approved).execute(&call, &CancellationToken::new()).await
     }

@@ -60,6 +60,7 @@ async fn round(executor: &Executor, calls: usize) -> f64 {
         name: "mcp__everything__echo".to_owned(),
         arguments: r#"{"message":"hi"}"#.to_owned(),
         item_id: None,
+        shape: agent_core::CallShape::Function,
     };
     let token = CancellationToken::new();
     let started = Instant::now();

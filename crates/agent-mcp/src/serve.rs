@@ -157,6 +157,7 @@ impl ServerHandler for ToolServer {
             name: request.name.to_string(),
             arguments,
             item_id: None,
+            shape: agent_core::CallShape::Function,
         };
         let _caller = self.elicitor.register(&call.call_id, context.peer.clone());
         // `context.ct` is cancelled by the client's notifications/cancelled.

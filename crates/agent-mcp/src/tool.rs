@@ -105,6 +105,8 @@ impl McpTool {
         }
         let spec = ToolSpec {
             rule_name: name.clone(),
+            text_input: None,
+            shape: agent_core::ToolShape::Function,
             name,
             description,
             parameters,

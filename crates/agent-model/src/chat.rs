@@ -3,7 +3,10 @@
 mod stream;
 pub(crate) mod wire;
 
-use std::sync::{Arc, atomic::Ordering};
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
+};
 
 use agent_core::{BoxFuture, ModelClient, ModelError, ModelRequest, ModelStream};
 
@@ -24,6 +27,8 @@ pub struct ChatClient {
     connection: Connection,
     name: String,
     shared: Arc<Shared>,
+    /// Cleared once the server refused custom tools: freeform tools go as functions from then.
+    custom: AtomicBool,
 }
 
 impl std::fmt::Debug for ChatClient {
@@ -43,17 +48,40 @@ impl ChatClient {
             name: format!("chat:{}", connection.model),
             connection,
             shared: Arc::new(Shared::default()),
+            custom: AtomicBool::new(true),
         }
     }
 
-    async fn open(&self, request: ModelRequest<'_>) -> Result<ModelStream<'_>, ModelError> {
+    /// Sends the request; a server that refuses custom tools gets it again with them as
+    /// functions, and every later request too.
+    async fn open<'a>(&'a self, request: ModelRequest<'a>) -> Result<ModelStream<'a>, ModelError> {
+        let offers_custom = crate::custom::offers_custom(request.tools);
+        match self.open_once(request).await {
+            Err(error)
+                if offers_custom
+                    && self.custom.load(Ordering::Relaxed)
+                    && crate::custom::refuses_custom(&error) =>
+            {
+                tracing::warn!(model = %self.connection.model, error = %error.message, "the server refused custom tools; sending them as function tools from now on");
+                self.custom.store(false, Ordering::Relaxed);
+                self.open_once(request).await
+            }
+            other => other,
+        }
+    }
+
+    async fn open_once<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> Result<ModelStream<'a>, ModelError> {
         let connection = &self.connection;
+        let custom = self.custom.load(Ordering::Relaxed);
         let field = if self.shared.uses_reasoning_field.load(Ordering::Relaxed) {
             ReasoningField::Reasoning
         } else {
             ReasoningField::ReasoningContent
         };
-        let body = wire::build(&connection.model, &request, connection.stream, field);
+        let body = wire::build(&connection.model, &request, connection.stream, field, custom);
         tracing::debug!(model = %connection.model, messages = body.messages.len(), stream = connection.stream, "chat request");
         if !connection.stream {
             let response: ChatResponse = connection.post_whole(PATH, &body).await?;

@@ -194,6 +194,7 @@ mod tests {
             name: "uppercase".into(),
             arguments: "{}".into(),
             item_id: None,
+            shape: agent_core::CallShape::Function,
         };
         check(
             vec![ModelEvent::Message(Message::assistant(" \n")), usage(7), completed("r1")],

@@ -50,6 +50,7 @@ mod body;
 mod chat;
 mod config;
 mod connection;
+mod custom;
 mod empty_answer;
 mod error;
 mod events;

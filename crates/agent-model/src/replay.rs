@@ -139,6 +139,7 @@ mod tests {
             name: "uppercase".to_owned(),
             arguments: "{}".to_owned(),
             item_id: None,
+            shape: agent_core::CallShape::Function,
         })
     }
 

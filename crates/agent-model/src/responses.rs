@@ -1,5 +1,7 @@
 //! The Responses API adapter (`POST /responses`): stored continuation or stateless replay.
 
+pub(crate) mod native;
+mod operation;
 mod stream;
 pub(crate) mod wire;
 
@@ -26,6 +28,8 @@ pub struct ResponsesClient {
     connection: Connection,
     name: String,
     stateless: AtomicBool,
+    /// Cleared once the server refused custom tools: freeform tools go as functions from then.
+    custom: AtomicBool,
 }
 
 impl std::fmt::Debug for ResponsesClient {
@@ -48,6 +52,7 @@ impl ResponsesClient {
             name: format!("responses:{}", connection.model),
             connection,
             stateless: AtomicBool::new(false),
+            custom: AtomicBool::new(true),
         }
     }
 
@@ -64,7 +69,29 @@ impl ResponsesClient {
         self.stateless.load(Ordering::Relaxed)
     }
 
+    /// Sends the request; a server that refuses custom tools gets it again with them as
+    /// functions, and every later request too.
     async fn open<'a>(&'a self, request: ModelRequest<'a>) -> Result<ModelStream<'a>, ModelError> {
+        let offers_custom = crate::custom::offers_custom(request.tools);
+        match self.open_once(request).await {
+            Err(error)
+                if offers_custom
+                    && self.custom.load(Ordering::Relaxed)
+                    && crate::custom::refuses_custom(&error) =>
+            {
+                tracing::warn!(model = %self.connection.model, error = %error.message, "the server refused custom tools; sending them as function tools from now on");
+                self.custom.store(false, Ordering::Relaxed);
+                self.open_once(request).await
+            }
+            other => other,
+        }
+    }
+
+    async fn open_once<'a>(
+        &'a self,
+        request: ModelRequest<'a>,
+    ) -> Result<ModelStream<'a>, ModelError> {
+        let custom = self.custom.load(Ordering::Relaxed);
         let continuation = request
             .continuation
             .filter(|continuation| continuation.items_known <= request.items.len());
@@ -81,13 +108,20 @@ impl ResponsesClient {
                     request.items,
                     mode,
                     self.connection.stream,
+                    custom,
                 ))
                 .await;
         };
         let items = &request.items[continuation.items_known..];
         let mode = Mode::Stored { previous_response_id: Some(&continuation.previous_response_id) };
-        let body =
-            wire::build(&self.connection.model, &request, items, mode, self.connection.stream);
+        let body = wire::build(
+            &self.connection.model,
+            &request,
+            items,
+            mode,
+            self.connection.stream,
+            custom,
+        );
         match self.send(body).await {
             Err(error) if rejects_continuation(&error) => {
                 tracing::warn!(model = %self.connection.model, "server rejected previous_response_id; switching to stateless requests");
@@ -98,6 +132,7 @@ impl ResponsesClient {
                     request.items,
                     Mode::Stateless,
                     self.connection.stream,
+                    custom,
                 );
                 self.send(body).await
             }

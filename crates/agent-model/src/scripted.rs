@@ -39,7 +39,7 @@ use self::render::Ids;
 pub use self::{
     bench::{Throughput, one_large_event, serde_only_throughput, sse_parse_throughput},
     http::RecordedRequest,
-    script::{Fault, Quirks, Script, ScriptedCall, Standing, Turn},
+    script::{CallKind, Fault, Quirks, Script, ScriptedCall, Standing, Turn},
 };
 
 #[derive(Default)]

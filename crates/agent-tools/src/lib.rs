@@ -26,6 +26,7 @@
 //!     name: "grep".into(),
 //!     arguments: r#"{"pattern":"two","output_mode":"content"}"#.into(),
 //!     item_id: None,
+//!     shape: agent_core::CallShape::Function,
 //! };
 //! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! let outcome = runtime.block_on(executor.execute(&call, &CancellationToken::new()));
@@ -43,6 +44,7 @@ mod grep;
 mod job;
 mod list_dir;
 mod read_file;
+mod shell;
 mod uppercase;
 mod web_search;
 mod write_file;
@@ -75,6 +77,7 @@ pub use crate::{
     job::{Job, JobAction, JobInput},
     list_dir::{ListDir, ListDirInput},
     read_file::{ReadFile, ReadFileInput, read_blocking},
+    shell::{MAX_SHELL_COMMANDS, Shell, ShellInput},
     tracker::FileTracker,
     uppercase::{Uppercase, UppercaseInput},
     web_search::{ApiKey, ProviderKind, WebSearch, WebSearchConfig, WebSearchInput},

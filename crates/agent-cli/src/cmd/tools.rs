@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::Subcommand;
 use serde_json::json;
 
-use crate::{Options, config::Api, hooks, settings::Settings, terminal::visible_line};
+use crate::{Options, config::Api, hooks, settings::Settings, shapes, terminal::visible_line};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum ToolsCommand {
@@ -42,7 +42,8 @@ pub(crate) enum ToolsCommand {
 pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<ExitCode> {
     // Listing needs no session; calls keep full outputs in a temporary session directory.
     let scratch = tempfile::tempdir().context("creating a scratch session directory")?;
-    let settings = Settings::load(options)?;
+    let mut settings = Settings::load(options)?;
+    settings.every_tool = matches!(command, ToolsCommand::Call { .. });
     let mut config = ExecutorConfig::new("cli");
     config.session_dir = Some(scratch.path().to_path_buf());
     let tracker = FileTracker::new();
@@ -87,6 +88,7 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
                     .map(|spec| {
                         json!({
                             "name": spec.name,
+                            "shape": shapes::shown(spec.shape, settings.model.api),
                             "effects": effects(spec),
                             "strict": spec.strict,
                             "description": first_line(&spec.description),
@@ -98,8 +100,9 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
                 for spec in &specs {
                     // Names and descriptions of MCP tools come from the server.
                     println!(
-                        "{:<14} {:<28} {}",
+                        "{:<14} {:<20} {:<28} {}",
                         visible_line(&spec.name),
+                        shapes::shown(spec.shape, settings.model.api),
                         effects(spec).join(","),
                         visible_line(first_line(&spec.description))
                     );
@@ -117,7 +120,7 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
         }
         ToolsCommand::Call { name, arguments } => {
             mark_target_read(&executor, &tracker, &name, &arguments);
-            let call = ToolCall { call_id: "cli".to_owned(), name, arguments, item_id: None };
+            let call = ToolCall::function("cli", name, arguments);
             let outcome = tokio.block_on(executor.execute(&call, &CancellationToken::new()));
             println!("{}", outcome.text);
             if outcome.output_path.is_some() {

@@ -14,6 +14,7 @@ mod mcp_image;
 mod mcp_search;
 mod mcp_serve;
 mod model_bounds;
+mod native;
 mod options;
 mod output;
 mod overflow;

@@ -102,6 +102,7 @@ fn call(id: &str, text: &str) -> Result<ModelEvent, ModelError> {
         name: "test".to_owned(),
         arguments: format!(r#"{{"text":"{text}"}}"#),
         item_id: None,
+        shape: agent_core::CallShape::Function,
     }))
 }
 

@@ -422,6 +422,7 @@ mod tests {
             name: "t".to_owned(),
             arguments: "{}".to_owned(),
             item_id: None,
+            shape: agent_core::CallShape::Function,
         })
     }
 

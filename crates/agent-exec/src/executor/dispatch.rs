@@ -9,7 +9,8 @@ use std::{panic::AssertUnwindSafe, sync::Arc, time::Instant};
 use agent_core::{CancellationToken, ToolCall, ToolContext, ToolError};
 
 use super::{
-    Executor, Outcome, outcome::cancelled_before_start, supervise::panicked, tool_hooks::Overrides,
+    Executor, Outcome, outcome::cancelled_before_start, supervise::panicked, text_input,
+    tool_hooks::Overrides,
 };
 use crate::{output, permission::Verdict, registry::Entry};
 
@@ -19,6 +20,12 @@ impl Executor {
         let Some(entry) = self.entry(&call.name) else {
             return self.failure(call, &call.name, self.unknown_tool(&call.name), Instant::now());
         };
+        let spec = entry.tool.spec();
+        let call = match text_input::json_call(call, spec) {
+            Ok(call) => call,
+            Err(err) => return self.failure(call, &spec.name, err, Instant::now()),
+        };
+        let call = &*call;
         if self.hooks.is_empty() {
             return self.run_entry(call, &entry, cancel, &Overrides::default()).await;
         }
@@ -53,6 +60,10 @@ impl Executor {
                 Err(panic) => return self.failure(call, &spec.name, panicked(&panic), start),
             };
 
+        if !prepared.pending_steps().is_empty() {
+            return self.run_steps(call, entry, prepared, cancel).await;
+        }
+
         let decision = self.policy.decide(spec, prepared.access());
         match overrides.verdict(decision.verdict) {
             Verdict::Allow => {}
@@ -72,6 +83,21 @@ impl Executor {
             }
         }
 
+        self.run_prepared(call, entry, prepared, decision.read_only_programs, cancel, start).await
+    }
+
+    /// Stage 5–6 for a call that was judged: run it under supervision and cap its output.
+    pub(super) async fn run_prepared(
+        &self,
+        call: &ToolCall,
+        entry: &Entry,
+        prepared: agent_core::PreparedCall,
+        read_only_programs: Option<Vec<String>>,
+        cancel: &CancellationToken,
+        start: Instant,
+    ) -> Outcome {
+        let tool = &entry.tool;
+        let spec = tool.spec();
         // A fresh token rather than a child of `cancel`: a child costs a lock on the parent, and
         // the supervisor forwards the caller's cancellation to it whenever the tool is still
         // running, so the tool sees the same thing either way.
@@ -83,7 +109,7 @@ impl Executor {
             session_id: Arc::clone(&self.session_id),
             tenant_id: self.tenant_id.clone(),
             user_id: self.user_id.clone(),
-            exec_allowlist: decision.read_only_programs.map(Into::into),
+            exec_allowlist: read_only_programs.map(Into::into),
         };
         let timeout = entry.limits.timeout.unwrap_or(self.config.default_timeout);
         let future = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.run(prepared, ctx))) {

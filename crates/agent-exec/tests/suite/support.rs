@@ -112,6 +112,8 @@ impl SleeperTool {
             aliases: Vec::new(),
             effects,
             rule_name: "Sleep".to_owned(),
+            text_input: None,
+            shape: agent_core::ToolShape::Function,
         };
         Self { spec, inner }
     }
@@ -430,6 +432,7 @@ pub(crate) fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
         name: name.to_owned(),
         arguments: arguments.to_owned(),
         item_id: None,
+        shape: agent_core::CallShape::Function,
     }
 }
 

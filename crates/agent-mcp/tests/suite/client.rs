@@ -17,6 +17,7 @@ fn call(name: &str, arguments: &str) -> ToolCall {
         name: name.to_owned(),
         arguments: arguments.to_owned(),
         item_id: None,
+        shape: agent_core::CallShape::Function,
     }
 }
 

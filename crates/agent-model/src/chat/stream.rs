@@ -9,7 +9,8 @@ use std::{
 };
 
 use agent_core::{
-    Message, ModelError, ModelErrorKind, ModelEvent, Reasoning, StopReason, ToolCall, Usage,
+    CallShape, Message, ModelError, ModelErrorKind, ModelEvent, Reasoning, StopReason, ToolCall,
+    Usage,
 };
 
 use super::wire::{ChatResponse, Delta};
@@ -34,6 +35,7 @@ struct PartialCall {
     id: Option<String>,
     name: String,
     arguments: String,
+    custom: bool,
 }
 
 #[derive(Debug)]
@@ -105,14 +107,25 @@ impl ChatAccumulator {
             if call.id.is_none() {
                 call.id = fragment.id.filter(|id| !id.is_empty());
             }
-            if let Some(function) = fragment.function {
+            let parts = match (fragment.function, fragment.custom) {
+                (_, Some(custom)) => {
+                    call.custom = true;
+                    Some((custom.name, custom.input))
+                }
+                (Some(function), None) => Some((function.name, function.arguments)),
+                (None, None) => None,
+            };
+            if fragment.kind.as_deref() == Some("custom") {
+                call.custom = true;
+            }
+            if let Some((name, text)) = parts {
                 // Some servers repeat the whole name in every fragment; it is only appended when
                 // it differs, which keeps both styles right.
-                if let Some(name) = function.name.filter(|name| *name != call.name) {
+                if let Some(name) = name.filter(|name| *name != call.name) {
                     call.name.push_str(&name);
                 }
-                if let Some(arguments) = function.arguments {
-                    call.arguments.push_str(&arguments);
+                if let Some(text) = text {
+                    call.arguments.push_str(&text);
                 }
             }
         }
@@ -201,6 +214,7 @@ impl Accumulator for ChatAccumulator {
                 name: call.name,
                 arguments: call.arguments,
                 item_id: None,
+                shape: if call.custom { CallShape::Custom } else { CallShape::Function },
             }));
         }
         if let Some(usage) = self.usage.take() {
@@ -253,6 +267,7 @@ mod tests {
             name: name.into(),
             arguments: arguments.into(),
             item_id: None,
+            shape: agent_core::CallShape::Function,
         })
     }
 

@@ -1,6 +1,8 @@
 //! Chat Completions wire types: the request we send, and lenient response and chunk types.
 
-use agent_core::{Item, ModelRequest, Role, ToolChoice};
+use agent_core::{
+    CallShape, Item, ModelRequest, Role, TextFormat, ToolChoice, ToolShape, ToolSpec,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -63,11 +65,16 @@ impl<'a> RequestMessage<'a> {
     }
 }
 
+/// A replayed call: a function's JSON arguments, or a custom tool's raw input (`id` first, as
+/// the API documents it).
 #[derive(Debug, Serialize)]
 struct RequestToolCall<'a> {
     id: &'a str,
     r#type: &'static str,
-    function: RequestFunctionCall<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    function: Option<RequestFunctionCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    custom: Option<RequestCustomCall<'a>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -77,13 +84,70 @@ struct RequestFunctionCall<'a> {
 }
 
 #[derive(Debug, Serialize)]
-pub(crate) struct RequestTool<'a> {
-    r#type: &'static str,
-    function: RequestFunction<'a>,
+struct RequestCustomCall<'a> {
+    name: &'a str,
+    input: &'a str,
+}
+
+/// A tool as Chat Completions takes it: nested under `function` or `custom`.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum RequestTool<'a> {
+    Function { function: RequestFunction<'a> },
+    Custom { custom: RequestCustom<'a> },
 }
 
 #[derive(Debug, Serialize)]
-struct RequestFunction<'a> {
+pub(crate) struct RequestCustom<'a> {
+    name: &'a str,
+    description: &'a str,
+    format: ChatFormat<'a>,
+}
+
+/// A custom tool's `format`; Chat Completions nests the grammar one level deeper than Responses.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ChatFormat<'a> {
+    Text,
+    Grammar { grammar: ChatGrammar<'a> },
+}
+
+#[derive(Debug, Serialize)]
+struct ChatGrammar<'a> {
+    definition: &'a str,
+    syntax: &'static str,
+}
+
+impl<'a> RequestTool<'a> {
+    /// `tool` as sent: a freeform tool as a custom tool while `custom` holds, every other tool
+    /// (built-ins included: Chat Completions has none) as its function.
+    fn of(tool: &'a ToolSpec, custom: bool) -> Self {
+        if let (ToolShape::Freeform, Some(input), true) = (tool.shape, &tool.text_input, custom) {
+            let format = match &input.format {
+                TextFormat::Text => ChatFormat::Text,
+                TextFormat::Grammar(grammar) => ChatFormat::Grammar {
+                    grammar: ChatGrammar {
+                        definition: &grammar.definition,
+                        syntax: crate::responses::wire::syntax(grammar.syntax),
+                    },
+                },
+            };
+            let custom = RequestCustom { name: &tool.name, description: &tool.description, format };
+            return Self::Custom { custom };
+        }
+        Self::Function {
+            function: RequestFunction {
+                name: &tool.name,
+                description: &tool.description,
+                parameters: &tool.parameters,
+                strict: tool.strict,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestFunction<'a> {
     name: &'a str,
     description: &'a str,
     parameters: &'a Value,
@@ -109,6 +173,7 @@ pub(crate) fn build<'a>(
     request: &ModelRequest<'a>,
     stream: bool,
     reasoning_field: ReasoningField,
+    custom: bool,
 ) -> ChatRequest<'a> {
     let mut messages = Vec::with_capacity(request.items.len() + 1);
     if !request.instructions.is_empty() {
@@ -136,13 +201,29 @@ pub(crate) fn build<'a>(
                     open_assistant = true;
                 }
                 if let Some(last) = messages.last_mut() {
-                    last.tool_calls.push(RequestToolCall {
-                        id: &call.call_id,
-                        r#type: "function",
-                        function: RequestFunctionCall {
-                            name: &call.name,
-                            arguments: crate::quirks::replay_arguments(&call.arguments),
-                        },
+                    let id = &call.call_id;
+                    last.tool_calls.push(if call.shape == CallShape::Custom {
+                        RequestToolCall {
+                            id,
+                            r#type: "custom",
+                            function: None,
+                            custom: Some(RequestCustomCall {
+                                name: &call.name,
+                                input: &call.arguments,
+                            }),
+                        }
+                    } else {
+                        // A built-in's call (a transcript from the Responses API) has no Chat
+                        // form; its function form keeps the turn valid.
+                        RequestToolCall {
+                            id,
+                            r#type: "function",
+                            function: Some(RequestFunctionCall {
+                                name: &call.name,
+                                arguments: crate::quirks::replay_arguments(&call.arguments),
+                            }),
+                            custom: None,
+                        }
                     });
                 }
             }
@@ -163,26 +244,13 @@ pub(crate) fn build<'a>(
         }
     }
     let has_tools = !request.tools.is_empty();
-    let tools = has_tools.then(|| {
-        request
-            .tools
-            .iter()
-            .map(|tool| RequestTool {
-                r#type: "function",
-                function: RequestFunction {
-                    name: &tool.name,
-                    description: &tool.description,
-                    parameters: &tool.parameters,
-                    strict: tool.strict,
-                },
-            })
-            .collect()
-    });
+    let tools =
+        has_tools.then(|| request.tools.iter().map(|tool| RequestTool::of(tool, custom)).collect());
     ChatRequest {
         model,
         messages,
         tools,
-        tool_choice: has_tools.then(|| tool_choice(request.tool_choice)),
+        tool_choice: has_tools.then(|| tool_choice(request.tool_choice, request.tools, custom)),
         parallel_tool_calls: has_tools.then_some(request.parallel_tool_calls),
         response_format: request.output_schema.map(|output| {
             json!({
@@ -206,12 +274,20 @@ fn set_reasoning<'a>(wire: &mut RequestMessage<'a>, text: Option<&'a str>, field
     }
 }
 
-fn tool_choice(choice: &ToolChoice) -> Value {
+fn tool_choice(choice: &ToolChoice, tools: &[ToolSpec], custom: bool) -> Value {
     match choice {
         ToolChoice::Auto => json!("auto"),
         ToolChoice::None => json!("none"),
         ToolChoice::Required => json!("required"),
-        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+        ToolChoice::Tool(name) => {
+            let tool = tools.iter().find(|tool| tool.name == *name);
+            match tool.map(|tool| RequestTool::of(tool, custom)) {
+                Some(RequestTool::Custom { .. }) => {
+                    json!({"type": "custom", "custom": {"name": name}})
+                }
+                _ => json!({"type": "function", "function": {"name": name}}),
+            }
+        }
     }
 }
 
@@ -266,8 +342,21 @@ pub(crate) struct ToolCallDelta {
     pub(crate) index: Option<u32>,
     #[serde(default, deserialize_with = "lenient::string")]
     pub(crate) id: Option<String>,
+    #[serde(rename = "type", default, deserialize_with = "lenient::string")]
+    pub(crate) kind: Option<String>,
     #[serde(default)]
     pub(crate) function: Option<FunctionDelta>,
+    /// A custom tool call (`"type": "custom"`): its name and raw input.
+    #[serde(default)]
+    pub(crate) custom: Option<CustomDelta>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct CustomDelta {
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) name: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) input: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

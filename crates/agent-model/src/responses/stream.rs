@@ -3,17 +3,22 @@
 use std::collections::{HashSet, VecDeque};
 
 use agent_core::{
-    Message, ModelError, ModelErrorKind, ModelEvent, Reasoning, StopReason, ToolCall, Usage,
+    CallShape, Message, ModelError, ModelErrorKind, ModelEvent, Reasoning, StopReason, ToolCall,
+    Usage,
 };
 use serde_json::json;
 
-use super::wire::{OutputItem, ResponseBody, StreamEvent};
+use super::{
+    native,
+    wire::{OutputItem, ResponseBody, StreamEvent},
+};
 use crate::{
     error::{ServerError, from_server_error},
     events::Accumulator,
 };
 
-/// A function call being assembled from `function_call_arguments.delta` events.
+/// A function or custom tool call being assembled from `function_call_arguments.delta` or
+/// `custom_tool_call_input.delta` events.
 #[derive(Debug, Default)]
 struct PartialCall {
     output_index: Option<u64>,
@@ -21,7 +26,17 @@ struct PartialCall {
     call_id: Option<String>,
     name: Option<String>,
     arguments: String,
+    shape: CallShape,
     emitted: bool,
+}
+
+/// A finished call item's fields, before what its deltas assembled fills the gaps.
+struct Whole {
+    id: Option<String>,
+    call_id: Option<String>,
+    name: Option<String>,
+    text: Option<String>,
+    shape: CallShape,
 }
 
 #[derive(Debug, Default)]
@@ -57,7 +72,11 @@ impl ResponsesAccumulator {
                         out.push_back(ModelEvent::ReasoningDelta(text));
                     }
                 }
-                OutputItem::FunctionCall { .. } | OutputItem::Other => {}
+                OutputItem::FunctionCall { .. }
+                | OutputItem::CustomToolCall { .. }
+                | OutputItem::ApplyPatchCall { .. }
+                | OutputItem::ShellCall { .. }
+                | OutputItem::Other => {}
             }
         }
         let status = response.status.clone();
@@ -99,7 +118,10 @@ impl ResponsesAccumulator {
     ) {
         let key = match &item {
             OutputItem::Message { id, .. } | OutputItem::Reasoning { id, .. } => id.clone(),
-            OutputItem::FunctionCall { id, call_id, .. } => id.clone().or_else(|| call_id.clone()),
+            OutputItem::FunctionCall { id, call_id, .. }
+            | OutputItem::CustomToolCall { id, call_id, .. }
+            | OutputItem::ApplyPatchCall { id, call_id, .. }
+            | OutputItem::ShellCall { id, call_id, .. } => id.clone().or_else(|| call_id.clone()),
             OutputItem::Other => None,
         }
         .or_else(|| output_index.map(|index| format!("#{index}")));
@@ -117,29 +139,33 @@ impl ResponsesAccumulator {
                 }
             }
             OutputItem::FunctionCall { id, call_id, name, arguments } => {
-                let position = self.call_position(id.as_deref(), output_index);
-                let partial = position.map(|position| &mut self.calls[position]);
-                let (partial_call_id, partial_name, partial_arguments) = match partial {
-                    Some(partial) => {
-                        partial.emitted = true;
-                        (
-                            partial.call_id.take(),
-                            partial.name.take(),
-                            std::mem::take(&mut partial.arguments),
-                        )
-                    }
-                    None => (None, None, String::new()),
+                let call = Whole { id, call_id, name, text: arguments, shape: CallShape::Function };
+                self.finish_call(call, output_index, out);
+            }
+            OutputItem::CustomToolCall { id, call_id, name, input } => {
+                let call = Whole { id, call_id, name, text: input, shape: CallShape::Custom };
+                self.finish_call(call, output_index, out);
+            }
+            OutputItem::ApplyPatchCall { id, call_id, operation } => {
+                let text = native::patch_text(&operation.unwrap_or_default());
+                let call = Whole {
+                    id,
+                    call_id,
+                    name: Some(native::APPLY_PATCH.to_owned()),
+                    text: Some(text),
+                    shape: CallShape::ApplyPatch,
                 };
-                let arguments =
-                    arguments.filter(|text| !text.is_empty()).unwrap_or(partial_arguments);
-                out.push_back(ModelEvent::ToolCall(ToolCall {
-                    // Invariant: the call is answered under its `call_id`; the `fc_` item id is
-                    // only kept to replay the item, and stands in only if a server sent no call id.
-                    call_id: call_id.or(partial_call_id).or_else(|| id.clone()).unwrap_or_default(),
-                    name: name.or(partial_name).unwrap_or_default(),
-                    arguments,
-                    item_id: id,
-                }));
+                self.finish_call(call, output_index, out);
+            }
+            OutputItem::ShellCall { id, call_id, action } => {
+                let call = Whole {
+                    id,
+                    call_id,
+                    name: Some(native::SHELL.to_owned()),
+                    text: Some(action.unwrap_or_default().arguments()),
+                    shape: CallShape::Shell,
+                };
+                self.finish_call(call, output_index, out);
             }
             OutputItem::Reasoning { id, summary, encrypted_content, content } => {
                 let text = join_text(&content);
@@ -152,6 +178,42 @@ impl ResponsesAccumulator {
             }
             OutputItem::Other => {}
         }
+    }
+
+    /// Emits a finished call, completed from what its deltas assembled where the item lacks it.
+    fn finish_call(
+        &mut self,
+        call: Whole,
+        output_index: Option<u64>,
+        out: &mut VecDeque<ModelEvent>,
+    ) {
+        let position = self.call_position(call.id.as_deref(), output_index);
+        let partial = position.map(|position| &mut self.calls[position]);
+        let (partial_call_id, partial_name, partial_text) = match partial {
+            Some(partial) => {
+                partial.emitted = true;
+                (
+                    partial.call_id.take(),
+                    partial.name.take(),
+                    std::mem::take(&mut partial.arguments),
+                )
+            }
+            None => (None, None, String::new()),
+        };
+        let arguments = call.text.filter(|text| !text.is_empty()).unwrap_or(partial_text);
+        out.push_back(ModelEvent::ToolCall(ToolCall {
+            // Invariant: the call is answered under its `call_id`; the item id is only kept to
+            // replay the item, and stands in only if a server sent no call id.
+            call_id: call
+                .call_id
+                .or(partial_call_id)
+                .or_else(|| call.id.clone())
+                .unwrap_or_default(),
+            name: call.name.or(partial_name).unwrap_or_default(),
+            arguments,
+            item_id: call.id,
+            shape: call.shape,
+        }));
     }
 
     /// Handles `response.completed` / `.incomplete` / `.failed` (or a whole response).
@@ -180,6 +242,7 @@ impl ResponsesAccumulator {
                 name: call.name.take().unwrap_or_default(),
                 arguments: std::mem::take(&mut call.arguments),
                 item_id: call.item_id.take(),
+                shape: call.shape,
             }));
         }
         if !self.pending_text.is_empty() {
@@ -232,14 +295,21 @@ impl Accumulator for ResponsesAccumulator {
                 }
             }
             "response.output_item.added" => {
-                if let Some(OutputItem::FunctionCall { id, call_id, name, arguments }) = event.item
-                {
-                    let call = self.call_entry(id, event.output_index);
-                    call.call_id = call_id.or(call.call_id.take());
-                    call.name = name.or(call.name.take());
-                    if let Some(arguments) = arguments {
-                        call.arguments = arguments;
+                let (id, call_id, name, text, shape) = match event.item {
+                    Some(OutputItem::FunctionCall { id, call_id, name, arguments }) => {
+                        (id, call_id, name, arguments, CallShape::Function)
                     }
+                    Some(OutputItem::CustomToolCall { id, call_id, name, input }) => {
+                        (id, call_id, name, input, CallShape::Custom)
+                    }
+                    _ => return Ok(()),
+                };
+                let call = self.call_entry(id, event.output_index);
+                call.call_id = call_id.or(call.call_id.take());
+                call.name = name.or(call.name.take());
+                call.shape = shape;
+                if let Some(text) = text {
+                    call.arguments = text;
                 }
             }
             "response.output_text.delta" | "response.refusal.delta" => {
@@ -253,14 +323,14 @@ impl Accumulator for ResponsesAccumulator {
                     out.push_back(ModelEvent::ReasoningDelta(delta));
                 }
             }
-            "response.function_call_arguments.delta" => {
+            "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
                 let call = self.call_entry(event.item_id, event.output_index);
                 call.arguments.push_str(event.delta.as_deref().unwrap_or(""));
             }
-            "response.function_call_arguments.done" => {
+            "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
                 let call = self.call_entry(event.item_id, event.output_index);
-                if let Some(arguments) = event.arguments {
-                    call.arguments = arguments;
+                if let Some(text) = event.arguments.or(event.input) {
+                    call.arguments = text;
                 }
             }
             "response.output_item.done" => {
@@ -333,6 +403,7 @@ mod tests {
             name: "read_file".into(),
             arguments: arguments.into(),
             item_id: Some("fc_1".into()),
+            shape: CallShape::Function,
         })
     }
 

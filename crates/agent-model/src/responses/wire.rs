@@ -1,9 +1,11 @@
 //! Responses API wire types: the request we send, and lenient response and event types.
 
-use agent_core::{Item, ModelRequest, ToolChoice};
+use agent_core::{BuiltinTool, Item, ModelRequest, ToolCall, ToolChoice, ToolShape, ToolSpec};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 
+pub(crate) use super::native::syntax;
+use super::native::{self, NativeItem, RequestTool};
 use crate::lenient;
 
 /// `POST /responses` body.
@@ -56,6 +58,9 @@ pub(crate) enum InputItem<'a> {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         content: Vec<TextPart<'a>>,
     },
+    /// A call or output of a custom tool or a built-in, which carries its own `type`.
+    #[serde(untagged)]
+    Native(NativeItem<'a>),
 }
 
 /// A function call's output: its text, or, when the tool returned images, the text followed by
@@ -76,7 +81,7 @@ pub(crate) enum OutputPart<'a> {
 }
 
 impl<'a> OutputBody<'a> {
-    fn of(output: &'a agent_core::CallOutput) -> Self {
+    pub(crate) fn of(output: &'a agent_core::CallOutput) -> Self {
         if output.images.is_empty() {
             return Self::Text(&output.output);
         }
@@ -95,16 +100,6 @@ pub(crate) struct TextPart<'a> {
     text: &'a str,
 }
 
-/// A flat function tool (the Responses API does not nest it under `function`).
-#[derive(Debug, Serialize)]
-pub(crate) struct RequestTool<'a> {
-    r#type: &'static str,
-    name: &'a str,
-    description: &'a str,
-    parameters: &'a Value,
-    strict: bool,
-}
-
 /// Whether a request relies on server-side state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode<'a> {
@@ -121,23 +116,16 @@ pub(crate) fn build<'a>(
     items: &'a [Item],
     mode: Mode<'a>,
     stream: bool,
+    custom: bool,
 ) -> ResponsesRequest<'a> {
     let stateless = mode == Mode::Stateless;
-    let input = items.iter().filter_map(|item| input_item(item, stateless)).collect();
+    // Outputs are answered in the item type of their call, which a continued request may no
+    // longer send: the whole transcript says which calls were not functions.
+    let natives = native::native_calls(request.items);
+    let input = items.iter().filter_map(|item| input_item(item, stateless, &natives)).collect();
     let has_tools = !request.tools.is_empty();
-    let tools = has_tools.then(|| {
-        request
-            .tools
-            .iter()
-            .map(|tool| RequestTool {
-                r#type: "function",
-                name: &tool.name,
-                description: &tool.description,
-                parameters: &tool.parameters,
-                strict: tool.strict,
-            })
-            .collect()
-    });
+    let tools = has_tools
+        .then(|| request.tools.iter().map(|tool| native::request_tool(tool, custom)).collect());
     let (previous_response_id, store, include) = match mode {
         Mode::Stored { previous_response_id } => (previous_response_id, true, Vec::new()),
         Mode::Stateless => (None, false, vec!["reasoning.encrypted_content"]),
@@ -147,7 +135,7 @@ pub(crate) fn build<'a>(
         instructions: request.instructions,
         input,
         tools,
-        tool_choice: has_tools.then(|| tool_choice(request.tool_choice)),
+        tool_choice: has_tools.then(|| tool_choice(request.tool_choice, request.tools, custom)),
         parallel_tool_calls: has_tools.then_some(request.parallel_tool_calls),
         text: request.output_schema.map(|output| {
             json!({
@@ -169,8 +157,17 @@ pub(crate) fn build<'a>(
 /// One transcript item as input. Item ids are only sent when the server stores items; without
 /// storage OpenAI rejects ids it cannot look up, so a reasoning item is only replayable through
 /// its `encrypted_content`, and one without it is dropped.
-fn input_item(item: &Item, stateless: bool) -> Option<InputItem<'_>> {
+fn input_item<'a>(item: &'a Item, stateless: bool, natives: &[&ToolCall]) -> Option<InputItem<'a>> {
     Some(match item {
+        Item::ToolCall(call) if !call.shape.is_function() => {
+            InputItem::Native(native::call_item(call, stateless)?)
+        }
+        Item::ToolOutput(output)
+            if let Some(call) = natives.iter().find(|call| call.call_id == output.call_id)
+                && let Some(native) = native::output_item(output, call) =>
+        {
+            InputItem::Native(native)
+        }
         Item::Message(message) => {
             InputItem::Message { role: message.role.as_str(), content: &message.content }
         }
@@ -211,12 +208,23 @@ fn input_item(item: &Item, stateless: bool) -> Option<InputItem<'_>> {
     })
 }
 
-fn tool_choice(choice: &ToolChoice) -> Value {
+fn tool_choice(choice: &ToolChoice, tools: &[ToolSpec], custom: bool) -> Value {
     match choice {
         ToolChoice::Auto => json!("auto"),
         ToolChoice::None => json!("none"),
         ToolChoice::Required => json!("required"),
-        ToolChoice::Tool(name) => json!({"type": "function", "name": name}),
+        ToolChoice::Tool(name) => {
+            let shape = tools
+                .iter()
+                .find(|tool| tool.name == *name)
+                .map(|tool| native::sent_shape(tool, custom));
+            match shape {
+                Some(ToolShape::Freeform) => json!({"type": "custom", "name": name}),
+                Some(ToolShape::Builtin(BuiltinTool::ApplyPatch)) => json!({"type": "apply_patch"}),
+                Some(ToolShape::Builtin(BuiltinTool::Shell)) => json!({"type": "shell"}),
+                _ => json!({"type": "function", "name": name}),
+            }
+        }
     }
 }
 
@@ -263,6 +271,32 @@ pub(crate) enum OutputItem {
         name: Option<String>,
         #[serde(default, deserialize_with = "lenient::arguments")]
         arguments: Option<String>,
+    },
+    CustomToolCall {
+        #[serde(default, deserialize_with = "lenient::string")]
+        id: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        call_id: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        name: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        input: Option<String>,
+    },
+    ApplyPatchCall {
+        #[serde(default, deserialize_with = "lenient::string")]
+        id: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        call_id: Option<String>,
+        #[serde(default)]
+        operation: Option<native::Operation>,
+    },
+    ShellCall {
+        #[serde(default, deserialize_with = "lenient::string")]
+        id: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        call_id: Option<String>,
+        #[serde(default)]
+        action: Option<native::ShellAction>,
     },
     Reasoning {
         #[serde(default, deserialize_with = "lenient::string")]
@@ -324,6 +358,9 @@ pub(crate) struct StreamEvent {
     pub(crate) delta: Option<String>,
     #[serde(default, deserialize_with = "lenient::arguments")]
     pub(crate) arguments: Option<String>,
+    /// A custom tool call's whole input (`response.custom_tool_call_input.done`).
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) input: Option<String>,
     #[serde(default, deserialize_with = "item")]
     pub(crate) item: Option<OutputItem>,
     #[serde(default)]

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::script::{Quirks, Turn};
+use super::script::{CallKind, Quirks, Turn};
 
 /// What identifies one answer: the request number makes every id unique and deterministic.
 pub(crate) struct Ids {
@@ -82,26 +82,26 @@ fn chat_usage(turn: &Turn) -> Value {
 fn chat_tool_call(
     turn: &Turn,
     index: usize,
-    id: &str,
-    name: &str,
+    call: &super::script::ScriptedCall,
     arguments: Value,
     first: bool,
 ) -> Value {
-    let mut call = Map::new();
+    let custom = call.kind == CallKind::Custom;
+    let mut wire = Map::new();
     if !turn.quirks.omit_tool_index {
-        call.insert("index".into(), json!(index));
+        wire.insert("index".into(), json!(index));
     }
     if first && !turn.quirks.omit_ids {
-        call.insert("id".into(), json!(id));
-        call.insert("type".into(), json!("function"));
+        wire.insert("id".into(), json!(call.call_id));
+        wire.insert("type".into(), json!(if custom { "custom" } else { "function" }));
     }
     let mut function = Map::new();
     if first {
-        function.insert("name".into(), json!(name));
+        function.insert("name".into(), json!(call.name));
     }
-    function.insert("arguments".into(), arguments);
-    call.insert("function".into(), Value::Object(function));
-    Value::Object(call)
+    function.insert((if custom { "input" } else { "arguments" }).into(), arguments);
+    wire.insert((if custom { "custom" } else { "function" }).into(), Value::Object(function));
+    Value::Object(wire)
 }
 
 /// A whole `chat.completion` object.
@@ -118,8 +118,7 @@ pub(crate) fn chat_whole(turn: &Turn, ids: &Ids) -> Value {
             .enumerate()
             .map(|(index, call)| {
                 let arguments = arguments_value(turn, call.argument_text());
-                let mut wire =
-                    chat_tool_call(turn, index, &call.call_id, &call.name, arguments, true);
+                let mut wire = chat_tool_call(turn, index, call, arguments, true);
                 if let Some(map) = wire.as_object_mut() {
                     map.remove("index");
                 }
@@ -177,26 +176,11 @@ pub(crate) fn chat_stream(turn: &Turn, ids: &Ids) -> Vec<String> {
         .map(|(index, call)| {
             if turn.quirks.arguments_as_object {
                 let arguments = arguments_value(turn, call.argument_text());
-                return vec![chat_tool_call(
-                    turn,
-                    index,
-                    &call.call_id,
-                    &call.name,
-                    arguments,
-                    true,
-                )];
+                return vec![chat_tool_call(turn, index, call, arguments, true)];
             }
-            let mut parts =
-                vec![chat_tool_call(turn, index, &call.call_id, &call.name, json!(""), true)];
+            let mut parts = vec![chat_tool_call(turn, index, call, json!(""), true)];
             for piece in fragments(&call.argument_text(), &turn.quirks) {
-                parts.push(chat_tool_call(
-                    turn,
-                    index,
-                    &call.call_id,
-                    &call.name,
-                    json!(piece),
-                    false,
-                ));
+                parts.push(chat_tool_call(turn, index, call, json!(piece), false));
             }
             parts
         })
@@ -259,14 +243,38 @@ fn responses_items(turn: &Turn, ids: &Ids) -> Vec<Value> {
         }));
     }
     for (index, call) in turn.tool_calls.iter().enumerate() {
-        let mut item = json!({
-            "type": "function_call",
-            "id": format!("fc_scripted_{}_{index}", ids.n),
-            "status": "completed",
-            "call_id": call.call_id,
-            "name": call.name,
-            "arguments": arguments_value(turn, call.argument_text()),
-        });
+        let mut item = match call.kind {
+            CallKind::Function => json!({
+                "type": "function_call",
+                "id": format!("fc_scripted_{}_{index}", ids.n),
+                "status": "completed",
+                "call_id": call.call_id,
+                "name": call.name,
+                "arguments": arguments_value(turn, call.argument_text()),
+            }),
+            CallKind::Custom => json!({
+                "type": "custom_tool_call",
+                "id": format!("ctc_scripted_{}_{index}", ids.n),
+                "status": "completed",
+                "call_id": call.call_id,
+                "name": call.name,
+                "input": call.argument_text(),
+            }),
+            CallKind::ApplyPatch => json!({
+                "type": "apply_patch_call",
+                "id": format!("apc_scripted_{}_{index}", ids.n),
+                "status": "completed",
+                "call_id": call.call_id,
+                "operation": call.arguments,
+            }),
+            CallKind::Shell => json!({
+                "type": "shell_call",
+                "id": format!("sh_scripted_{}_{index}", ids.n),
+                "status": "completed",
+                "call_id": call.call_id,
+                "action": call.arguments,
+            }),
+        };
         if turn.quirks.omit_ids
             && let Some(map) = item.as_object_mut()
         {
@@ -333,7 +341,9 @@ pub(crate) fn responses_stream(turn: &Turn, ids: &Ids) -> Vec<String> {
                 bodies.push(json!({"type": "response.output_text.done", "item_id": id, "output_index": index, "content_index": 0, "text": text}));
                 bodies.push(json!({"type": "response.output_item.done", "output_index": index, "item": item}));
             }
-            Some("function_call") => calls.push((index, item.clone())),
+            Some("function_call" | "custom_tool_call" | "apply_patch_call" | "shell_call") => {
+                calls.push((index, item.clone()));
+            }
             _ => {
                 bodies.push(json!({"type": "response.output_item.added", "output_index": index, "item": item}));
                 bodies.push(json!({"type": "response.output_item.done", "output_index": index, "item": item}));
@@ -342,20 +352,36 @@ pub(crate) fn responses_stream(turn: &Turn, ids: &Ids) -> Vec<String> {
     }
     let mut per_call = Vec::new();
     for (index, item) in &calls {
+        if item["type"] == "apply_patch_call" || item["type"] == "shell_call" {
+            // The built-ins' items arrive whole, in their place among the calls.
+            let mut added = item.clone();
+            added["status"] = json!("in_progress");
+            per_call.push(vec![
+                json!({"type": "response.output_item.added", "output_index": index, "item": added}),
+                json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+            ]);
+            continue;
+        }
+        // A custom call streams its input as a function call streams its arguments.
+        let (field, event) = if item["type"] == "custom_tool_call" {
+            ("input", "response.custom_tool_call_input")
+        } else {
+            ("arguments", "response.function_call_arguments")
+        };
         let mut added = item.clone();
         added["status"] = json!("in_progress");
-        added["arguments"] = json!("");
+        added[field] = json!("");
         let mut parts = vec![
             json!({"type": "response.output_item.added", "output_index": index, "item": added}),
         ];
-        let text = match &item["arguments"] {
+        let text = match &item[field] {
             Value::String(text) => text.clone(),
             other => other.to_string(),
         };
         for piece in fragments(&text, &turn.quirks) {
-            parts.push(json!({"type": "response.function_call_arguments.delta", "item_id": item["id"], "output_index": index, "delta": piece}));
+            parts.push(json!({"type": format!("{event}.delta"), "item_id": item["id"], "output_index": index, "delta": piece}));
         }
-        parts.push(json!({"type": "response.function_call_arguments.done", "item_id": item["id"], "output_index": index, "arguments": text}));
+        parts.push(json!({"type": format!("{event}.done"), "item_id": item["id"], "output_index": index, field: text}));
         parts.push(
             json!({"type": "response.output_item.done", "output_index": index, "item": item}),
         );

@@ -138,14 +138,67 @@ pub struct ScriptedCall {
     /// The tool name.
     pub name: String,
     /// The arguments: a JSON string is sent verbatim (even if it is not valid JSON), anything
-    /// else is serialised.
+    /// else is serialised. A custom call's input is the string; an `apply_patch_call`'s
+    /// `operation` and a `shell_call`'s `action` are the object.
     pub arguments: Value,
+    /// The call's item type; a function call by default.
+    #[serde(default, skip_serializing_if = "CallKind::is_function")]
+    pub kind: CallKind,
+}
+
+/// The item type a scripted call is sent as.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallKind {
+    /// A function call (both APIs).
+    #[default]
+    Function,
+    /// A custom tool call: `custom_tool_call` (Responses), `type: "custom"` (Chat).
+    Custom,
+    /// A Responses `apply_patch_call` (Chat sends it as a function call).
+    ApplyPatch,
+    /// A Responses `shell_call` (Chat sends it as a function call).
+    Shell,
+}
+
+impl CallKind {
+    fn is_function(&self) -> bool {
+        *self == CallKind::Function
+    }
 }
 
 impl ScriptedCall {
     /// A call with structured arguments.
     pub fn new(call_id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
-        Self { call_id: call_id.into(), name: name.into(), arguments }
+        Self { call_id: call_id.into(), name: name.into(), arguments, kind: CallKind::Function }
+    }
+
+    /// A custom tool call whose raw input is `input`.
+    pub fn custom(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        input: impl Into<String>,
+    ) -> Self {
+        let arguments = Value::String(input.into());
+        Self { call_id: call_id.into(), name: name.into(), arguments, kind: CallKind::Custom }
+    }
+
+    /// An `apply_patch_call` with this file `operation` (`{"type": "update_file", "path": …,
+    /// "diff": …}`).
+    pub fn apply_patch(call_id: impl Into<String>, operation: Value) -> Self {
+        let call_id = call_id.into();
+        Self {
+            call_id,
+            name: "apply_patch".into(),
+            arguments: operation,
+            kind: CallKind::ApplyPatch,
+        }
+    }
+
+    /// A `shell_call` with this `action` (`{"commands": […], "timeout_ms": …}`).
+    pub fn shell(call_id: impl Into<String>, action: Value) -> Self {
+        let call_id = call_id.into();
+        Self { call_id, name: "shell".into(), arguments: action, kind: CallKind::Shell }
     }
 
     /// The argument text as sent on the wire.

@@ -1,6 +1,7 @@
 //! Shared helpers: clients pointed at a scripted server, requests, and event collection.
 
 mod faults;
+mod native;
 mod requests;
 mod round_trip;
 mod tolerance;
@@ -70,6 +71,8 @@ pub(crate) fn tools() -> Vec<ToolSpec> {
             aliases: Vec::new(),
             effects: Effects::READ_ONLY,
             rule_name: "Read".into(),
+            text_input: None,
+            shape: agent_core::ToolShape::Function,
         },
         ToolSpec {
             name: "shell".into(),
@@ -79,6 +82,8 @@ pub(crate) fn tools() -> Vec<ToolSpec> {
             aliases: Vec::new(),
             effects: Effects::RUNS_PROCESSES,
             rule_name: "Bash".into(),
+            text_input: None,
+            shape: agent_core::ToolShape::Function,
         },
     ]
 }
@@ -93,6 +98,7 @@ pub(crate) fn call(call_id: &str, name: &str, arguments: &str) -> ToolCall {
         name: name.into(),
         arguments: arguments.into(),
         item_id: None,
+        shape: agent_core::CallShape::Function,
     }
 }
 

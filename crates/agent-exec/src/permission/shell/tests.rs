@@ -141,6 +141,8 @@ fn ls_and_make_allowed() -> (tempfile::TempDir, crate::permission::PermissionPol
         aliases: Vec::new(),
         effects: agent_core::Effects::RUNS_PROCESSES,
         rule_name: "Bash".to_owned(),
+        text_input: None,
+        shape: agent_core::ToolShape::Function,
     };
     (dir, builder.build(), spec)
 }
