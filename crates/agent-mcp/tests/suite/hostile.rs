@@ -23,12 +23,7 @@ fn hostile(python: &std::path::Path, extra: &[&str]) -> BTreeMap<String, ServerC
 }
 
 fn call(name: &str, arguments: &str) -> ToolCall {
-    ToolCall {
-        call_id: "c".to_owned(),
-        name: name.to_owned(),
-        arguments: arguments.to_owned(),
-        item_id: None,
-    }
+    ToolCall::function("c", name, arguments)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
