@@ -93,6 +93,8 @@ const IN_PROCESS: &[&str] = &[
     "token_count",
     "compaction",
     "mcp_call",
+    // agent-tools: apply_patch.ms (20 files of a 1 MB tree in one patch) beside edit_file.ms.
+    "apply_patch",
 ];
 
 /// Builds everything, runs every benchmark and prints the table or the JSON array.

@@ -1,15 +1,17 @@
 //! `apply_patch`: Codex's patch format (add, delete, update and move files in one call), applied
 //! all or nothing.
 //!
-//! [`grammar`] reads the patch, [`matching`] places each hunk with the tolerance ladder, and
-//! [`apply`] works the whole patch out before writing and then writes it as one transaction. The
+//! [`grammar`] reads the patch, [`matching`] places each hunk with the tolerance ladder, [`plan`]
+//! works the whole patch out before anything is written, and [`commit`] writes it as one
+//! transaction. The
 //! tool takes `{"patch": "<text>"}`; [`ApplyPatch::apply_text`] and [`access_for`] serve the
 //! shapes whose input is the raw text (a custom tool with [`LARK_GRAMMAR`], the Responses API's
 //! built-in `apply_patch`).
 
-mod apply;
+mod commit;
 mod grammar;
 mod matching;
+mod plan;
 
 use std::{fmt::Write as _, path::PathBuf, sync::Arc};
 
@@ -21,8 +23,8 @@ use serde::Deserialize;
 
 pub use self::grammar::LARK_GRAMMAR;
 use self::{
-    apply::{Done, Failure, Plan},
     grammar::FileOp,
+    plan::{Done, Failure, Plan},
 };
 use crate::{blocking, closest, render, text, tracker::FileTracker};
 
@@ -70,7 +72,7 @@ impl ApplyPatch {
     /// Applies raw patch text in `ws`, blocking: the call behind every shape of the tool.
     pub fn apply_text(&self, ws: &dyn Boundary, patch: &str) -> Result<ToolOutput, ToolError> {
         let plan = plan(ws, patch)?;
-        apply::commit(&plan)?;
+        commit::commit(&plan)?;
         for change in &plan.changes {
             if let Some(bytes) = &change.after {
                 self.tracker.record(&change.path, bytes);
@@ -190,7 +192,7 @@ fn plan(ws: &dyn Boundary, patch: &str) -> Result<Plan, ToolError> {
             parsed.ops.len()
         )));
     }
-    apply::plan(ws, &parsed).map_err(|failure| match failure {
+    plan::plan(ws, &parsed).map_err(|failure| match failure {
         Failure::Tool(err) => err,
         Failure::Mismatch { shown, text, mismatch, wanted, line } => {
             let hunk = mismatch.hunk + 1;

@@ -87,10 +87,21 @@ pub(crate) struct Hunk {
     pub(crate) context: Option<String>,
     pub(crate) old: Vec<String>,
     pub(crate) new: Vec<String>,
+    /// For each line of `new`, the index in `old` of the context line it repeats: such a line
+    /// keeps the file's text (which the ladder may have matched loosely) instead of the patch's.
+    pub(crate) kept: Vec<Option<usize>>,
     /// `*** End of File` followed: the old lines must end the file.
     pub(crate) end_of_file: bool,
     /// The hunk's first line in the patch text, 1-based, for messages.
     pub(crate) line: usize,
+}
+
+impl Hunk {
+    fn context_line(&mut self, text: &str) {
+        self.kept.push(Some(self.old.len()));
+        self.old.push(text.to_owned());
+        self.new.push(text.to_owned());
+    }
 }
 
 /// Why a patch text is not a patch, with the 1-based line of the patch text at fault.
@@ -219,7 +230,14 @@ fn hunk(lines: &[&str], line: usize, first: bool) -> Result<(Hunk, usize), Parse
             format!("expected a hunk header (`@@` or `@@ CONTEXT`), got `{header}`"),
         ));
     };
-    let mut hunk = Hunk { context, old: Vec::new(), new: Vec::new(), end_of_file: false, line };
+    let mut hunk = Hunk {
+        context,
+        old: Vec::new(),
+        new: Vec::new(),
+        kept: Vec::new(),
+        end_of_file: false,
+        line,
+    };
     let mut taken = 0;
     for text in &lines[start..] {
         if text.trim_end() == END_OF_FILE {
@@ -235,16 +253,13 @@ fn hunk(lines: &[&str], line: usize, first: bool) -> Result<(Hunk, usize), Parse
         }
         match text.chars().next() {
             // An empty line is an empty context line: editors strip the lone space.
-            None => {
-                hunk.old.push(String::new());
-                hunk.new.push(String::new());
-            }
-            Some(' ') => {
-                hunk.old.push(text[1..].to_owned());
-                hunk.new.push(text[1..].to_owned());
-            }
+            None => hunk.context_line(""),
+            Some(' ') => hunk.context_line(&text[1..]),
             Some('-') => hunk.old.push(text[1..].to_owned()),
-            Some('+') => hunk.new.push(text[1..].to_owned()),
+            Some('+') => {
+                hunk.new.push(text[1..].to_owned());
+                hunk.kept.push(None);
+            }
             Some(_) if taken == 0 => {
                 return Err(ParseError::at(
                     line + start,
@@ -281,7 +296,7 @@ mod tests {
     fn every_section() {
         check(
             "*** Begin Patch\n*** Add File: a\n+x\n+\n*** Delete File: b\n*** Update File: c\n*** Move to: d\n@@ fn f\n ctx\n-old\n+new\n\n*** End of File\n*** End Patch\n",
-            r#"[Add { path: "a", text: "x\n\n" }, Delete { path: "b" }, Update { path: "c", move_to: Some("d"), hunks: [Hunk { context: Some("fn f"), old: ["ctx", "old", ""], new: ["ctx", "new", ""], end_of_file: true, line: 8 }] }]"#,
+            r#"[Add { path: "a", text: "x\n\n" }, Delete { path: "b" }, Update { path: "c", move_to: Some("d"), hunks: [Hunk { context: Some("fn f"), old: ["ctx", "old", ""], new: ["ctx", "new", ""], kept: [Some(0), None, Some(2)], end_of_file: true, line: 8 }] }]"#,
         );
     }
 
@@ -289,7 +304,7 @@ mod tests {
     fn padding_heredoc_and_a_first_hunk_without_header() {
         check(
             " *** Begin Patch \n  *** Update File: f\n x\n-y\n *** End Patch",
-            r#"[Update { path: "f", move_to: None, hunks: [Hunk { context: None, old: ["x", "y"], new: ["x"], end_of_file: false, line: 3 }] }]"#,
+            r#"[Update { path: "f", move_to: None, hunks: [Hunk { context: None, old: ["x", "y"], new: ["x"], kept: [Some(0)], end_of_file: false, line: 3 }] }]"#,
         );
         check(
             "<<'EOF'\n*** Begin Patch\n*** Delete File: f\n*** End Patch\nEOF\n",

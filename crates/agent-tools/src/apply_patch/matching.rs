@@ -123,7 +123,7 @@ pub(crate) fn apply(text: &str, hunks: &[Hunk]) -> Result<Applied, Mismatch> {
     let file = Lines::parse(text);
     let texts: Vec<&str> = file.lines.iter().map(|(line, _)| line.as_str()).collect();
     let mut cursor = 0;
-    let mut replacements: Vec<(usize, usize, &[String])> = Vec::new();
+    let mut replacements: Vec<(usize, usize, Vec<(String, Option<Ending>)>)> = Vec::new();
     let mut loose = Vec::new();
     for (index, hunk) in hunks.iter().enumerate() {
         let mut rung = Rung::Exact;
@@ -139,11 +139,12 @@ pub(crate) fn apply(text: &str, hunks: &[Hunk]) -> Result<Applied, Mismatch> {
             cursor = at + 1;
             rung = rung.max(found);
         }
+        let fresh = |line: &String| (line.clone(), Some(file.preferred));
         if hunk.old.is_empty() {
             // Only added lines: they go at the end of the file (before a last blank line), as in
             // Codex, whatever the `@@` line said.
             let at = if texts.last() == Some(&"") { texts.len() - 1 } else { texts.len() };
-            replacements.push((at, 0, &hunk.new));
+            replacements.push((at, 0, hunk.new.iter().map(fresh).collect()));
             continue;
         }
         let (mut old, mut new) = (&hunk.old[..], &hunk.new[..]);
@@ -159,7 +160,16 @@ pub(crate) fn apply(text: &str, hunks: &[Hunk]) -> Result<Applied, Mismatch> {
         let Some((at, found)) = found else {
             return Err(Mismatch { hunk: index, context: None, from: cursor + 1 });
         };
-        replacements.push((at, old.len(), new));
+        // Context lines keep the file's text and ending; only added lines come from the patch.
+        let lines = new
+            .iter()
+            .zip(&hunk.kept)
+            .map(|(line, kept)| match kept {
+                Some(k) if *k < old.len() => file.lines[at + k].clone(),
+                _ => fresh(line),
+            })
+            .collect();
+        replacements.push((at, old.len(), lines));
         cursor = at + old.len();
         rung = rung.max(found);
         if rung != Rung::Exact {
@@ -174,7 +184,7 @@ pub(crate) fn apply(text: &str, hunks: &[Hunk]) -> Result<Applied, Mismatch> {
     for (at, len, new) in replacements.into_iter().rev() {
         let end = (at + len).min(lines.len());
         let at = at.min(end);
-        lines.splice(at..end, new.iter().map(|line| (line.clone(), Some(preferred))));
+        lines.splice(at..end, new);
     }
     let mut out = String::with_capacity(text.len() + 64);
     let count = lines.len();
@@ -219,10 +229,12 @@ mod tests {
 
     fn hunk(context: Option<&str>, old: &[&str], new: &[&str], end_of_file: bool) -> Hunk {
         let owned = |lines: &[&str]| lines.iter().map(|l| (*l).to_owned()).collect();
+        let kept = new.iter().map(|line| old.iter().position(|o| o == line)).collect();
         Hunk {
             context: context.map(str::to_owned),
             old: owned(old),
             new: owned(new),
+            kept,
             end_of_file,
             line: 1,
         }
@@ -247,6 +259,8 @@ mod tests {
     fn each_rung_and_the_cursor() {
         check("a  \nb\n", &[hunk(None, &["a"], &["x"], false)], Ok("x\nb\n"));
         check("  a\nb\n", &[hunk(None, &["a"], &["x"], false)], Ok("x\nb\n"));
+        // A loosely matched context line keeps the file's text.
+        check("  a\t\nb\n", &[hunk(None, &["a", "b"], &["a", "c"], false)], Ok("  a\t\nc\n"));
         check(
             "say \u{201C}hi\u{201D} \u{2014} ok\n",
             &[hunk(None, &["say \"hi\" - ok"], &["x"], false)],
