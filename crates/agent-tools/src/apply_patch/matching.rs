@@ -71,9 +71,12 @@ impl Ending {
     }
 }
 
-/// A text as lines, each with its own ending (`None` only for a last line without one).
+/// A line's text and the ending after it (`None` only for a last line without one).
+type Line = (String, Option<Ending>);
+
+/// A text as lines, each with its own ending.
 struct Lines {
-    lines: Vec<(String, Option<Ending>)>,
+    lines: Vec<Line>,
     /// The ending new lines get: the first line's.
     preferred: Ending,
 }
@@ -123,7 +126,7 @@ pub(crate) fn apply(text: &str, hunks: &[Hunk]) -> Result<Applied, Mismatch> {
     let file = Lines::parse(text);
     let texts: Vec<&str> = file.lines.iter().map(|(line, _)| line.as_str()).collect();
     let mut cursor = 0;
-    let mut replacements: Vec<(usize, usize, Vec<(String, Option<Ending>)>)> = Vec::new();
+    let mut replacements: Vec<(usize, usize, Vec<Line>)> = Vec::new();
     let mut loose = Vec::new();
     for (index, hunk) in hunks.iter().enumerate() {
         let mut rung = Rung::Exact;
