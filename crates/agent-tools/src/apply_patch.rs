@@ -4,7 +4,7 @@
 //! [`grammar`] reads the patch, [`matching`] places each hunk with the tolerance ladder, [`plan`]
 //! works the whole patch out before anything is written, and [`commit`] writes it as one
 //! transaction. The
-//! tool takes `{"patch": "<text>"}`; [`ApplyPatch::apply_text`] and [`access_for`] serve the
+//! tool takes `{"patch": "<text>"}`; [`ApplyPatch::run_text`] and [`access_for`] serve the
 //! shapes whose input is the raw text (a custom tool with [`LARK_GRAMMAR`], the Responses API's
 //! built-in `apply_patch`).
 
@@ -79,6 +79,13 @@ impl ApplyPatch {
             }
         }
         Ok(ToolOutput::text(success(&plan)))
+    }
+
+    /// [`ApplyPatch::apply_text`] off the async runtime, as the function shape runs it: the door
+    /// for the shapes whose call carries the raw text (a custom tool, the Responses built-in).
+    pub async fn run_text(&self, patch: String, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let tool = self.clone();
+        blocking::run(move || tool.apply_text(&*ctx.workspace, &patch)).await
     }
 
     /// What `patch` would do to each file, worked out exactly as the call would and written
@@ -163,8 +170,7 @@ impl TypedTool for ApplyPatch {
     }
 
     async fn run(&self, input: ApplyPatchInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let tool = self.clone();
-        blocking::run(move || tool.apply_text(&*ctx.workspace, &input.patch)).await
+        self.run_text(input.patch, ctx).await
     }
 }
 
