@@ -93,6 +93,8 @@ const IN_PROCESS: &[&str] = &[
     "token_count",
     "compaction",
     "mcp_call",
+    // agent-tools: apply_patch.ms (20 files of a 1 MB tree in one patch) beside edit_file.ms.
+    "apply_patch",
 ];
 
 /// Builds everything, runs every benchmark and prints the table or the JSON array.
@@ -110,7 +112,14 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
             other => bail!("unknown bench option `{other}` (expected --json, --quick, --only)"),
         }
     }
-    let agent = install(root)?;
+    // Only the whole-process groups run the installed binary; `--only apply_patch` and the other
+    // in-process groups need no release build of agent-cli.
+    let whole_process = ["binary", "startup", "e2e", "session"];
+    let agent = if whole_process.iter().any(|group| options.wants(group)) {
+        install(root)?
+    } else {
+        PathBuf::new()
+    };
     let bins = build(root, agent, &options)?;
     let load_before = load_average();
     let started = std::time::Instant::now();

@@ -11,7 +11,10 @@ use std::sync::Arc;
 
 use agent_core::ToolError;
 use agent_exec::{ApprovalRequest, Workspace};
-use agent_tools::{EditFile, EditFileInput, FileChange, FileTracker, WriteFile, WriteFileInput};
+use agent_tools::{
+    ApplyPatch, ApplyPatchInput, EditFile, EditFileInput, FileChange, FileTracker, PatchChange,
+    WriteFile, WriteFileInput,
+};
 use serde_json::Value;
 
 pub(crate) use self::{
@@ -58,6 +61,16 @@ impl Previewer {
         };
         Some(change)
     }
+
+    /// What an apply_patch call would do to each file; its arguments are `{"patch": …}` or, for
+    /// the freeform shape, the patch text itself.
+    pub(crate) fn patch_changes(&self, arguments: &str) -> Result<Vec<PatchChange>, ToolError> {
+        let text = match serde_json::from_str::<ApplyPatchInput>(arguments) {
+            Ok(input) => input.patch,
+            Err(_) => arguments.to_owned(),
+        };
+        ApplyPatch::new(self.tracker.clone()).preview(&self.workspace, &text)
+    }
 }
 
 /// The approval prompt's account of a call: a title after the tool's name, and the block below
@@ -73,6 +86,9 @@ pub(crate) fn approval(
     previewer: Option<&Previewer>,
     style: &Style,
 ) -> Preview {
+    if let ("apply_patch", Some(previewer)) = (request.tool.as_str(), previewer) {
+        return patch(previewer.patch_changes(&request.arguments), style);
+    }
     let arguments: Value = serde_json::from_str(&request.arguments).unwrap_or(Value::Null);
     let change = previewer.and_then(|p| p.file_change(&request.tool, &request.arguments));
     match (request.tool.as_str(), change) {
@@ -103,6 +119,39 @@ fn file(change: &FileChange) -> Preview {
         None => format!("{} (new file, {})", change.shown, plural(lines, "line")),
     };
     Preview { title, block: unified(change.before.as_deref(), &change.after, 3) }
+}
+
+/// A patch: every file it touches with its diff, all of it before anything is written.
+fn patch(changes: Result<Vec<PatchChange>, ToolError>, style: &Style) -> Preview {
+    let mut block = Block::default();
+    let changes = match changes {
+        Ok(changes) => changes,
+        Err(err) => {
+            let text = format!("the call would fail: {}", err.message);
+            for line in style::wrap(&text, style.width.saturating_sub(2)) {
+                block.push(Tone::Error, line);
+            }
+            return Preview { title: "(the patch)".to_owned(), block };
+        }
+    };
+    for change in &changes {
+        let header = match (&change.moved_from, &change.before, &change.after) {
+            (Some(from), ..) => format!("{from} → {}", change.shown),
+            (None, None, _) => format!("{} (new file)", change.shown),
+            (None, Some(_), None) => format!("{} (deleted)", change.shown),
+            (None, Some(_), Some(_)) => change.shown.clone(),
+        };
+        block.push(Tone::Header, header);
+        match &change.after {
+            Some(after) => block.extend(&unified(change.before.as_deref(), after, 3)),
+            None => {
+                for line in change.before.as_deref().unwrap_or_default().lines() {
+                    block.push(Tone::Removed, format!("-{line}"));
+                }
+            }
+        }
+    }
+    Preview { title: format!("({})", plural(changes.len(), "file")), block }
 }
 
 /// A command: the whole line wrapped to the terminal, where it runs, and under which sandbox.
@@ -210,6 +259,14 @@ mod tests {
           no similar text was found. Re-read the file with read_file
           and copy the text exactly
         "#);
+        insta::assert_snapshot!(check(
+            "apply_patch",
+            r#"{"patch":"*** Begin Patch\n*** Update File: main.rs\n*** Move to: src/main.rs\n@@\n-    println!(\"hello\");\n+    println!(\"patched\");\n*** Add File: notes.md\n+# Notes\n*** End Patch"}"#
+        ));
+        insta::assert_snapshot!(check(
+            "apply_patch",
+            "*** Begin Patch\n*** Delete File: missing.rs\n*** End Patch"
+        ));
         insta::assert_snapshot!(check("bash", r#"{"command":"cargo test --workspace --all-features -- --nocapture --test-threads 1 && echo done","workdir":"crates","description":"run the tests"}"#), @r"
 
           $ cargo test --workspace --all-features -- --nocapture

@@ -21,6 +21,7 @@ pub const GUIDANCE: &[(&str, &str)] = &[
     ("glob", "Find files by name with glob."),
     ("list_dir", "Look around a directory with list_dir."),
     ("edit_file", "Change files with edit_file."),
+    ("apply_patch", "Change files with apply_patch; a patch is applied whole or not at all."),
     ("write_file", "Create files, or replace them whole, with write_file."),
     ("bash", "Use bash for building, testing and running things."),
 ];
@@ -50,7 +51,9 @@ mod tests {
 
     #[test]
     fn guidance_names_only_built_in_tools() {
-        let tools = crate::builtin(&BuiltinConfig::default()).unwrap();
+        let mut tools = crate::builtin(&BuiltinConfig::default()).unwrap();
+        let tracker = crate::FileTracker::new();
+        tools.push(crate::other_edit_tool(crate::EditTool::default(), tracker).unwrap());
         for (name, _) in GUIDANCE {
             assert!(tools.iter().any(|tool| tool.spec().name == *name), "{name}");
         }

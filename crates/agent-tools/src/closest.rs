@@ -64,6 +64,11 @@ pub(crate) fn find(content: &str, old: &str) -> Option<Candidate> {
 impl Candidate {
     /// The explanation and both texts with whitespace visible.
     pub(crate) fn render(&self, content: &str, old: &str) -> String {
+        self.render_as(content, old, "old_string")
+    }
+
+    /// [`Candidate::render`], naming the wanted text `label` (apply_patch's hunk lines).
+    pub(crate) fn render_as(&self, content: &str, old: &str, label: &str) -> String {
         let file: Vec<&str> =
             content.split_inclusive('\n').skip(self.first).take(self.len).collect();
         let wanted: Vec<&str> = old.split_inclusive('\n').collect();
@@ -71,7 +76,7 @@ impl Candidate {
         for (j, (have, want)) in file.iter().zip(&wanted).enumerate() {
             let (have, want) = (trim_eol(have), trim_eol(want));
             if have != want {
-                differences.push(describe(self.first + j + 1, have, want));
+                differences.push(describe(self.first + j + 1, have, want, label));
             }
         }
         let (from, to) = (self.first + 1, self.first + self.len);
@@ -89,7 +94,7 @@ impl Candidate {
         for (j, line) in file.iter().enumerate() {
             let _ = writeln!(out, "{:>6}→{}", self.first + j + 1, cut(&visible_whitespace(line)));
         }
-        out.push_str("old_string (whitespace visible):\n");
+        let _ = writeln!(out, "{label} (whitespace visible):");
         for line in &wanted {
             let _ = writeln!(out, "{}", cut(&visible_whitespace(line)));
         }
@@ -109,13 +114,13 @@ fn trim_eol(line: &str) -> &str {
 }
 
 /// What differs on one line, in words: indentation, trailing whitespace, or the text itself.
-fn describe(number: usize, have: &str, want: &str) -> String {
+fn describe(number: usize, have: &str, want: &str, label: &str) -> String {
     let indent = |s: &str| s.len() - s.trim_start_matches([' ', '\t']).len();
     let (hi, wi) = (&have[..indent(have)], &want[..indent(want)]);
     if hi != wi {
         let rest_differs = have.trim() != want.trim();
         return format!(
-            "line {number} is indented with \"{}\" where old_string has \"{}\"{}",
+            "line {number} is indented with \"{}\" where {label} has \"{}\"{}",
             visible_whitespace(&format!("{hi}x")).trim_end_matches('x'),
             visible_whitespace(&format!("{wi}x")).trim_end_matches('x'),
             if rest_differs { ", and its text differs too" } else { "" }

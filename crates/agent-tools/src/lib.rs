@@ -35,6 +35,7 @@
 //! ```
 
 // The tools, one module each.
+mod apply_patch;
 mod bash;
 mod edit_file;
 #[cfg(feature = "execute-code")]
@@ -68,6 +69,10 @@ use agent_core::{Tool, Typed, schema::StrictError};
 #[cfg(feature = "execute-code")]
 pub use crate::execute_code::{CodeLanguage, CodeLimits, ExecuteCode, ExecuteCodeInput};
 pub use crate::{
+    apply_patch::{
+        ApplyPatch, ApplyPatchInput, LARK_GRAMMAR as APPLY_PATCH_LARK_GRAMMAR, MAX_PATCH_BYTES,
+        MAX_PATCH_FILES, PatchChange, access_for as apply_patch_access,
+    },
     bash::{Bash, BashConfig, BashInput},
     builtin_tools::{BuiltinTools, GUIDANCE},
     change::FileChange,
@@ -97,11 +102,35 @@ pub struct BuiltinConfig {
     /// The tracker read_file, write_file and edit_file share, when a front end shares it too (the
     /// binary's previews); `None` gives the tools a fresh one.
     pub tracker: Option<Arc<FileTracker>>,
+    /// Which tool edits files: edit_file (the default) or apply_patch.
+    pub edit_tool: EditTool,
+}
+
+/// The tool the model edits files with; write_file is offered beside either.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EditTool {
+    /// `edit_file`: exact-string replacement (the default).
+    #[default]
+    EditFile,
+    /// `apply_patch`: Codex's patch format, the edit tool OpenAI's models are trained on.
+    ApplyPatch,
 }
 
 /// Every built-in tool, sharing one fresh [`FileTracker`] (one per session).
 pub fn builtin(config: &BuiltinConfig) -> Result<Vec<Arc<dyn Tool>>, StrictError> {
     builtin_with_tracker(config, FileTracker::new())
+}
+
+/// The edit tool not `offered` (apply_patch beside the default edit_file), for a caller
+/// that runs any built-in by name: `agent tools call`, where a person typed the call.
+pub fn other_edit_tool(
+    offered: EditTool,
+    tracker: Arc<FileTracker>,
+) -> Result<Arc<dyn Tool>, StrictError> {
+    Ok(match offered {
+        EditTool::EditFile => Arc::new(Typed::new(ApplyPatch::new(tracker))?),
+        EditTool::ApplyPatch => Arc::new(Typed::new(EditFile::new(tracker))?),
+    })
 }
 
 /// Every built-in tool, sharing `tracker`.
@@ -117,7 +146,10 @@ pub fn builtin_with_tracker(
         Arc::new(Typed::new(Job::new(config.bash.jobs.clone()))?),
         Arc::new(Typed::new(ReadFile::new(tracker.clone()))?),
         Arc::new(Typed::new(WriteFile::new(tracker.clone()))?),
-        Arc::new(Typed::new(EditFile::new(tracker))?),
+        match config.edit_tool {
+            EditTool::EditFile => Arc::new(Typed::new(EditFile::new(tracker))?),
+            EditTool::ApplyPatch => Arc::new(Typed::new(ApplyPatch::new(tracker))?),
+        },
         Arc::new(Typed::new(ListDir)?),
         Arc::new(Typed::new(Grep)?),
         Arc::new(Typed::new(Glob)?),

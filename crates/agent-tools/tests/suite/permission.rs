@@ -2,7 +2,7 @@
 //! tool reports (bash's `workdir`, web_search's provider host) is what the policy sees.
 
 use agent_exec::{PermissionMode, PolicyBuilder, RuleAction, Verdict, Workspace};
-use agent_tools::{BuiltinConfig, ProviderKind, WebSearchConfig};
+use agent_tools::{BuiltinConfig, EditTool, ProviderKind, WebSearchConfig};
 use serde_json::{Value, json};
 
 use super::Fixture;
@@ -22,8 +22,10 @@ fn check(
 ) {
     let search =
         WebSearchConfig::new(ProviderKind::Searxng).with_base_url("http://search.test:8888");
+    let edit_tool = if tool == "apply_patch" { EditTool::ApplyPatch } else { EditTool::EditFile };
     let fx = Fixture::with_config(BuiltinConfig {
         web_search: Some(search),
+        edit_tool,
         ..BuiltinConfig::default()
     });
     for dir in [".git/hooks", ".agent", "src"] {
@@ -117,6 +119,23 @@ fn file_tools_report_the_paths_they_touch() {
         "deny:permission_denied",
     );
     check(Dflt, &[], "read_file", json!({"path": "../outside.txt"}), "deny:outside_workspace");
+}
+
+#[test]
+fn apply_patch_is_judged_on_every_path_it_touches() {
+    let patch = |body: &str| json!({ "patch": format!("*** Begin Patch\n{body}*** End Patch") });
+    let moving =
+        |to: &str| patch(&format!("*** Update File: src/a.rs\n*** Move to: {to}\n@@\n-a\n+b\n"));
+    check(Edits, &[], "apply_patch", moving("src/b.rs"), "allow");
+    check(Dflt, &[], "apply_patch", moving("src/b.rs"), "ask");
+    // The destination of a move is judged, not only its source.
+    check(Edits, &[], "apply_patch", moving(".git/hooks/pre-commit"), "ask");
+    check(Bypass, &[], "apply_patch", moving(".agent/settings.json"), "ask");
+    check(Edits, &[], "apply_patch", patch("*** Delete File: .git/hooks/pre-push\n"), "ask");
+    check(Edits, &[], "apply_patch", patch("*** Add File: ../x\n+x\n"), "deny:outside_workspace");
+    let deny_docs = [(Deny, "Edit(docs/**)")];
+    let both = patch("*** Add File: src/ok.rs\n+x\n*** Add File: docs/no.md\n+x\n");
+    check(Edits, &deny_docs, "apply_patch", both, "deny:permission_denied");
 }
 
 #[test]
