@@ -311,8 +311,12 @@ impl Settings {
         // The same door a library user takes: the tools, their job table, their instructions;
         // then the profile's choice of edit tool and shapes.
         let shapes = self.tool_shapes();
+        // Both edit tools are registered; the profile's shapes keep the one it offers (and any
+        // that `--tools` names), and a direct `tools call` may run either.
+        let other_edit = agent_tools::other_edit_tool(builtin.edit_tool, tracker_of(&builtin))?;
         let mut builder = AgentBuilder::new(&root)
             .builtin_tools(&builtin)?
+            .tool(other_edit)
             .permission_mode(mode)
             .executor_config(executor);
         if !self.every_tool {
@@ -425,4 +429,9 @@ fn web_search_config(table: &config::WebSearch) -> WebSearchConfig {
         config = config.with_timeout(Duration::from_secs(secs));
     }
     config
+}
+
+/// The file tracker the built-ins share (the binary always sets one, for its previews).
+fn tracker_of(builtin: &BuiltinConfig) -> Arc<FileTracker> {
+    builtin.tracker.clone().unwrap_or_default()
 }

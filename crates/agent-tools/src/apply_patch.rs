@@ -165,6 +165,16 @@ impl TypedTool for ApplyPatch {
         "Edit".to_owned()
     }
 
+    // Offered as a custom tool, the model writes the patch itself as raw text that follows the
+    // grammar, so code is never escaped inside a JSON string.
+    fn text_input(&self) -> Option<agent_core::TextInput> {
+        Some(agent_core::TextInput::grammar(
+            "patch",
+            agent_core::GrammarSyntax::Lark,
+            LARK_GRAMMAR,
+        ))
+    }
+
     fn access(&self, input: &ApplyPatchInput) -> Vec<Access> {
         access_for(&input.patch)
     }

@@ -54,15 +54,6 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
     // A person typed the call, so the mode defaults to bypass; deny rules (from flags and the
     // config file alike) still apply.
     let mut builder = settings.builder(PermissionMode::Bypass, tracker.clone(), config)?;
-    // A direct call may name the edit tool the profile does not offer (apply_patch beside
-    // edit_file): a person typed the call, and the tool runs under the same policy and hooks.
-    if let ToolsCommand::Call { name, .. } = &command {
-        let other =
-            agent_tools::other_edit_tool(agent_tools::EditTool::default(), tracker.clone())?;
-        if other.spec().name == *name {
-            builder = builder.tool(other);
-        }
-    }
     // A direct call passes the same hooks as a model's call; listing tools runs none.
     if matches!(command, ToolsCommand::Call { .. }) {
         let trust = hooks::Trust::OnlyTrusted;

@@ -168,10 +168,8 @@ fn tools_list_shows_each_tools_shape() {
     assert!(!chat.iter().any(|(name, _)| name == "shell"), "{chat:?}");
 }
 
-/// The patch tool through its two native shapes. It needs the `apply_patch` tool, which the
-/// `patch` branch adds: run it after both branches are merged.
+/// The patch tool through its two native shapes: the Responses built-in and the freeform text.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the apply_patch tool (patch branch); un-ignore once it is merged"]
 async fn apply_patch_calls_in_both_native_shapes_change_the_files() {
     for (shape, call) in [
         (
