@@ -7,7 +7,7 @@ use std::{
     time::{SystemTime, UNIX_EPOCH},
 };
 
-use agent_exec::Transcript;
+use agent_exec::{Transcript, agent::Conversation};
 use anyhow::bail;
 
 /// An open session: its id, its directory and its transcript.
@@ -18,6 +18,33 @@ pub(crate) struct SessionLog {
 }
 
 impl SessionLog {
+    /// The conversation of a resumed session, from the last compaction on (so it starts from the
+    /// compacted state), with what a crash left repaired (docs/cli.md, "Crash recovery"): torn
+    /// lines are left out with a warning, and calls that never finished get an `interrupted`
+    /// output, written now so every later load and request carries them too.
+    pub(crate) fn resumed_conversation(&mut self) -> anyhow::Result<Conversation> {
+        let path = self.transcript.path().to_path_buf();
+        let loaded = Transcript::load(&path)?;
+        for line in &loaded.torn_lines {
+            eprintln!(
+                "agent: warning: {}:{line} was cut off mid-write (a crash or a full disk) and is \
+                 left out; the session resumes without it",
+                path.display()
+            );
+        }
+        if !loaded.interrupted.is_empty() {
+            eprintln!(
+                "agent: warning: {} call(s) of this session never finished (the agent was stopped \
+                 while they ran); they are recorded as interrupted",
+                loaded.interrupted.len()
+            );
+        }
+        for output in loaded.interrupted {
+            self.transcript.item(&agent_core::Item::ToolOutput(output))?;
+        }
+        Ok(Conversation { continuation: None, ..loaded.conversation })
+    }
+
     /// Where sessions are kept: `AGENT_DATA_DIR`, else the platform data directory.
     pub(crate) fn root() -> anyhow::Result<PathBuf> {
         if let Some(dir) = std::env::var_os("AGENT_DATA_DIR") {

@@ -158,29 +158,7 @@ pub(crate) fn open(
         &agent.executor().specs(),
     );
     if launch.resume.is_some() {
-        // From the last compaction on, so a resumed session starts from the compacted state, with
-        // what a crash left repaired (docs/cli.md, "Crash recovery").
-        let path = log.transcript().path().to_path_buf();
-        let loaded = Transcript::load(&path)?;
-        for line in &loaded.torn_lines {
-            eprintln!(
-                "agent: warning: {}:{line} was cut off mid-write (a crash or a full disk) and is \
-                 left out; the session resumes without it",
-                path.display()
-            );
-        }
-        if !loaded.interrupted.is_empty() {
-            eprintln!(
-                "agent: warning: {} call(s) of this session never finished (the agent was stopped \
-                 while they ran); they are recorded as interrupted",
-                loaded.interrupted.len()
-            );
-        }
-        // Written now, so every later load and request carries them too.
-        for output in loaded.interrupted {
-            log.transcript_mut().item(&agent_core::Item::ToolOutput(output))?;
-        }
-        agent.set_conversation(Conversation { continuation: None, ..loaded.conversation });
+        agent.set_conversation(log.resumed_conversation()?);
     }
     let workspace = agent.executor().policy().workspace().clone();
     let previewer = Arc::new(Previewer::new(workspace, tracker, sandbox_words(&settings)?));

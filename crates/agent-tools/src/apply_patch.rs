@@ -168,11 +168,7 @@ impl TypedTool for ApplyPatch {
     // Offered as a custom tool, the model writes the patch itself as raw text that follows the
     // grammar, so code is never escaped inside a JSON string.
     fn text_input(&self) -> Option<agent_core::TextInput> {
-        Some(agent_core::TextInput::grammar(
-            "patch",
-            agent_core::GrammarSyntax::Lark,
-            LARK_GRAMMAR,
-        ))
+        Some(agent_core::TextInput::grammar("patch", agent_core::GrammarSyntax::Lark, LARK_GRAMMAR))
     }
 
     fn access(&self, input: &ApplyPatchInput) -> Vec<Access> {
