@@ -18,6 +18,7 @@ mod read_file;
 mod secrets;
 mod specs;
 mod uppercase;
+mod view_image;
 mod web_search;
 mod write_file;
 
