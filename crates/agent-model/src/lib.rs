@@ -51,6 +51,7 @@ mod connection;
 mod empty_answer;
 mod error;
 mod events;
+mod images;
 mod lenient;
 mod quirks;
 mod replay;
@@ -65,6 +66,7 @@ mod transport;
 pub use crate::{
     chat::ChatClient,
     config::{ClientConfig, RetryPolicy},
+    images::{MAX_REQUEST_IMAGE_BYTES, sees_images},
     replay::ReplayClient,
     responses::ResponsesClient,
     server_window::server_context_window,

@@ -80,13 +80,21 @@ impl ResponsesClient {
                     request.items,
                     mode,
                     self.connection.stream,
+                    self.connection.image_input,
                 ))
                 .await;
         };
         let items = &request.items[continuation.items_known..];
         let mode = Mode::Stored { previous_response_id: Some(&continuation.previous_response_id) };
         let body =
-            wire::build(&self.connection.model, &request, items, mode, self.connection.stream);
+            wire::build(
+            &self.connection.model,
+            &request,
+            items,
+            mode,
+            self.connection.stream,
+            self.connection.image_input,
+        );
         match self.send(body).await {
             Err(error) if rejects_continuation(&error) => {
                 tracing::warn!(model = %self.connection.model, "server rejected previous_response_id; switching to stateless requests");
@@ -97,6 +105,7 @@ impl ResponsesClient {
                     request.items,
                     Mode::Stateless,
                     self.connection.stream,
+                    self.connection.image_input,
                 );
                 self.send(body).await
             }

@@ -9,7 +9,7 @@ use crate::{chat, responses};
 /// The Chat Completions `tools` array: `{"type":"function","function":{…}}` entries.
 pub fn chat_tools_json(specs: &[ToolSpec]) -> Value {
     let request = request(specs);
-    let body = chat::wire::build("", &request, false, chat::wire::ReasoningField::ReasoningContent);
+    let body = chat::wire::build("", &request, false, chat::wire::ReasoningField::ReasoningContent, false);
     tools_of(serde_json::to_value(body))
 }
 
@@ -17,7 +17,7 @@ pub fn chat_tools_json(specs: &[ToolSpec]) -> Value {
 pub fn responses_tools_json(specs: &[ToolSpec]) -> Value {
     let request = request(specs);
     let mode = responses::wire::Mode::Stored { previous_response_id: None };
-    let body = responses::wire::build("", &request, &[], mode, false);
+    let body = responses::wire::build("", &request, &[], mode, false, false);
     tools_of(serde_json::to_value(body))
 }
 

@@ -4,7 +4,7 @@ use agent_core::{Item, ModelRequest, ToolChoice};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 
-use crate::lenient;
+use crate::{images::ImagePlan, lenient};
 
 /// `POST /responses` body.
 #[derive(Debug, Serialize)]
@@ -76,13 +76,13 @@ pub(crate) enum OutputPart<'a> {
 }
 
 impl<'a> OutputBody<'a> {
-    fn of(output: &'a agent_core::CallOutput) -> Self {
-        if output.images.is_empty() {
+    fn of(output: &'a agent_core::CallOutput, plan: &ImagePlan<'a>) -> Self {
+        let images = plan.images(output);
+        if images.is_empty() {
             return Self::Text(&output.output);
         }
         let text = std::iter::once(OutputPart::InputText { text: &output.output });
-        let images = output
-            .images
+        let images = images
             .iter()
             .map(|image| OutputPart::InputImage { image_url: image.data_url(), detail: "auto" });
         Self::Parts(text.chain(images).collect())
@@ -121,9 +121,11 @@ pub(crate) fn build<'a>(
     items: &'a [Item],
     mode: Mode<'a>,
     stream: bool,
+    image_input: bool,
 ) -> ResponsesRequest<'a> {
     let stateless = mode == Mode::Stateless;
-    let input = items.iter().filter_map(|item| input_item(item, stateless)).collect();
+    let plan = ImagePlan::new(items, image_input);
+    let input = items.iter().filter_map(|item| input_item(item, stateless, &plan)).collect();
     let has_tools = !request.tools.is_empty();
     let tools = has_tools.then(|| {
         request
@@ -169,7 +171,7 @@ pub(crate) fn build<'a>(
 /// One transcript item as input. Item ids are only sent when the server stores items; without
 /// storage OpenAI rejects ids it cannot look up, so a reasoning item is only replayable through
 /// its `encrypted_content`, and one without it is dropped.
-fn input_item(item: &Item, stateless: bool) -> Option<InputItem<'_>> {
+fn input_item<'a>(item: &'a Item, stateless: bool, plan: &ImagePlan<'a>) -> Option<InputItem<'a>> {
     Some(match item {
         Item::Message(message) => {
             InputItem::Message { role: message.role.as_str(), content: &message.content }
@@ -182,7 +184,7 @@ fn input_item(item: &Item, stateless: bool) -> Option<InputItem<'_>> {
         },
         Item::ToolOutput(output) => InputItem::FunctionCallOutput {
             call_id: &output.call_id,
-            output: OutputBody::of(output),
+            output: OutputBody::of(output, plan),
         },
         Item::Reasoning(reasoning) => {
             let replayable = if stateless {
