@@ -123,6 +123,9 @@ pub(crate) struct Profile {
     /// The context window of the profile's model as served, in tokens, when the built-in table
     /// does not know it or the server serves a smaller one.
     pub(crate) context_window: Option<u64>,
+    /// Whether the model takes image input, when the built-in table does not know or is wrong
+    /// (docs/models.md, "Images").
+    pub(crate) vision: Option<bool>,
     /// Rules added to the file's top-level `[permissions]`.
     #[serde(default)]
     pub(crate) permissions: Permissions,
@@ -183,6 +186,20 @@ pub(crate) struct ModelSettings {
     /// The key, when one was found; its `Debug` is a redaction.
     pub(crate) api_key: Option<ApiKey>,
     pub(crate) stream: bool,
+    /// The profile's `vision`, when it sets one ([`ModelSettings::sees_images`] decides).
+    pub(crate) vision: Option<bool>,
+}
+
+impl ModelSettings {
+    /// Whether the model takes image input: the profile's `vision`, else the table by model
+    /// family, else yes on OpenAI's own API (whose current models all see) and no elsewhere (a
+    /// local or third-party server most often serves a text-only model, which would refuse the
+    /// request with an image in it).
+    pub(crate) fn sees_images(&self) -> bool {
+        self.vision
+            .or_else(|| agent_model::sees_images(&self.model))
+            .unwrap_or_else(|| is_openai(&self.base_url))
+    }
 }
 
 /// Flags that override everything else (all optional on the command line).
@@ -238,7 +255,8 @@ pub(crate) fn resolve_model(
     let key_env = profile.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
     let api_key = non_empty(key_env).map(ApiKey::new);
     let stream = !flags.no_stream && profile.stream.unwrap_or(true);
-    Ok((ModelSettings { base_url, model, api, api_key, stream }, profile))
+    let vision = profile.vision;
+    Ok((ModelSettings { base_url, model, api, api_key, stream, vision }, profile))
 }
 
 /// Whether a base URL points at OpenAI itself.
@@ -330,6 +348,7 @@ mod tests {
             api,
             api_key: key.map(ApiKey::new),
             stream: true,
+            vision: None,
         }
     }
 

@@ -454,6 +454,7 @@ fn client_config(settings: &ModelSettings) -> ClientConfig {
         config = config.with_api_key(key.clone());
     }
     config.stream = settings.stream;
+    config.image_input = settings.sees_images();
     config
 }
 

@@ -52,8 +52,13 @@ impl ChatClient {
         } else {
             ReasoningField::ReasoningContent
         };
-        let body =
-            wire::build(&connection.model, &request, connection.stream, field, connection.image_input);
+        let body = wire::build(
+            &connection.model,
+            &request,
+            connection.stream,
+            field,
+            connection.image_input,
+        );
         tracing::debug!(model = %connection.model, messages = body.messages.len(), stream = connection.stream, "chat request");
         if !connection.stream {
             let response: ChatResponse =

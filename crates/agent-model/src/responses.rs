@@ -86,8 +86,7 @@ impl ResponsesClient {
         };
         let items = &request.items[continuation.items_known..];
         let mode = Mode::Stored { previous_response_id: Some(&continuation.previous_response_id) };
-        let body =
-            wire::build(
+        let body = wire::build(
             &self.connection.model,
             &request,
             items,

@@ -9,7 +9,8 @@ use crate::{chat, responses};
 /// The Chat Completions `tools` array: `{"type":"function","function":{…}}` entries.
 pub fn chat_tools_json(specs: &[ToolSpec]) -> Value {
     let request = request(specs);
-    let body = chat::wire::build("", &request, false, chat::wire::ReasoningField::ReasoningContent, false);
+    let body =
+        chat::wire::build("", &request, false, chat::wire::ReasoningField::ReasoningContent, false);
     tools_of(serde_json::to_value(body))
 }
 

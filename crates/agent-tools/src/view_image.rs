@@ -10,8 +10,8 @@ use base64::Engine as _;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub use self::fit::{MAX_FILE_BYTES, MAX_IMAGE_BYTES, MAX_PIXELS, MAX_SIDE};
 use self::fit::{Fitted, Kind};
+pub use self::fit::{MAX_FILE_BYTES, MAX_IMAGE_BYTES, MAX_PIXELS, MAX_SIDE};
 use crate::{
     blocking::{self, io_error},
     paths,

@@ -20,6 +20,7 @@ mod replay;
 mod screen;
 mod stream;
 mod tools;
+mod view_image;
 
 use std::{
     io::Read,

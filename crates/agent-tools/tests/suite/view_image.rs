@@ -72,7 +72,11 @@ async fn view(fx: &Fixture, path: &str) -> Result<ToolOutput, String> {
     view_with(fx, &fx.tools, path).await
 }
 
-async fn view_with(fx: &Fixture, tools: &[Arc<dyn Tool>], path: &str) -> Result<ToolOutput, String> {
+async fn view_with(
+    fx: &Fixture,
+    tools: &[Arc<dyn Tool>],
+    path: &str,
+) -> Result<ToolOutput, String> {
     let tool = tools.iter().find(|t| t.spec().name == "view_image").unwrap();
     let prepared = tool.prepare(&json!({"path": path}).to_string()).unwrap();
     let ctx = ToolContext::new(fx.boundary(), "session".into(), "call_1");
@@ -128,7 +132,11 @@ async fn a_gif_is_sent_as_its_first_frame_in_png() {
     assert_eq!((mime.as_str(), size), ("image/png", (40, 20)));
     assert_eq!(image::guess_format(&bytes).unwrap(), ImageFormat::Png);
     assert!(output.text.contains("shown as PNG 40×20 px"), "{}", output.text);
-    assert!(output.text.ends_with("(a GIF's first frame) · the image is attached"), "{}", output.text);
+    assert!(
+        output.text.ends_with("(a GIF's first frame) · the image is attached"),
+        "{}",
+        output.text
+    );
 }
 
 #[tokio::test]
@@ -192,8 +200,8 @@ async fn paths_outside_the_workspace_are_refused_and_inside_shown() {
 #[tokio::test]
 async fn a_secret_file_is_refused_even_when_it_is_an_image() {
     let dir = tempfile::tempdir().unwrap();
-    let policy = PolicyBuilder::new(Workspace::new(dir.path()).unwrap(), PermissionMode::DontAsk)
-        .build();
+    let policy =
+        PolicyBuilder::new(Workspace::new(dir.path()).unwrap(), PermissionMode::DontAsk).build();
     let mut fx = Fixture::with_config_in(BuiltinConfig::default(), dir);
     fx.boundary = Some(Arc::new(policy.workspace().clone()));
     fx.put("id_rsa.png", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1r\n");
