@@ -25,6 +25,7 @@ pub fn sees_images(model: &str) -> Option<bool> {
     // Longest prefixes first within a family, since the first match wins.
     const KNOWN: &[(&str, bool)] = &[
         ("gpt-4o", true),
+        ("chatgpt-4o", true),
         ("gpt-4.1", true),
         ("gpt-4.5", true),
         ("gpt-4-turbo", true),
@@ -33,6 +34,7 @@ pub fn sees_images(model: &str) -> Option<bool> {
         ("gpt-5", true),
         ("gpt-oss", false),
         ("o1-mini", false),
+        ("o1-preview", false),
         ("o1", true),
         ("o3-mini", false),
         ("o3", true),
@@ -108,6 +110,7 @@ mod tests {
         check("openai/GPT-5.1", Some(true));
         check("o3", Some(true));
         check("o3-mini", Some(false));
+        check("o1-preview", Some(false));
         check("o4-mini", Some(true));
         check("gpt-4", Some(false));
         check("gpt-4-turbo", Some(true));

@@ -3,6 +3,8 @@
 
 mod fit;
 
+use std::io::Read as _;
+
 use agent_core::{
     Access, Boundary, Effects, Image, ToolContext, ToolError, ToolErrorKind, ToolOutput, TypedTool,
 };
@@ -121,8 +123,18 @@ fn view(
             format!("{shown} is a directory; use list_dir or glob to find the image"),
         ));
     }
-    let head = read_head(&path).map_err(|err| io_error(&format!("read {shown}"), &err))?;
-    let Some(kind) = Kind::sniff(&head) else {
+    if !meta.is_file() {
+        // A FIFO or a device would block the read or never end.
+        return Err(ToolError::new(
+            ToolErrorKind::InvalidArguments,
+            format!("{shown} is not a regular file; not shown"),
+        ));
+    }
+    let read_error = |err: std::io::Error| io_error(&format!("read {shown}"), &err);
+    let mut file = std::fs::File::open(&path).map_err(read_error)?;
+    let mut bytes = Vec::new();
+    (&mut file).take(16).read_to_end(&mut bytes).map_err(read_error)?;
+    let Some(kind) = Kind::sniff(&bytes) else {
         return Err(ToolError::new(
             ToolErrorKind::other("not_an_image"),
             format!(
@@ -131,14 +143,25 @@ fn view(
             ),
         ));
     };
+    let too_large = |size: u64| {
+        ToolError::new(
+            ToolErrorKind::other("image_too_large"),
+            format!(
+                "{shown} is {}, over view_image's limit of {} per file; not shown",
+                human_size(size),
+                human_size(MAX_FILE_BYTES)
+            ),
+        )
+    };
     if meta.len() > MAX_FILE_BYTES {
-        return Err(too_large(format!(
-            "{shown} is {}, over view_image's limit of {} per file; not shown",
-            human_size(meta.len()),
-            human_size(MAX_FILE_BYTES)
-        )));
+        return Err(too_large(meta.len()));
     }
-    let bytes = std::fs::read(&path).map_err(|err| io_error(&format!("read {shown}"), &err))?;
+    // The limit holds for what is read, not what the file said it was: it may grow meanwhile.
+    let rest = MAX_FILE_BYTES + 1 - bytes.len() as u64;
+    file.take(rest).read_to_end(&mut bytes).map_err(read_error)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
     let fitted = fit::fit(kind, &bytes).map_err(|why| {
         let message = format!("{shown} ({}) not shown: {}", kind.label(), why.message);
         ToolError::new(why.kind, message)
@@ -147,18 +170,6 @@ fn view(
     let data = base64::engine::general_purpose::STANDARD.encode(&fitted.bytes);
     let image = Image { mime_type: fitted.kind.mime().to_owned(), data };
     Ok(ToolOutput::text(text).with_images(vec![image]))
-}
-
-fn too_large(message: String) -> ToolError {
-    ToolError::new(ToolErrorKind::other("image_too_large"), message)
-}
-
-/// The first bytes of a file, enough for every signature [`Kind::sniff`] knows.
-fn read_head(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let mut head = Vec::with_capacity(16);
-    std::fs::File::open(path)?.take(16).read_to_end(&mut head)?;
-    Ok(head)
 }
 
 /// The text beside the image: what the file is, and what the model is shown of it.

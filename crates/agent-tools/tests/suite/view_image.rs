@@ -237,3 +237,18 @@ async fn directories_and_missing_files_are_named() {
     assert_snapshot!(view(&fx, "img").await.unwrap_err(), @r#"{"ok":false,"error":"invalid_arguments","message":"img is a directory; use list_dir or glob to find the image"}"#);
     assert_snapshot!(view(&fx, "img/b.png").await.unwrap_err(), @r#"{"ok":false,"error":"not_found","message":"no such file or directory: img/b.png. Similar: img/a.png"}"#);
 }
+
+#[tokio::test]
+async fn a_file_over_the_size_limit_or_not_regular_is_refused_unread() {
+    let fx = Fixture::new();
+    // A sparse file: a PNG signature and 65 MiB of nothing, over the 64 MiB limit.
+    fx.put("huge.png", b"\x89PNG\r\n\x1a\n");
+    let file = std::fs::OpenOptions::new().write(true).open(fx.root().join("huge.png")).unwrap();
+    file.set_len(65 * 1024 * 1024).unwrap();
+    assert_snapshot!(view(&fx, "huge.png").await.unwrap_err(), @r#"{"ok":false,"error":"image_too_large","message":"huge.png is 65.0 MB, over view_image's limit of 64.0 MB per file; not shown"}"#);
+    // A FIFO would block a read for ever: it is refused before anything opens it.
+    let fifo = fx.root().join("pipe.png");
+    let status = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(status.success());
+    assert_snapshot!(view(&fx, "pipe.png").await.unwrap_err(), @r#"{"ok":false,"error":"invalid_arguments","message":"pipe.png is not a regular file; not shown"}"#);
+}
