@@ -102,14 +102,6 @@ fn view(
             ),
         ));
     }
-    // The policy judged the path the model named; the file itself may be a secret under
-    // another name (a link), which is refused like read_file's walks refuse it.
-    if let Some(rule) = ws.secret(&path) {
-        return Err(ToolError::new(
-            ToolErrorKind::PermissionDenied,
-            format!("{shown} is a secret file and is not shown; an allow rule `{rule}` exposes it"),
-        ));
-    }
     let meta = match std::fs::metadata(&path) {
         Ok(meta) => meta,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {

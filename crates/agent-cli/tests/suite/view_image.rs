@@ -202,25 +202,35 @@ async fn escapes_secrets_and_non_images_are_refused_beside_a_png_that_is_sent() 
     std::os::unix::fs::symlink(root.path().join("outside.png"), workspace.join("link.png"))
         .unwrap();
     std::fs::write(workspace.join(".env.png"), png(24, 24, false)).unwrap();
+    // A link inside the workspace to a secret: the policy judges the file it resolves to.
+    std::os::unix::fs::symlink(workspace.join(".env.png"), workspace.join("plot.png")).unwrap();
     std::fs::write(workspace.join("id_rsa.png"), "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n")
         .unwrap();
     std::fs::write(workspace.join("notes.png"), "TODO: draw the chart\n").unwrap();
     let control = png(24, 24, false);
     std::fs::write(workspace.join("chart.png"), &control).unwrap();
     let config = seeing(root.path());
-    let paths = ["../outside.png", "link.png", ".env.png", "id_rsa.png", "notes.png", "chart.png"];
+    let paths = [
+        "../outside.png",
+        "link.png",
+        ".env.png",
+        "plot.png",
+        "id_rsa.png",
+        "notes.png",
+        "chart.png",
+    ];
     for api in ["responses", "chat"] {
         let (_, body, raw) = view(&workspace, Some(&config), api, &paths).await;
         let outputs = outputs(api, &body);
         assert_eq!(outputs.len(), paths.len(), "{api}: {body}");
-        for ((_, text, urls), path) in outputs.iter().zip(paths).take(5) {
+        for ((_, text, urls), path) in outputs.iter().zip(paths).take(6) {
             assert!(text.starts_with(r#"{"ok":false"#), "{api} {path}: {text}");
             assert!(urls.is_empty(), "{api} {path}: an image was sent");
         }
         assert!(!raw.contains("BEGIN OPENSSH") && !raw.contains("TODO: draw"), "{api}");
         // Only the control's image is in the body: one data URL, holding its bytes.
         assert_eq!(raw.matches("data:image").count(), 1, "{api}");
-        let (_, text, urls) = &outputs[5];
+        let (_, text, urls) = &outputs[6];
         assert!(text.starts_with("chart.png · PNG · 24×24 px"), "{api}: {text}");
         assert_eq!(decode(&urls[0], "image/png"), control, "{api}");
     }
@@ -237,18 +247,28 @@ async fn each_refusal_names_its_reason() {
     std::os::unix::fs::symlink(root.path().join("outside.png"), workspace.join("link.png"))
         .unwrap();
     std::fs::write(workspace.join(".env.png"), png(8, 8, false)).unwrap();
+    std::os::unix::fs::symlink(workspace.join(".env.png"), workspace.join("plot.png")).unwrap();
     std::fs::write(workspace.join("notes.png"), "text\n").unwrap();
     let config = seeing(root.path());
-    let paths = ["../outside.png", "link.png", ".env.png", "notes.png"];
+    let paths = ["../outside.png", "link.png", ".env.png", "plot.png", "notes.png"];
     let (output, body, _) = view(&workspace, Some(&config), "responses", &paths).await;
     let texts: Vec<String> = outputs("responses", &body).into_iter().map(|(_, t, _)| t).collect();
     let codes: Vec<String> = texts
         .iter()
         .map(|text| serde_json::from_str::<Value>(text).unwrap()["error"].as_str().unwrap().into())
         .collect();
-    let expect = ["outside_workspace", "outside_workspace", "permission_denied", "not_an_image"];
+    let expect = [
+        "outside_workspace",
+        "outside_workspace",
+        "permission_denied",
+        "permission_denied",
+        "not_an_image",
+    ];
     assert_eq!(codes, expect, "{texts:?}\n{}", stderr(&output));
-    assert!(texts[2].contains("may hold secrets"), "{}", texts[2]);
+    assert!(
+        texts[2].contains("may hold secrets") && texts[3].contains("may hold secrets"),
+        "{texts:?}"
+    );
 }
 
 fn crc32(bytes: &[u8]) -> u32 {

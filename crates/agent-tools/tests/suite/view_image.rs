@@ -1,11 +1,11 @@
 //! view_image: images of every kind known by their bytes, scaled to the limits, and every
-//! refusal (outside the workspace, a link leading out, a secret, a non-image, a decompression
-//! bomb, a model that cannot see), each with a control that a proper image is shown.
+//! refusal (outside the workspace, a link leading out, a non-image, a decompression bomb, a model
+//! that cannot see), each with a control that a proper image is shown. Secret files are the
+//! permission policy's, as for read_file: `agent-cli/tests/suite/view_image.rs` checks them.
 
 use std::{io::Cursor, sync::Arc};
 
 use agent_core::{Tool, ToolContext, ToolOutput};
-use agent_exec::{PermissionMode, PolicyBuilder, Workspace};
 use agent_tools::{
     BuiltinConfig, VIEW_IMAGE_MAX_BYTES, VIEW_IMAGE_MAX_SIDE, ViewImageConfig, builtin_with_tracker,
 };
@@ -195,27 +195,6 @@ async fn paths_outside_the_workspace_are_refused_and_inside_shown() {
     // Control: the same image inside the workspace is shown.
     fx.put("x.png", picture(8, 8, ImageFormat::Png, false));
     sent(&view(&fx, "x.png").await.unwrap());
-}
-
-#[tokio::test]
-async fn a_secret_file_is_refused_even_when_it_is_an_image() {
-    let dir = tempfile::tempdir().unwrap();
-    let policy =
-        PolicyBuilder::new(Workspace::new(dir.path()).unwrap(), PermissionMode::DontAsk).build();
-    let mut fx = Fixture::with_config_in(BuiltinConfig::default(), dir);
-    fx.boundary = Some(Arc::new(policy.workspace().clone()));
-    fx.put("id_rsa.png", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1r\n");
-    fx.put(".env.png", picture(8, 8, ImageFormat::Png, false));
-    std::os::unix::fs::symlink(fx.root().join(".env.png"), fx.root().join("plot.png")).unwrap();
-    for path in ["id_rsa.png", ".env.png", "plot.png"] {
-        let out = view(&fx, path).await.unwrap_err();
-        assert!(out.contains(r#""error":"permission_denied""#), "{path}: {out}");
-        assert!(!out.contains("BEGIN OPENSSH"), "{out}");
-    }
-    assert_snapshot!(view(&fx, ".env.png").await.unwrap_err(), @r#"{"ok":false,"error":"permission_denied","message":".env.png is a secret file and is not shown; an allow rule `Read(./.env.png)` exposes it"}"#);
-    // Control: an image that is no secret is shown through the same boundary.
-    fx.put("chart.png", picture(8, 8, ImageFormat::Png, false));
-    sent(&view(&fx, "chart.png").await.unwrap());
 }
 
 #[tokio::test]
