@@ -81,7 +81,7 @@ pub use crate::{
     view_image::{
         MAX_FILE_BYTES as VIEW_IMAGE_MAX_FILE_BYTES, MAX_IMAGE_BYTES as VIEW_IMAGE_MAX_BYTES,
         MAX_PIXELS as VIEW_IMAGE_MAX_PIXELS, MAX_SIDE as VIEW_IMAGE_MAX_SIDE, ViewImage,
-        ViewImageConfig, ViewImageInput, view_blocking,
+        ViewImageConfig, ViewImageInput,
     },
     web_search::{ApiKey, ProviderKind, WebSearch, WebSearchConfig, WebSearchInput},
     write_file::{WriteFile, WriteFileInput},

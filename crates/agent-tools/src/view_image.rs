@@ -181,13 +181,3 @@ fn describe(shown: &str, kind: Kind, size: usize, fitted: &Fitted) -> String {
     text.push_str(" · the image is attached");
     text
 }
-
-/// Views `path` for tests without a runtime.
-#[doc(hidden)]
-pub fn view_blocking(
-    workspace: &dyn Boundary,
-    config: ViewImageConfig,
-    input: &ViewImageInput,
-) -> Result<ToolOutput, ToolError> {
-    view(workspace, config, input)
-}
