@@ -229,6 +229,9 @@ pub(crate) struct Profile {
     /// The context window of the profile's model as served, in tokens, when the built-in table
     /// does not know it or the server serves a smaller one.
     pub(crate) context_window: Option<u64>,
+    /// Whether the model takes image input, when the built-in table does not know or is wrong
+    /// (docs/models.md, "Images").
+    pub(crate) vision: Option<bool>,
     /// Rules added to the file's top-level `[permissions]`.
     #[serde(default)]
     pub(crate) permissions: Permissions,
@@ -361,6 +364,20 @@ pub(crate) struct ModelSettings {
     pub(crate) stream: bool,
     /// The deadlines and size caps of each response (`[limits]` and flags; set after resolving).
     pub(crate) response: agent_model::ResponseLimits,
+    /// The profile's `vision`, when it sets one ([`ModelSettings::sees_images`] decides).
+    pub(crate) vision: Option<bool>,
+}
+
+impl ModelSettings {
+    /// Whether the model takes image input: the profile's `vision`, else the table by model
+    /// family, else yes on OpenAI's own API (whose current models all see) and no elsewhere (a
+    /// local or third-party server most often serves a text-only model, which would refuse the
+    /// request with an image in it).
+    pub(crate) fn sees_images(&self) -> bool {
+        self.vision
+            .or_else(|| agent_model::sees_images(&self.model))
+            .unwrap_or_else(|| is_openai(&self.base_url))
+    }
 }
 
 /// Flags that override everything else (all optional on the command line).
@@ -417,7 +434,8 @@ pub(crate) fn resolve_model(
     let api_key = non_empty(key_env).map(ApiKey::new);
     let stream = !flags.no_stream && profile.stream.unwrap_or(true);
     let response = agent_model::ResponseLimits::default();
-    Ok((ModelSettings { base_url, model, api, api_key, stream, response }, profile))
+    let vision = profile.vision;
+    Ok((ModelSettings { base_url, model, api, api_key, stream, response, vision }, profile))
 }
 
 /// Whether a base URL points at OpenAI itself.
@@ -510,6 +528,7 @@ mod tests {
             api_key: key.map(ApiKey::new),
             stream: true,
             response: agent_model::ResponseLimits::default(),
+            vision: None,
         }
     }
 

@@ -12,7 +12,8 @@ use agent_exec::{
 };
 use agent_mcp::{McpSession, McpTools, ServerEnv, ToolBudget};
 use agent_tools::{
-    BashConfig, BuiltinConfig, BuiltinTools, FileTracker, ProviderKind, Shell, WebSearchConfig,
+    BashConfig, BuiltinConfig, BuiltinTools, FileTracker, ProviderKind, Shell, ViewImageConfig,
+    WebSearchConfig,
 };
 use anyhow::Context;
 
@@ -371,6 +372,7 @@ impl Settings {
         Ok(BuiltinConfig {
             bash,
             web_search: web_search.map(web_search_config),
+            view_image: ViewImageConfig { model_sees_images: self.model.sees_images() },
             tracker: Some(tracker),
             ..BuiltinConfig::default()
         })

@@ -461,6 +461,7 @@ fn client_config(settings: &ModelSettings) -> ClientConfig {
     }
     config.stream = settings.stream;
     config.limits = settings.response.clone();
+    config.image_input = settings.sees_images();
     config
 }
 

@@ -81,7 +81,14 @@ impl ChatClient {
         } else {
             ReasoningField::ReasoningContent
         };
-        let body = wire::build(&connection.model, &request, connection.stream, field, custom);
+        let body = wire::build(
+            &connection.model,
+            &request,
+            connection.stream,
+            field,
+            custom,
+            connection.image_input,
+        );
         tracing::debug!(model = %connection.model, messages = body.messages.len(), stream = connection.stream, "chat request");
         if !connection.stream {
             let response: ChatResponse = connection.post_whole(PATH, &body).await?;

@@ -83,11 +83,14 @@ pub struct ClientConfig {
     /// model forced to call a tool first can still answer once it has the result. `None` (the
     /// default) leaves every request as it is.
     pub first_turn_tool_choice: Option<ToolChoice>,
+    /// Whether the model takes image input. When it does not, tool-output images are left out of
+    /// every request (their text names them), so a text-only server never refuses one.
+    pub image_input: bool,
 }
 
 impl ClientConfig {
     /// A configuration with streaming on, no key, a 10 s connect timeout, the default
-    /// [`ResponseLimits`] and retry policy, and no first-turn tool choice.
+    /// [`ResponseLimits`] and retry policy, no first-turn tool choice and image input on.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
             base_url: base_url.into(),
@@ -98,6 +101,7 @@ impl ClientConfig {
             limits: ResponseLimits::default(),
             retry: RetryPolicy::default(),
             first_turn_tool_choice: None,
+            image_input: true,
         }
     }
 

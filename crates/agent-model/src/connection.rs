@@ -63,6 +63,8 @@ pub(crate) struct Connection {
     limits: ResponseLimits,
     pub(crate) model: String,
     pub(crate) stream: bool,
+    /// Whether tool-output images are sent ([`ClientConfig::image_input`]).
+    pub(crate) image_input: bool,
     first_turn_tool_choice: Option<ToolChoice>,
     key: Option<ApiKey>,
 }
@@ -109,6 +111,7 @@ impl Connection {
             limits: config.limits.clone(),
             model: config.model.clone(),
             stream: config.stream,
+            image_input: config.image_input,
             first_turn_tool_choice: config.first_turn_tool_choice.clone(),
             key: config.api_key.clone(),
         })

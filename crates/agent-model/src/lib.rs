@@ -54,6 +54,7 @@ mod custom;
 mod empty_answer;
 mod error;
 mod events;
+mod images;
 mod lenient;
 mod limits;
 mod quirks;
@@ -70,6 +71,7 @@ mod transport;
 pub use crate::{
     chat::ChatClient,
     config::{ClientConfig, RetryPolicy},
+    images::{MAX_REQUEST_IMAGE_BYTES, sees_images},
     limits::ResponseLimits,
     replay::ReplayClient,
     responses::ResponsesClient,

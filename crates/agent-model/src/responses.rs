@@ -109,6 +109,7 @@ impl ResponsesClient {
                     mode,
                     self.connection.stream,
                     custom,
+                    self.connection.image_input,
                 ))
                 .await;
         };
@@ -121,6 +122,7 @@ impl ResponsesClient {
             mode,
             self.connection.stream,
             custom,
+            self.connection.image_input,
         );
         match self.send(body).await {
             Err(error) if rejects_continuation(&error) => {
@@ -133,6 +135,7 @@ impl ResponsesClient {
                     Mode::Stateless,
                     self.connection.stream,
                     custom,
+                    self.connection.image_input,
                 );
                 self.send(body).await
             }

@@ -9,8 +9,14 @@ use crate::{chat, responses};
 /// The Chat Completions `tools` array: `{"type":"function","function":{…}}` entries.
 pub fn chat_tools_json(specs: &[ToolSpec]) -> Value {
     let request = request(specs);
-    let body =
-        chat::wire::build("", &request, false, chat::wire::ReasoningField::ReasoningContent, true);
+    let body = chat::wire::build(
+        "",
+        &request,
+        false,
+        chat::wire::ReasoningField::ReasoningContent,
+        true,
+        false,
+    );
     tools_of(serde_json::to_value(body))
 }
 
@@ -18,7 +24,7 @@ pub fn chat_tools_json(specs: &[ToolSpec]) -> Value {
 pub fn responses_tools_json(specs: &[ToolSpec]) -> Value {
     let request = request(specs);
     let mode = responses::wire::Mode::Stored { previous_response_id: None };
-    let body = responses::wire::build("", &request, &[], mode, false, true);
+    let body = responses::wire::build("", &request, &[], mode, false, true, false);
     tools_of(serde_json::to_value(body))
 }
 

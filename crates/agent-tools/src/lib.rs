@@ -47,6 +47,7 @@ mod list_dir;
 mod read_file;
 mod shell;
 mod uppercase;
+mod view_image;
 mod web_search;
 mod write_file;
 
@@ -85,6 +86,11 @@ pub use crate::{
     shell::{MAX_SHELL_COMMANDS, Shell, ShellInput},
     tracker::FileTracker,
     uppercase::{Uppercase, UppercaseInput},
+    view_image::{
+        MAX_FILE_BYTES as VIEW_IMAGE_MAX_FILE_BYTES, MAX_IMAGE_BYTES as VIEW_IMAGE_MAX_BYTES,
+        MAX_PIXELS as VIEW_IMAGE_MAX_PIXELS, MAX_SIDE as VIEW_IMAGE_MAX_SIDE, ViewImage,
+        ViewImageConfig, ViewImageInput,
+    },
     web_search::{ApiKey, ProviderKind, WebSearch, WebSearchConfig, WebSearchInput},
     write_file::{WriteFile, WriteFileInput},
 };
@@ -99,6 +105,8 @@ pub struct BuiltinConfig {
     /// Deadline and memory of execute_code.
     #[cfg(feature = "execute-code")]
     pub code: CodeLimits,
+    /// What view_image knows of the model: whether it takes image input.
+    pub view_image: ViewImageConfig,
     /// The tracker read_file, write_file and edit_file share, when a front end shares it too (the
     /// binary's previews); `None` gives the tools a fresh one.
     pub tracker: Option<Arc<FileTracker>>,
@@ -153,6 +161,7 @@ pub fn builtin_with_tracker(
         Arc::new(Typed::new(ListDir)?),
         Arc::new(Typed::new(Grep)?),
         Arc::new(Typed::new(Glob)?),
+        Arc::new(Typed::new(ViewImage::new(config.view_image))?),
         Arc::new(Typed::new(WebSearch::new(config.web_search.clone()))?),
     ];
     #[cfg(feature = "execute-code")]

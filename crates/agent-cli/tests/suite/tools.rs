@@ -124,6 +124,7 @@ fn list_names_every_builtin_tool_with_its_effects() {
             "list_dir",
             "grep",
             "glob",
+            "view_image",
             "web_search",
             "execute_code"
         ]

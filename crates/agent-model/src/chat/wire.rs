@@ -6,7 +6,10 @@ use agent_core::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::lenient;
+use self::images::{Content, PendingImages};
+use crate::{images::ImagePlan, lenient};
+
+mod images;
 
 /// `POST /chat/completions` body.
 #[derive(Debug, Serialize)]
@@ -31,7 +34,8 @@ pub(crate) struct StreamOptions {
     pub(crate) include_usage: bool,
 }
 
-/// One message. `content` is always a string, `""` on an assistant message that only calls tools.
+/// One message. `content` is a string, `""` on an assistant message that only calls tools (a list
+/// of parts only on the user message that carries tool-output images, see [`images`]).
 ///
 /// OpenAI documents `null` there, and accepts `""` as well; llama-cpp-python 0.3.36 answers `null`
 /// (and a missing key) with HTTP 500, since its request model and chat templates want a string.
@@ -39,7 +43,7 @@ pub(crate) struct StreamOptions {
 #[derive(Debug, Serialize)]
 pub(crate) struct RequestMessage<'a> {
     role: &'static str,
-    content: &'a str,
+    content: Content<'a>,
     /// Reasoning text replayed to servers that need it (DeepSeek rejects a tool-call turn without
     /// its `reasoning_content`); written under the field name the server itself used.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -56,7 +60,7 @@ impl<'a> RequestMessage<'a> {
     fn new(role: &'static str, content: &'a str) -> Self {
         Self {
             role,
-            content,
+            content: Content::Text(content),
             reasoning_content: None,
             reasoning: None,
             tool_calls: Vec::new(),
@@ -174,8 +178,12 @@ pub(crate) fn build<'a>(
     stream: bool,
     reasoning_field: ReasoningField,
     custom: bool,
+    image_input: bool,
 ) -> ChatRequest<'a> {
     let mut messages = Vec::with_capacity(request.items.len() + 1);
+    let plan = ImagePlan::new(request.items, image_input);
+    // Tool messages carry only text: their images follow the run of tool messages they belong to.
+    let mut pending = PendingImages::default();
     if !request.instructions.is_empty() {
         messages.push(RequestMessage::new("system", request.instructions));
     }
@@ -184,6 +192,9 @@ pub(crate) fn build<'a>(
     // Whether the last message is an assistant message that later tool calls may join.
     let mut open_assistant = false;
     for item in request.items {
+        if !matches!(item, Item::ToolOutput(_)) {
+            messages.extend(pending.flush());
+        }
         match item {
             Item::Message(message) => {
                 let mut wire = RequestMessage::new(message.role.as_str(), &message.content);
@@ -231,6 +242,7 @@ pub(crate) fn build<'a>(
                 let mut wire = RequestMessage::new("tool", &output.output);
                 wire.tool_call_id = Some(&output.call_id);
                 messages.push(wire);
+                pending.add(output, plan.images(output));
                 open_assistant = false;
             }
             Item::Reasoning(item) => {
@@ -243,6 +255,7 @@ pub(crate) fn build<'a>(
             }
         }
     }
+    messages.extend(pending.flush());
     let has_tools = !request.tools.is_empty();
     let tools =
         has_tools.then(|| request.tools.iter().map(|tool| RequestTool::of(tool, custom)).collect());

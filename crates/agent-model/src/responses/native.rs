@@ -15,7 +15,7 @@ use serde_json::Value;
 
 pub(crate) use super::operation::{Operation, operation, patch_text};
 use super::wire::OutputBody;
-use crate::lenient;
+use crate::{images::ImagePlan, lenient};
 
 /// The tool name an `apply_patch_call` runs.
 pub(crate) const APPLY_PATCH: &str = "apply_patch";
@@ -219,12 +219,16 @@ pub(crate) fn call_item(call: &ToolCall, stateless: bool) -> Option<NativeItem<'
 
 /// The item answering `output`, by the shape of the call it answers (`None` for a function
 /// call, or a call the transcript no longer holds).
-pub(crate) fn output_item<'a>(output: &'a CallOutput, call: &ToolCall) -> Option<NativeItem<'a>> {
+pub(crate) fn output_item<'a>(
+    output: &'a CallOutput,
+    call: &ToolCall,
+    plan: &ImagePlan<'a>,
+) -> Option<NativeItem<'a>> {
     let call_id = output.call_id.as_str();
     Some(match call.shape {
         CallShape::Function => return None,
         CallShape::Custom => {
-            NativeItem::CustomToolCallOutput { call_id, output: OutputBody::of(output) }
+            NativeItem::CustomToolCallOutput { call_id, output: OutputBody::of(output, plan) }
         }
         CallShape::ApplyPatch => NativeItem::ApplyPatchCallOutput {
             call_id,

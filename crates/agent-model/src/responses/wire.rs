@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 pub(crate) use super::native::syntax;
 use super::native::{self, NativeItem, RequestTool};
-use crate::lenient;
+use crate::{images::ImagePlan, lenient};
 
 /// `POST /responses` body.
 #[derive(Debug, Serialize)]
@@ -81,13 +81,13 @@ pub(crate) enum OutputPart<'a> {
 }
 
 impl<'a> OutputBody<'a> {
-    pub(crate) fn of(output: &'a agent_core::CallOutput) -> Self {
-        if output.images.is_empty() {
+    pub(crate) fn of(output: &'a agent_core::CallOutput, plan: &ImagePlan<'a>) -> Self {
+        let images = plan.images(output);
+        if images.is_empty() {
             return Self::Text(&output.output);
         }
         let text = std::iter::once(OutputPart::InputText { text: &output.output });
-        let images = output
-            .images
+        let images = images
             .iter()
             .map(|image| OutputPart::InputImage { image_url: image.data_url(), detail: "auto" });
         Self::Parts(text.chain(images).collect())
@@ -117,12 +117,15 @@ pub(crate) fn build<'a>(
     mode: Mode<'a>,
     stream: bool,
     custom: bool,
+    image_input: bool,
 ) -> ResponsesRequest<'a> {
     let stateless = mode == Mode::Stateless;
     // Outputs are answered in the item type of their call, which a continued request may no
     // longer send: the whole transcript says which calls were not functions.
     let natives = native::native_calls(request.items);
-    let input = items.iter().filter_map(|item| input_item(item, stateless, &natives)).collect();
+    let plan = ImagePlan::new(items, image_input);
+    let input =
+        items.iter().filter_map(|item| input_item(item, stateless, &natives, &plan)).collect();
     let has_tools = !request.tools.is_empty();
     let tools = has_tools
         .then(|| request.tools.iter().map(|tool| native::request_tool(tool, custom)).collect());
@@ -157,14 +160,19 @@ pub(crate) fn build<'a>(
 /// One transcript item as input. Item ids are only sent when the server stores items; without
 /// storage OpenAI rejects ids it cannot look up, so a reasoning item is only replayable through
 /// its `encrypted_content`, and one without it is dropped.
-fn input_item<'a>(item: &'a Item, stateless: bool, natives: &[&ToolCall]) -> Option<InputItem<'a>> {
+fn input_item<'a>(
+    item: &'a Item,
+    stateless: bool,
+    natives: &[&ToolCall],
+    plan: &ImagePlan<'a>,
+) -> Option<InputItem<'a>> {
     Some(match item {
         Item::ToolCall(call) if !call.shape.is_function() => {
             InputItem::Native(native::call_item(call, stateless)?)
         }
         Item::ToolOutput(output)
             if let Some(call) = natives.iter().find(|call| call.call_id == output.call_id)
-                && let Some(native) = native::output_item(output, call) =>
+                && let Some(native) = native::output_item(output, call, plan) =>
         {
             InputItem::Native(native)
         }
@@ -179,7 +187,7 @@ fn input_item<'a>(item: &'a Item, stateless: bool, natives: &[&ToolCall]) -> Opt
         },
         Item::ToolOutput(output) => InputItem::FunctionCallOutput {
             call_id: &output.call_id,
-            output: OutputBody::of(output),
+            output: OutputBody::of(output, plan),
         },
         Item::Reasoning(reasoning) => {
             let replayable = if stateless {

@@ -311,17 +311,36 @@ async fn responses_image_output_turn() {
     assert_json_snapshot!(body["input"]);
 }
 
-/// Chat Completions keeps the text only: a `role: tool` message holds text, and the text names
-/// the saved image.
+/// On Chat Completions a `role: tool` message holds only text, so the images of a run of tool
+/// messages follow it as one user message of `image_url` parts, after every tool message of the
+/// run (each still follows the assistant message with its `tool_call_id`).
 #[tokio::test]
-async fn chat_image_output_is_text_only() {
+async fn chat_image_output_turn() {
     let server = start([Turn::text("A bar chart.")]).await;
     let client = client(Api::Chat, &config(&server, false));
-    run(client.as_ref(), &image_round(), None).await.unwrap();
+    let mut items = image_round();
+    items.insert(2, Item::ToolCall(call("call_2", "read_file", r#"{"path":"a.txt"}"#)));
+    items.push(output("call_2", "alpha"));
+    run(client.as_ref(), &items, None).await.unwrap();
     let body = server.requests()[0].json();
     conforms(&body);
-    let tool = &body["messages"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(tool["role"], "tool");
-    assert_eq!(tool["content"], "[image saved: /s/mcp/files/call_1-0.png (image/png, 68 bytes)]");
-    assert!(!body.to_string().contains("iVBORw0KGgo"), "{body}");
+    assert_json_snapshot!(body["messages"]);
+}
+
+/// A model that takes no image input gets the text only, on both APIs: the text names the image,
+/// and no image data is sent for the server to refuse.
+#[tokio::test]
+async fn no_image_input_sends_the_text_only() {
+    for api in [Api::Chat, Api::Responses] {
+        let server = start([Turn::text("A bar chart.")]).await;
+        let mut config = config(&server, false);
+        config.image_input = false;
+        let client = client(api, &config);
+        run(client.as_ref(), &image_round(), None).await.unwrap();
+        let body = server.requests()[0].json();
+        conforms(&body);
+        let text = body.to_string();
+        assert!(text.contains("[image saved: /s/mcp/files/call_1-0.png"), "{api:?}: {text}");
+        assert!(!text.contains("iVBORw0KGgo"), "{api:?}: {text}");
+    }
 }

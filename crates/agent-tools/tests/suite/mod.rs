@@ -19,6 +19,7 @@ mod read_file;
 mod secrets;
 mod specs;
 mod uppercase;
+mod view_image;
 mod web_search;
 mod write_file;
 

@@ -30,6 +30,7 @@ fn rule_names_match_the_permission_vocabulary() {
         tools.iter().map(|t| (t.spec().name.clone(), t.spec().rule_name.clone())).collect();
     let expected = [
         ("read_file", "Read"),
+        ("view_image", "Read"),
         ("write_file", "Edit"),
         ("edit_file", "Edit"),
         ("uppercase", "Uppercase"),
