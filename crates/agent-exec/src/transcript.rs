@@ -177,7 +177,7 @@ impl Transcript {
     }
 
     /// Loads a transcript for resuming: the conversation from the last compaction on, with what a
-    /// crash can leave repaired (see [`repair`]) and reported, so the caller can warn about
+    /// crash can leave repaired (see the `repair` module) and reported, so the caller can warn about
     /// dropped lines and persist the outputs it added.
     pub fn load(path: &Path) -> Result<Loaded> {
         let (conversation, torn_lines) = Self::read(path, true)?;
