@@ -6,7 +6,36 @@
 //! "Invalid value: 'custom'. Supported values are: 'function'". Every freeform tool keeps its
 //! JSON Schema, with the text in one string argument, so nothing is lost by the fallback.
 
-use agent_core::{ModelError, ModelErrorKind, ToolShape, ToolSpec};
+use std::{
+    future::Future,
+    sync::atomic::{AtomicBool, Ordering},
+};
+
+use agent_core::{ModelError, ModelErrorKind, ModelRequest, ModelStream, ToolShape, ToolSpec};
+
+/// Sends `request` through `open`; when the server refuses the custom tools it offers, `offers`
+/// is turned off (for this request and every later one of the client) and the request is sent
+/// again, with the freeform tools in their function shape.
+pub(crate) async fn open_falling_back<'a, F, Fut>(
+    offers: &AtomicBool,
+    model: &str,
+    request: ModelRequest<'a>,
+    open: F,
+) -> Result<ModelStream<'a>, ModelError>
+where
+    F: Fn(ModelRequest<'a>) -> Fut,
+    Fut: Future<Output = Result<ModelStream<'a>, ModelError>>,
+{
+    let offered = offers_custom(request.tools);
+    match open(request).await {
+        Err(error) if offered && offers.load(Ordering::Relaxed) && refuses_custom(&error) => {
+            tracing::warn!(model = %model, error = %error.message, "the server refused custom tools; sending them as function tools from now on");
+            offers.store(false, Ordering::Relaxed);
+            open(request).await
+        }
+        other => other,
+    }
+}
 
 /// Whether a request would offer a custom tool (a freeform tool with its text input).
 pub(crate) fn offers_custom(tools: &[ToolSpec]) -> bool {

@@ -72,19 +72,11 @@ impl ResponsesClient {
     /// Sends the request; a server that refuses custom tools gets it again with them as
     /// functions, and every later request too.
     async fn open<'a>(&'a self, request: ModelRequest<'a>) -> Result<ModelStream<'a>, ModelError> {
-        let offers_custom = crate::custom::offers_custom(request.tools);
-        match self.open_once(request).await {
-            Err(error)
-                if offers_custom
-                    && self.custom.load(Ordering::Relaxed)
-                    && crate::custom::refuses_custom(&error) =>
-            {
-                tracing::warn!(model = %self.connection.model, error = %error.message, "the server refused custom tools; sending them as function tools from now on");
-                self.custom.store(false, Ordering::Relaxed);
-                self.open_once(request).await
-            }
-            other => other,
-        }
+        let model = &self.connection.model;
+        crate::custom::open_falling_back(&self.custom, model, request, |request| {
+            self.open_once(request)
+        })
+        .await
     }
 
     async fn open_once<'a>(

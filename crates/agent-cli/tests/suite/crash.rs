@@ -5,35 +5,14 @@
 use std::{
     path::{Path, PathBuf},
     process::Stdio,
-    time::{Duration, Instant},
 };
 
 use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
 use serde_json::{Value, json};
 
-use crate::suite::{DEADLINE, Running, command, data_dir, exec::exec, stderr, transcript};
-
-/// The pids of processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains(marker))
-        })
-        .collect()
-}
-
-/// Waits until no process with `marker` is left (SIGKILL and the supervisors' kills take effect
-/// asynchronously); fails after [`DEADLINE`] naming the survivors.
-fn all_gone(marker: &str) {
-    let start = Instant::now();
-    while !processes_with(marker).is_empty() {
-        assert!(start.elapsed() < DEADLINE, "survived the agent: {:?}", processes_with(marker));
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use crate::suite::{
+    Running, all_gone, command, data_dir, exec::exec, processes_with, stderr, transcript,
+};
 
 /// A workspace of its own in a temp dir, so its data dir (beside it) holds only its sessions.
 fn workspace() -> (tempfile::TempDir, PathBuf) {

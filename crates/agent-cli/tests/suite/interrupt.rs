@@ -1,38 +1,14 @@
 //! Ctrl-C during a long bash call: the command's process group dies, the transcript records a
 //! cancelled output for the call, and the next request is valid.
 
-use std::{
-    io::Write,
-    process::Stdio,
-    time::{Duration, Instant},
-};
+use std::{io::Write, process::Stdio};
 
 use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
 use serde_json::{Value, json};
 
-use crate::suite::{DEADLINE, Running, command, exec::exec, session_id, stderr, transcript};
-
-/// The pids of processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains(marker))
-        })
-        .collect()
-}
-
-/// Waits until no process with `marker` is left (SIGKILL takes effect asynchronously); fails after
-/// [`DEADLINE`] with the survivors.
-fn all_gone(marker: &str) {
-    let start = Instant::now();
-    while !processes_with(marker).is_empty() {
-        assert!(start.elapsed() < DEADLINE, "survived: {:?}", processes_with(marker));
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use crate::suite::{
+    Running, all_gone, command, exec::exec, processes_with, session_id, stderr, transcript,
+};
 
 /// Sends SIGINT to the process, as Ctrl-C in its terminal would.
 fn interrupt(running: &Running) {

@@ -154,6 +154,28 @@ fn collect(mut pipe: impl Read + Send + 'static, buffer: Arc<Mutex<Vec<u8>>>) ->
     })
 }
 
+/// The pids of processes whose command line contains `marker`.
+pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains(marker))
+        })
+        .collect()
+}
+
+/// Waits until no process with `marker` is left (a SIGKILL and the supervisors' kills take
+/// effect asynchronously); fails after [`DEADLINE`] naming the survivors.
+pub(crate) fn all_gone(marker: &str) {
+    let start = std::time::Instant::now();
+    while !processes_with(marker).is_empty() {
+        assert!(start.elapsed() < DEADLINE, "survived the agent: {:?}", processes_with(marker));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// The `agent` command [`agent`] runs, for tests that feed stdin or signal the process.
 pub(crate) fn command(workspace: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agent"));
