@@ -41,7 +41,14 @@ impl Served {
         command.env(TOKEN_VAR, TOKEN);
         let mut running = Running::spawn(&mut command);
         // The server says where it listens once it does: no guessing with a sleep.
-        running.wait_for_stderr("serving MCP at ", 1);
+        // The whole line: its start may be read before its end.
+        running.wait_until("the serving line on stderr", |running| {
+            running
+                .stderr_so_far()
+                .split("serving MCP at ")
+                .nth(1)
+                .is_some_and(|rest| rest.contains('\n'))
+        });
         let url = running
             .stderr_so_far()
             .split("serving MCP at ")

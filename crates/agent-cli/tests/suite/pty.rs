@@ -208,7 +208,8 @@ async fn a_long_preview_is_capped_and_v_shows_all_of_it() {
         screen.wait_for("[v]iew all: ");
         let at_prompt = screen.contents();
         screen.type_text("v\r");
-        screen.wait_for("+line 80");
+        // The line after the last one, so the screen holds the whole list, not a half-drawn end.
+        screen.wait_for("+line 80\n");
         let viewed = screen.contents();
         // The question is asked again, and the answer still counts.
         screen.wait_until("the question again", |text| {
