@@ -22,4 +22,22 @@ if [ ! -x "$dest/venv/bin/python" ]; then
 fi
 "$dest/venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
 
+# Every other area's peers (ACP clients, language servers, OTLP receivers, …) sit in
+# scripts/peers/<area>/ with their own lockfiles, so two areas never share one lock: each gets
+# $dest/<area>/node (from package.json + package-lock.json) and $dest/<area>/venv (from
+# requirements.txt), installed the same way as the MCP peers above.
+for area_dir in "$here"/../peers/*/; do
+    [ -d "$area_dir" ] || continue
+    area="$(basename "$area_dir")"
+    if [ -f "$area_dir/package.json" ]; then
+        mkdir -p "$dest/$area/node"
+        cp "$area_dir/package.json" "$area_dir/package-lock.json" "$dest/$area/node/"
+        (cd "$dest/$area/node" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    fi
+    if [ -f "$area_dir/requirements.txt" ]; then
+        [ -x "$dest/$area/venv/bin/python" ] || python3 -m venv "$dest/$area/venv"
+        "$dest/$area/venv/bin/pip" install --quiet --disable-pip-version-check -r "$area_dir/requirements.txt"
+    fi
+done
+
 echo "MCP peers ready in $dest (export AGENT_MCP_PEERS=$dest if that is not the default)"

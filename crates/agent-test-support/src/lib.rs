@@ -63,6 +63,21 @@ pub fn skipped(reason: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
 }
 
+/// The installed peer of `area` (from `scripts/peers/<area>/`) at `relative` inside
+/// `<peers dir>/<area>/` — for example `peer("acp", "node/node_modules/.bin/acpx", "acpx")` — or
+/// `None` after saying the check is [`skipped`] for want of `what`.
+#[track_caller]
+pub fn peer(area: &str, relative: &str, what: &str) -> Option<PathBuf> {
+    mcp_peer(&format!("{area}/{relative}"), what)
+}
+
+/// The Python of `area`'s virtualenv (from `scripts/peers/<area>/requirements.txt`), or `None`
+/// after saying the check is skipped.
+#[track_caller]
+pub fn peer_python(area: &str) -> Option<PathBuf> {
+    peer(area, "venv/bin/python", &format!("the Python peers of {area}"))
+}
+
 /// One process of a process group, as `/proc/<pid>/stat` showed it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GroupMember {
