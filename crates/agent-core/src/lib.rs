@@ -52,6 +52,7 @@
 
 mod api_key;
 mod context;
+mod edits;
 mod error;
 mod item;
 mod model;
@@ -65,6 +66,7 @@ mod typed;
 pub use crate::{
     api_key::ApiKey,
     context::{Boundary, HiddenPath, ToolContext},
+    edits::{EditNote, EditObserver, EditedFile},
     error::{ToolError, ToolErrorKind},
     item::{CallOutput, Image, Item, Message, Reasoning, Role, ToolCall},
     model::{

@@ -13,10 +13,12 @@
 
 mod capture;
 mod group;
+mod sandboxed_service;
 mod service;
 mod supervisor;
 
 pub(crate) use self::group::{Group, SUBREAPER, reap_group};
+pub use self::sandboxed_service::{SandboxedService, spawn_sandboxed_service};
 pub use self::service::{ServiceChild, spawn_service};
 pub(crate) use self::supervisor::Until;
 use self::{capture::Capture, supervisor::Supervisor};

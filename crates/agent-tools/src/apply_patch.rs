@@ -26,7 +26,12 @@ use self::{
     grammar::FileOp,
     plan::{Done, Failure, Plan},
 };
-use crate::{blocking, closest, render, text, tracker::FileTracker};
+use crate::{
+    blocking, closest,
+    observe::{self, Observer},
+    render, text,
+    tracker::FileTracker,
+};
 
 /// The largest patch text accepted, in bytes (write_file's limit for one file's content).
 pub const MAX_PATCH_BYTES: usize = 1024 * 1024;
@@ -45,6 +50,7 @@ pub struct ApplyPatchInput {
 #[derive(Debug, Clone)]
 pub struct ApplyPatch {
     tracker: Arc<FileTracker>,
+    observer: Observer,
 }
 
 /// One file as a patch would leave it, for a front end to show before approving.
@@ -66,26 +72,56 @@ impl ApplyPatch {
     /// An apply_patch tool recording what it writes in `tracker`, so read_file, write_file and
     /// edit_file know the files' new content.
     pub fn new(tracker: Arc<FileTracker>) -> Self {
-        Self { tracker }
+        Self { tracker, observer: None }
+    }
+
+    /// The same tool telling `observer` about every file a patch changed (diagnostics after
+    /// edits).
+    #[must_use]
+    pub fn with_observer(mut self, observer: Option<Arc<dyn agent_core::EditObserver>>) -> Self {
+        self.observer = observer;
+        self
     }
 
     /// Applies raw patch text in `ws`, blocking: the call behind every shape of the tool.
     pub fn apply_text(&self, ws: &dyn Boundary, patch: &str) -> Result<ToolOutput, ToolError> {
+        self.apply_and_list(ws, patch).map(|(output, _)| output)
+    }
+
+    /// [`ApplyPatch::apply_text`], with the files the patch changed.
+    fn apply_and_list(
+        &self,
+        ws: &dyn Boundary,
+        patch: &str,
+    ) -> Result<(ToolOutput, Vec<agent_core::EditedFile>), ToolError> {
         let plan = plan(ws, patch)?;
         commit::commit(&plan)?;
+        let mut edited = Vec::with_capacity(plan.changes.len());
         for change in &plan.changes {
             if let Some(bytes) = &change.after {
                 self.tracker.record(&change.path, bytes);
             }
+            // A new file is compared with an empty one, so every error in it is new.
+            let before = match &change.before {
+                Some(bytes) => text::decode(bytes).ok().map(|(text, _)| text),
+                None => Some(String::new()),
+            };
+            edited.push(agent_core::EditedFile {
+                path: change.path.clone(),
+                before,
+                deleted: change.after.is_none(),
+            });
         }
-        Ok(ToolOutput::text(success(&plan)))
+        Ok((ToolOutput::text(success(&plan)), edited))
     }
 
     /// [`ApplyPatch::apply_text`] off the async runtime, as the function shape runs it: the door
     /// for the shapes whose call carries the raw text (a custom tool, the Responses built-in).
     pub async fn run_text(&self, patch: String, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let tool = self.clone();
-        blocking::run(move || tool.apply_text(&*ctx.workspace, &patch)).await
+        let (output, edited) =
+            blocking::run(move || tool.apply_and_list(&*ctx.workspace, &patch)).await?;
+        Ok(observe::append(&self.observer, output, &edited).await)
     }
 
     /// What `patch` would do to each file, worked out exactly as the call would and written

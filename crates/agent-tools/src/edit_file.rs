@@ -14,6 +14,7 @@ use crate::{
     change::FileChange,
     closest,
     ladder::{self, Outcome, Step},
+    observe::{self, Observer},
     paths,
     render::{self, MAX_LINE_CHARS},
     text::{self, Eol},
@@ -43,12 +44,20 @@ pub struct EditFileInput {
 #[derive(Debug, Clone)]
 pub struct EditFile {
     tracker: Arc<FileTracker>,
+    observer: Observer,
 }
 
 impl EditFile {
     /// An edit_file tool checking staleness against `tracker`.
     pub fn new(tracker: Arc<FileTracker>) -> Self {
-        Self { tracker }
+        Self { tracker, observer: None }
+    }
+
+    /// The same tool telling `observer` about every file it changed (diagnostics after edits).
+    #[must_use]
+    pub fn with_observer(mut self, observer: Option<Arc<dyn agent_core::EditObserver>>) -> Self {
+        self.observer = observer;
+        self
     }
 }
 
@@ -80,7 +89,9 @@ impl TypedTool for EditFile {
 
     async fn run(&self, input: EditFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let tracker = self.tracker.clone();
-        blocking::run(move || edit(&*ctx.workspace, &tracker, input)).await
+        let (output, edited) =
+            blocking::run(move || edit(&*ctx.workspace, &tracker, input)).await?;
+        Ok(observe::append(&self.observer, output, &[edited]).await)
     }
 }
 
@@ -126,7 +137,7 @@ fn edit(
     ws: &dyn Boundary,
     tracker: &FileTracker,
     input: EditFileInput,
-) -> Result<ToolOutput, ToolError> {
+) -> Result<(ToolOutput, agent_core::EditedFile), ToolError> {
     let Plan { path, shown, content, updated, encoding, ranges, new_ranges, notes } =
         plan(ws, tracker, &input)?;
     let bytes = text::encode(&updated, encoding);
@@ -134,7 +145,9 @@ fn edit(
     write_atomic(&path, &bytes, permissions)
         .map_err(|err| io_error(&format!("write {shown}"), &err))?;
     tracker.record(&path, &bytes);
-    Ok(ToolOutput::text(success(&shown, &content, &updated, &ranges, &new_ranges, &notes)))
+    let output =
+        ToolOutput::text(success(&shown, &content, &updated, &ranges, &new_ranges, &notes));
+    Ok((output, agent_core::EditedFile::changed(path, Some(content))))
 }
 
 /// Finds what to replace and builds the new text, checking everything a write would.

@@ -57,6 +57,7 @@ mod builtin_tools;
 mod change;
 mod closest;
 mod ladder;
+mod observe;
 mod paths;
 mod render;
 mod text;
@@ -112,6 +113,9 @@ pub struct BuiltinConfig {
     pub tracker: Option<Arc<FileTracker>>,
     /// Which tool edits files: edit_file (the default) or apply_patch.
     pub edit_tool: EditTool,
+    /// Told after write_file, edit_file or apply_patch changed files, and may add to their
+    /// observation (the binary registers the language-server client of `agent-lsp`).
+    pub edit_observer: Option<Arc<dyn agent_core::EditObserver>>,
 }
 
 /// The tool the model edits files with; write_file is offered beside either.
@@ -153,10 +157,16 @@ pub fn builtin_with_tracker(
         Arc::new(Typed::new(Bash::new(config.bash.clone()))?),
         Arc::new(Typed::new(Job::new(config.bash.jobs.clone()))?),
         Arc::new(Typed::new(ReadFile::new(tracker.clone()))?),
-        Arc::new(Typed::new(WriteFile::new(tracker.clone()))?),
+        Arc::new(Typed::new(
+            WriteFile::new(tracker.clone()).with_observer(config.edit_observer.clone()),
+        )?),
         match config.edit_tool {
-            EditTool::EditFile => Arc::new(Typed::new(EditFile::new(tracker))?),
-            EditTool::ApplyPatch => Arc::new(Typed::new(ApplyPatch::new(tracker))?),
+            EditTool::EditFile => Arc::new(Typed::new(
+                EditFile::new(tracker).with_observer(config.edit_observer.clone()),
+            )?),
+            EditTool::ApplyPatch => Arc::new(Typed::new(
+                ApplyPatch::new(tracker).with_observer(config.edit_observer.clone()),
+            )?),
         },
         Arc::new(Typed::new(ListDir)?),
         Arc::new(Typed::new(Grep)?),

@@ -15,6 +15,7 @@ use serde::Deserialize;
 use crate::{
     blocking::{self, io_error},
     change::FileChange,
+    observe::{self, Observer},
     paths, render,
     text::{self, Encoding, Eol},
     tracker::FileTracker,
@@ -37,12 +38,20 @@ pub struct WriteFileInput {
 #[derive(Debug, Clone)]
 pub struct WriteFile {
     tracker: Arc<FileTracker>,
+    observer: Observer,
 }
 
 impl WriteFile {
     /// A write_file tool checking staleness against `tracker`.
     pub fn new(tracker: Arc<FileTracker>) -> Self {
-        Self { tracker }
+        Self { tracker, observer: None }
+    }
+
+    /// The same tool telling `observer` about every file it wrote (diagnostics after edits).
+    #[must_use]
+    pub fn with_observer(mut self, observer: Option<Arc<dyn agent_core::EditObserver>>) -> Self {
+        self.observer = observer;
+        self
     }
 }
 
@@ -72,7 +81,9 @@ impl TypedTool for WriteFile {
 
     async fn run(&self, input: WriteFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let tracker = self.tracker.clone();
-        blocking::run(move || write(&*ctx.workspace, &tracker, &input)).await
+        let (output, edited) =
+            blocking::run(move || write(&*ctx.workspace, &tracker, &input)).await?;
+        Ok(observe::append(&self.observer, output, &[edited]).await)
     }
 }
 
@@ -112,7 +123,7 @@ fn write(
     ws: &dyn Boundary,
     tracker: &FileTracker,
     input: &WriteFileInput,
-) -> Result<ToolOutput, ToolError> {
+) -> Result<(ToolOutput, agent_core::EditedFile), ToolError> {
     let Plan { path, shown, new_text, existing } = plan(ws, tracker, input)?;
     let Some(existing) = existing else {
         let parent = path.parent().unwrap_or(ws.root());
@@ -122,22 +133,25 @@ fn write(
         write_atomic(&path, bytes, None)
             .map_err(|err| io_error(&format!("write {shown}"), &err))?;
         tracker.record(&path, bytes);
-        return Ok(ToolOutput::text(format!(
+        let output = ToolOutput::text(format!(
             "Created {shown} ({} lines, {})",
             text::line_count(&new_text),
             text::human_size(bytes.len() as u64)
-        )));
+        ));
+        // A new file is compared with an empty one: every error in it is new.
+        return Ok((output, agent_core::EditedFile::changed(path, Some(String::new()))));
     };
     let bytes = text::encode(&new_text, existing.encoding);
     write_atomic(&path, &bytes, Some(existing.permissions))
         .map_err(|err| io_error(&format!("write {shown}"), &err))?;
     tracker.record(&path, &bytes);
     let (added, removed) = line_changes(&existing.old_text, &new_text);
-    Ok(ToolOutput::text(format!(
+    let output = ToolOutput::text(format!(
         "Overwrote {shown}: {} → {} (+{added} −{removed})",
         text::line_count(&existing.old_text),
         render::plural(text::line_count(&new_text), "line", "lines")
-    )))
+    ));
+    Ok((output, agent_core::EditedFile::changed(path, Some(existing.old_text))))
 }
 
 /// Checks a write as the call would and works out the text it would write.

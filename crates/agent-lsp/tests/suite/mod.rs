@@ -1,0 +1,6 @@
+//! The cases, by server.
+
+mod fake;
+mod python;
+mod support;
+mod typescript;

@@ -1,0 +1,54 @@
+//! pyright: a new type error beside an unrelated old one, its fix, a no-op edit, a crash and
+//! restart, and no server left after the session.
+
+use super::support::{Fixture, eventually, group_alive, peer_bin, server};
+
+const BEFORE: &str = "def f(x: int) -> int:\n    return x\n\n\ny: int = undefined_name\n";
+const BROKEN: &str =
+    "def f(x: int) -> int:\n    return x\n\nz: int = \"text\"\n\ny: int = undefined_name\n";
+const FIXED: &str =
+    "def f(x: int) -> int:\n    return x\n\nz: int = 3\n\ny: int = undefined_name\n";
+
+fn fixture() -> Option<Fixture> {
+    let program = peer_bin("pyright-langserver")?;
+    let config = server("python", vec![program, "--stdio".into()], &["py"]);
+    Some(Fixture::new(config, Fixture::patient()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pyright_reports_only_the_new_error_then_the_fix_then_nothing() {
+    let Some(fx) = fixture() else { return };
+    let path = fx.file("a.py", BEFORE);
+    let text = fx.edit(&path, BROKEN).await;
+    insta::assert_snapshot!("pyright_introduced", text);
+    assert_eq!(
+        fx.edit(&path, FIXED).await,
+        "This edit fixed 1 error in a.py (pyright-langserver); 1 left."
+    );
+    assert_eq!(fx.edit(&path, FIXED).await, "");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pyright_killed_mid_session_restarts_and_nothing_outlives_the_session() {
+    let Some(fx) = fixture() else { return };
+    let path = fx.file("a.py", BEFORE);
+    assert!(fx.edit(&path, BROKEN).await.contains("introduced 1 error"));
+    let pids = fx.session.server_pids().await;
+    assert_eq!(pids.len(), 1);
+    // The crash: the whole group dies, as with the OOM killer.
+    let status = std::process::Command::new("kill")
+        .args(["-s", "KILL", "--", &format!("-{}", pids[0])])
+        .status();
+    assert!(status.unwrap().success());
+    let gone = eventually(|| !group_alive(pids[0])).await;
+    assert!(gone, "{:?}", agent_test_support::process_group(pids[0]));
+    assert_eq!(
+        fx.edit(&path, FIXED).await,
+        "This edit fixed 1 error in a.py (pyright-langserver); 1 left."
+    );
+    let restarted = fx.session.server_pids().await;
+    assert!(restarted.len() == 1 && restarted != pids, "{restarted:?}");
+    assert!(group_alive(restarted[0]));
+    drop(fx);
+    assert!(eventually(|| !group_alive(restarted[0])).await, "the server outlived the session");
+}
