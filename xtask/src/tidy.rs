@@ -30,9 +30,20 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     // MCP tools are registry tools, the MCP server exposes an executor, and a stdio server is a
     // child process started by the sandbox's `spawn_service`.
     ("agent-mcp", &["agent-core", "agent-exec", "agent-sandbox"]),
+    // The LSP client implements agent-core's edit observer and its diagnostics tool, and runs
+    // each language server under the sandbox (`spawn_sandboxed_service`).
+    ("agent-lsp", &["agent-core", "agent-sandbox"]),
     (
         "agent-cli",
-        &["agent-core", "agent-sandbox", "agent-exec", "agent-tools", "agent-model", "agent-mcp"],
+        &[
+            "agent-core",
+            "agent-sandbox",
+            "agent-exec",
+            "agent-tools",
+            "agent-model",
+            "agent-mcp",
+            "agent-lsp",
+        ],
     ),
     // Test helpers: a dev-dependency only. No crate may ship with it (no list above names it).
     ("agent-test-support", &[]),
@@ -48,6 +59,7 @@ const LIBRARIES: &[&str] = &[
     "agent-tools",
     "agent-model",
     "agent-mcp",
+    "agent-lsp",
     "agent-test-support",
 ];
 

@@ -9,6 +9,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
+pub(crate) mod lsp;
+
 use agent_model::ApiKey;
 use anyhow::{Context, bail};
 use serde::Deserialize;
@@ -126,6 +128,10 @@ pub(crate) const RANGES: &[(&str, Range)] = &[
     ("model_max_stream_events", Range { min: 1, max: 1_000_000_000_000, unit: "events" }),
     ("model_max_event_bytes", Range { min: 1_024, max: 4 << 30, unit: "bytes" }),
     ("model_waiting_notice_secs", Range { min: 0, max: 3_600, unit: "seconds" }),
+    ("lsp.wait_ms", Range { min: 50, max: 60_000, unit: "milliseconds" }),
+    ("lsp.max_shown", Range { min: 1, max: 100, unit: "errors" }),
+    ("lsp.max_processes", Range { min: 2, max: 4_096, unit: "processes" }),
+    ("lsp.max_memory_mb", Range { min: 256, max: 1 << 20, unit: "MiB" }),
 ];
 
 /// The range of `key` in [`RANGES`].
@@ -270,6 +276,9 @@ pub(crate) struct ConfigFile {
     /// The most tokens the MCP tools' schemas may take together before the model gets
     /// `tool_search` in their place (default 8000; docs/mcp.md).
     pub(crate) mcp_tool_budget_tokens: Option<usize>,
+    /// Diagnostics after edits from language servers (`[lsp]`, `[lsp.<language>]`; docs/lsp.md).
+    #[serde(default)]
+    pub(crate) lsp: lsp::LspTable,
 }
 
 impl ConfigFile {
@@ -322,6 +331,7 @@ impl ConfigFile {
                 }
             }
         }
+        self.lsp.check()?;
         let budget = self.mcp_tool_budget_tokens.map(|v| u64::try_from(v).unwrap_or(u64::MAX));
         check_range("mcp_tool_budget_tokens", "mcp_tool_budget_tokens", budget)?;
         for (name, profile) in &self.profiles {

@@ -299,7 +299,10 @@ impl Settings {
         let options = &self.options;
         let root = self.workspace()?;
         let mode = self.permission_mode(default_mode)?;
-        let builtin = self.builtin_config(tracker, &executor)?;
+        let mut builtin = self.builtin_config(tracker, &executor)?;
+        // Language servers for diagnostics after edits, started on demand (docs/lsp.md).
+        let lsp = self.file.lsp.session(&root, executor.session_dir.as_deref())?;
+        builtin.edit_observer = lsp.as_ref().map(crate::config::lsp::observer);
         let jobs = builtin.bash.jobs.clone();
         let mut executor = executor;
         let limits = self.limits();
@@ -326,6 +329,10 @@ impl Settings {
         }
         if shapes.shell || self.every_tool {
             builder = builder.tool(Arc::new(Shell::new()?));
+        }
+        if let Some(lsp) = lsp {
+            builder =
+                builder.tool(Arc::new(agent_core::Typed::new(agent_lsp::Diagnostics::new(lsp))?));
         }
         if let Some(names) = &options.tools {
             builder = builder.only_tools(names.iter().cloned());

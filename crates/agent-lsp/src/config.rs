@@ -37,7 +37,7 @@ pub struct ServerConfig {
     pub enabled: bool,
     /// For a server that publishes one version's diagnostics in several messages (syntax, then
     /// types): how long to wait after one for the next. Zero for servers that publish once.
-    #[serde(default, with = "millis")]
+    #[serde(default, rename = "settle_ms", deserialize_with = "millis::deserialize")]
     pub settle: Duration,
 }
 

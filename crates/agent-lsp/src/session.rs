@@ -38,7 +38,7 @@ pub struct LspSession {
     inner: Arc<Inner>,
     /// Held by the session's users, not by its own tasks: when the last user's clone goes, the
     /// servers are killed even while a task still waits on one.
-    owner: Option<Arc<Owner>>,
+    _owner: Option<Arc<Owner>>,
 }
 
 /// Kills the servers when the session's last user lets go.
@@ -143,12 +143,12 @@ impl LspSession {
             waiting: Mutex::default(),
             closed: std::sync::atomic::AtomicBool::new(false),
         });
-        Ok(Self { owner: Some(Arc::new(Owner(inner.clone()))), inner })
+        Ok(Self { _owner: Some(Arc::new(Owner(inner.clone()))), inner })
     }
 
     /// A handle for the session's own tasks, which does not keep the servers alive.
     fn worker(&self) -> LspSession {
-        LspSession { inner: self.inner.clone(), owner: None }
+        LspSession { inner: self.inner.clone(), _owner: None }
     }
 
     /// The configuration.

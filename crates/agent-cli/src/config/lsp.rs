@@ -1,0 +1,87 @@
+//! The `[lsp]` table: diagnostics after edits (docs/lsp.md). Its bounds, and one table per
+//! language (`[lsp.python]`: command, file types, root markers, initialization options) that
+//! replaces or adds to the defaults found on `PATH`.
+
+use std::{collections::BTreeMap, path::Path, sync::Arc, time::Duration};
+
+use agent_lsp::{LspConfig, LspSession, ServerConfig};
+use anyhow::{Context as _, bail};
+use serde::Deserialize;
+
+/// `[lsp]` as written in the config file.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub(crate) struct LspTable {
+    /// `false` turns diagnostics after edits off (default on for the servers configured or
+    /// found on `PATH`).
+    pub(crate) enabled: Option<bool>,
+    /// How long an edit waits for its diagnostics, in milliseconds (default 1500).
+    pub(crate) wait_ms: Option<u64>,
+    /// New errors shown per file (default 5).
+    pub(crate) max_shown: Option<u64>,
+    /// Processes alive at once in one server's tree (default 64).
+    pub(crate) max_processes: Option<u64>,
+    /// Virtual address space per server process, in MiB (default 16384).
+    pub(crate) max_memory_mb: Option<u64>,
+    /// One table per language.
+    #[serde(flatten)]
+    pub(crate) languages: BTreeMap<String, ServerConfig>,
+}
+
+impl LspTable {
+    /// Refuses a value out of range and a language table without a command or file types.
+    pub(crate) fn check(&self) -> anyhow::Result<()> {
+        for (key, value) in [
+            ("lsp.wait_ms", self.wait_ms),
+            ("lsp.max_shown", self.max_shown),
+            ("lsp.max_processes", self.max_processes),
+            ("lsp.max_memory_mb", self.max_memory_mb),
+        ] {
+            super::check_range(&format!("[lsp] {}", &key[4..]), key, value)?;
+        }
+        for (language, server) in &self.languages {
+            if server.enabled && (server.command.is_empty() || server.file_types.is_empty()) {
+                bail!("[lsp.{language}] needs a command and file_types (or enabled = false)");
+            }
+        }
+        Ok(())
+    }
+
+    /// The session's language servers for the workspace at `root`; `None` when off or when no
+    /// server is configured or found on `PATH`.
+    pub(crate) fn session(
+        &self,
+        root: &Path,
+        session_dir: Option<&Path>,
+    ) -> anyhow::Result<Option<LspSession>> {
+        if self.enabled == Some(false) {
+            return Ok(None);
+        }
+        let mut servers = agent_lsp::defaults(std::env::var_os("PATH").as_deref());
+        for (language, server) in &self.languages {
+            servers.retain(|s| s.language != *language);
+            servers.push(ServerConfig { language: language.clone(), ..server.clone() });
+        }
+        servers.retain(|s| s.enabled);
+        if servers.is_empty() {
+            return Ok(None);
+        }
+        let defaults = LspConfig::default();
+        let config = LspConfig {
+            servers,
+            wait: self.wait_ms.map_or(defaults.wait, Duration::from_millis),
+            max_shown: self.max_shown.map_or(defaults.max_shown, |n| n as usize),
+            max_processes: self.max_processes.unwrap_or(defaults.max_processes),
+            max_memory_bytes: self.max_memory_mb.map_or(defaults.max_memory_bytes, |mb| mb << 20),
+            cache_dir: session_dir.map(|dir| dir.join("lsp")),
+            ..defaults
+        };
+        let session = LspSession::new(config, root, agent_exec::secret::Secrets::default())
+            .context("starting the language servers' session")?;
+        Ok(Some(session))
+    }
+}
+
+/// The session as the edit tools' observer.
+pub(crate) fn observer(session: &LspSession) -> Arc<dyn agent_core::EditObserver> {
+    Arc::new(session.clone())
+}
