@@ -11,6 +11,8 @@ use std::{collections::HashMap, path::PathBuf, sync::Arc};
 use agent_core::CallOutput;
 use serde_json::Value;
 
+mod diagnostics;
+
 use crate::preview::{Block, Previewer, Style, Tone, short, unified, wrap};
 
 /// Lines a finished call's preview shows before it points at `/last`.
@@ -107,6 +109,12 @@ impl Work {
             _ => None,
         };
         let block = preview(&running.name, output, diff.as_ref());
+        // The errors an edit introduced go under its diff, never collapsed away (docs/lsp.md).
+        let mut errors = Block::default();
+        if output.ok && matches!(running.name.as_str(), "edit_file" | "write_file" | "apply_patch")
+        {
+            diagnostics::push(&mut errors, &output.output);
+        }
         self.last = Some(Done {
             name: running.name,
             arguments: running.arguments,
@@ -115,7 +123,7 @@ impl Work {
             output_path: running.output_path,
             diff,
         });
-        block.render(style, Some(COLLAPSED), "/last shows all")
+        block.render(style, Some(COLLAPSED), "/last shows all") + &errors.render(style, None, "")
     }
 
     /// The last call in full: its arguments, status, diff and whole output.

@@ -36,6 +36,8 @@ struct Published {
     diagnostics: Vec<Diag>,
     /// The value of the publish counter when this arrived.
     seq: u64,
+    /// When it arrived.
+    at: std::time::Instant,
 }
 
 /// A started, initialised server.
@@ -61,8 +63,8 @@ impl std::fmt::Debug for Server {
 /// What waiting for a version's diagnostics ended with.
 #[derive(Debug)]
 pub(crate) enum Waited {
-    /// They arrived.
-    Arrived(Vec<Diag>),
+    /// They arrived, at this instant.
+    Arrived(Vec<Diag>, std::time::Instant),
     /// The server exited first.
     Gone,
     /// The time ran out.
@@ -230,7 +232,7 @@ impl Server {
         let mut ticks = self.tick.subscribe();
         let wait = async {
             loop {
-                if let Some(mut found) = self.published_for(uri, version, since) {
+                if let Some((mut found, mut at)) = self.published_for(uri, version, since) {
                     // Some servers publish one version in parts (syntax, then types): take the
                     // last part that arrives within `settle` of the one before.
                     let mut seen = self.seq();
@@ -239,12 +241,12 @@ impl Server {
                             .await
                             .is_ok_and(|r| r.is_ok())
                     {
-                        if let Some(later) = self.published_for(uri, version, seen) {
-                            found = later;
+                        if let Some((later, later_at)) = self.published_for(uri, version, seen) {
+                            (found, at) = (later, later_at);
                         }
                         seen = self.seq();
                     }
-                    return Waited::Arrived(found);
+                    return Waited::Arrived(found, at);
                 }
                 if !self.alive.load(Ordering::SeqCst) {
                     return Waited::Gone;
@@ -257,14 +259,19 @@ impl Server {
         tokio::time::timeout(timeout, wait).await.unwrap_or(Waited::TimedOut)
     }
 
-    fn published_for(&self, uri: &Uri, version: i32, since: u64) -> Option<Vec<Diag>> {
+    fn published_for(
+        &self,
+        uri: &Uri,
+        version: i32,
+        since: u64,
+    ) -> Option<(Vec<Diag>, std::time::Instant)> {
         let published = self.published.lock().unwrap_or_else(PoisonError::into_inner);
         let entry = published.get(uri.as_str())?;
         let current = match entry.version {
             Some(v) => v == version,
             None => entry.seq > since,
         };
-        current.then(|| entry.diagnostics.clone())
+        current.then(|| (entry.diagnostics.clone(), entry.at))
     }
 
     /// Everything published so far, by document.
@@ -319,10 +326,10 @@ impl Server {
                     .map(|list| list.iter().filter_map(diag).collect())
                     .unwrap_or_default();
                 let seq = self.seq() + 1;
-                self.published
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(uri.to_owned(), Published { version, diagnostics, seq });
+                self.published.lock().unwrap_or_else(PoisonError::into_inner).insert(
+                    uri.to_owned(),
+                    Published { version, diagnostics, seq, at: std::time::Instant::now() },
+                );
                 self.tick.send_modify(|n| *n = seq);
             }
             _ => {}

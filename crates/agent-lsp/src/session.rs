@@ -79,6 +79,8 @@ struct Inner {
     waiting: Mutex<Vec<(PathBuf, JoinHandle<FileReport>)>>,
     /// Set when the session's users are gone.
     closed: std::sync::atomic::AtomicBool,
+    /// From sending the last edit's text to its diagnostics' arrival: the server's share.
+    server_time: Mutex<Option<std::time::Duration>>,
 }
 
 /// One language server's state in this session.
@@ -142,6 +144,7 @@ impl LspSession {
             docs: Mutex::default(),
             waiting: Mutex::default(),
             closed: std::sync::atomic::AtomicBool::new(false),
+            server_time: Mutex::default(),
         });
         Ok(Self { _owner: Some(Arc::new(Owner(inner.clone()))), inner })
     }
@@ -171,6 +174,13 @@ impl LspSession {
                 _ => None,
             })
             .collect()
+    }
+
+    /// How long the server took over the last edit whose diagnostics arrived, from sending its
+    /// text to their arrival: the rest of an edit's wait is the harness's own (the bench's
+    /// `lsp.harness_share_ms`).
+    pub fn last_server_time(&self) -> Option<std::time::Duration> {
+        *self.inner.server_time.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Kills every running server (as a crash would); the next edit restarts them.
@@ -266,7 +276,7 @@ impl LspSession {
         let uri = uri_of(path)?;
         match server.wait_for(&uri, version, since, self.inner.config.give_up, config.settle).await
         {
-            Waited::Arrived(diags) => {
+            Waited::Arrived(diags, _) => {
                 doc.known = Some((text, diags.clone()));
                 Ok(vec![(self.shown(path), diags)])
             }
@@ -357,7 +367,7 @@ impl LspSession {
                     return Outcome::Nothing;
                 };
                 match server.wait_for(&uri, version, since, give_up, config.settle).await {
-                    Waited::Arrived(diags) => doc.known = Some((before.to_owned(), diags)),
+                    Waited::Arrived(diags, _) => doc.known = Some((before.to_owned(), diags)),
                     Waited::Gone => return Outcome::Crashed,
                     Waited::TimedOut => return Outcome::NoAnswer,
                 }
@@ -366,12 +376,15 @@ impl LspSession {
         if doc.generation == server.generation && doc.text == after && doc.known.is_some() {
             return Outcome::Delta(Delta::default());
         }
+        let sent = Instant::now();
         let Ok((version, since)) = self.send_text(&server, &config, &edited.path, &mut doc, &after)
         else {
             return Outcome::Nothing;
         };
         match server.wait_for(&uri, version, since, give_up, config.settle).await {
-            Waited::Arrived(diags) => {
+            Waited::Arrived(diags, at) => {
+                *self.inner.server_time.lock().unwrap_or_else(PoisonError::into_inner) =
+                    Some(at.saturating_duration_since(sent));
                 let delta = match &doc.known {
                     Some((old_text, old)) => diff::delta(old, old_text, &diags, &after),
                     // Changed by a command with no record of before: this is the baseline.
