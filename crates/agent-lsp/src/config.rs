@@ -68,7 +68,7 @@ impl ServerConfig {
 
     /// Whether it takes `path`.
     pub fn takes(&self, path: &Path) -> bool {
-        extension(path).is_some_and(|ext| self.file_types.iter().any(|t| *t == ext))
+        extension(path).is_some_and(|ext| self.file_types.contains(&ext))
     }
 
     /// The program's name, for messages.

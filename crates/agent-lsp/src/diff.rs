@@ -56,6 +56,9 @@ impl Diag {
     }
 }
 
+/// Whether two diagnostics with the same key sit at the same place (one pass of [`delta`]).
+type SamePlace<'a> = &'a dyn Fn(&Diag, &Diag) -> bool;
+
 /// What an edit did to a file's errors.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Delta {
@@ -91,7 +94,7 @@ pub fn delta(before: &[Diag], old_text: &str, after: &[Diag], new_text: &str) ->
     let mut matched_new = vec![false; after.len()];
     // First the lines the edit moved, then the same text anywhere: the second pass must not take
     // an old diagnostic the first would give to a later new one.
-    let passes: [&dyn Fn(&Diag, &Diag) -> bool; 2] =
+    let passes: [SamePlace<'_>; 2] =
         [&|old, new| moved.get(&old.line) == Some(&new.line), &|old, new| {
             text_of(&old_lines, old.line)
                 .is_some_and(|text| Some(text) == text_of(&new_lines, new.line))

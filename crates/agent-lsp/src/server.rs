@@ -71,26 +71,38 @@ pub(crate) enum Waited {
     TimedOut,
 }
 
+/// How to start one server.
+pub(crate) struct Launch {
+    /// Its sandbox (writable: its cache only).
+    pub(crate) sandbox: SandboxConfig,
+    /// Its environment before the sandbox scrubs it.
+    pub(crate) env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    /// Where its stderr goes.
+    pub(crate) log: std::fs::File,
+    /// The largest message accepted from it.
+    pub(crate) max_message_bytes: usize,
+    /// How long `initialize` may take.
+    pub(crate) timeout: Duration,
+    /// Which start of its language this is.
+    pub(crate) generation: u64,
+}
+
 impl Server {
-    /// Starts `config`'s server for the project at `root` under `sandbox`, logging its stderr to
-    /// `log`, and completes the `initialize` handshake within `timeout`.
+    /// Starts `config`'s server for the project at `root` as `launch` says, and completes the
+    /// `initialize` handshake within its timeout.
     pub(crate) async fn start(
         config: &ServerConfig,
         root: &Path,
-        sandbox: &SandboxConfig,
-        env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
-        log: std::fs::File,
-        max_message_bytes: usize,
-        timeout: Duration,
-        generation: u64,
+        launch: Launch,
     ) -> Result<Arc<Server>, LspError> {
+        let Launch { sandbox, env, log, max_message_bytes, timeout, generation } = launch;
         let Some((program, args)) = config.command.split_first() else {
             return Err(LspError::Start("the command is empty".into()));
         };
         let mut spec = ProcessSpec::new(program).cwd(root);
         spec.args = args.iter().map(Into::into).collect();
         spec.base_env = Some(env);
-        let mut service = spawn_sandboxed_service(&spec, sandbox, log)
+        let mut service = spawn_sandboxed_service(&spec, &sandbox, log)
             .map_err(|err| LspError::Start(err.to_string()))?;
         let (stdout, stdin) =
             service.take_stdio().ok_or_else(|| LspError::Start("no stdio pipes".into()))?;

@@ -28,7 +28,7 @@ use crate::{
     config::{LspConfig, ServerConfig},
     diff::{self, Delta, Diag},
     report::{self, FileReport, Outcome},
-    server::{Server, Waited},
+    server::{Launch, Server, Waited},
 };
 
 /// The language servers of one session. Cheap to clone; the servers stop when the last clone is
@@ -55,7 +55,7 @@ impl Drop for Owner {
         // A start in progress holds the lock; it sees `closed` when it ends and kills its server.
         if let Ok(mut servers) = inner.servers.try_lock() {
             for slot in servers.values() {
-                if let Slot::Running(server) = slot {
+                if let Slot::Running(server, _) = slot {
                     server.kill();
                 }
             }
@@ -86,17 +86,12 @@ struct Inner {
 /// One language server's state in this session.
 #[derive(Debug)]
 enum Slot {
-    Running(Arc<Server>),
+    /// Running, after `failures` earlier failures (they still count towards turning it off).
+    Running(Arc<Server>, u32),
     /// Failed `failures` times; the next start may happen at `until`.
-    Backoff {
-        failures: u32,
-        until: Instant,
-        generation: u64,
-    },
+    Backoff { failures: u32, until: Instant, generation: u64 },
     /// Off for the rest of the session; the notice is given once.
-    Off {
-        noticed: bool,
-    },
+    Off { noticed: bool },
 }
 
 /// What the session knows of one document.
@@ -170,7 +165,7 @@ impl LspSession {
         servers
             .values()
             .filter_map(|slot| match slot {
-                Slot::Running(server) => server.pid(),
+                Slot::Running(server, _) => server.pid(),
                 _ => None,
             })
             .collect()
@@ -186,7 +181,7 @@ impl LspSession {
     /// Kills every running server (as a crash would); the next edit restarts them.
     pub async fn kill_servers(&self) {
         for slot in self.inner.servers.lock().await.values() {
-            if let Slot::Running(server) = slot {
+            if let Slot::Running(server, _) = slot {
                 server.kill();
             }
         }
@@ -196,7 +191,7 @@ impl LspSession {
     pub async fn shutdown(&self) {
         let mut servers = self.inner.servers.lock().await;
         for slot in servers.values() {
-            if let Slot::Running(server) = slot {
+            if let Slot::Running(server, _) = slot {
                 server.kill();
             }
         }
@@ -252,7 +247,7 @@ impl LspSession {
             let servers = self.inner.servers.lock().await;
             let mut all = Vec::new();
             for slot in servers.values() {
-                if let Slot::Running(server) = slot {
+                if let Slot::Running(server, _) = slot {
                     for (uri, diags) in server.all_published() {
                         let shown = uri
                             .parse::<Uri>()
@@ -359,8 +354,10 @@ impl LspSession {
         let Ok(after) = std::fs::read_to_string(&edited.path) else { return Outcome::Nothing };
         let give_up = self.inner.config.give_up;
         // The first edit of a file: its errors before the edit are the baseline.
-        if doc.known.is_none() {
-            if let Some(before) = edited.before.as_deref() {
+        if doc.known.is_none()
+            && let Some(before) = edited.before.as_deref()
+        {
+            {
                 let Ok((version, since)) =
                     self.send_text(&server, &config, &edited.path, &mut doc, before)
                 else {
@@ -444,12 +441,13 @@ impl LspSession {
         loop {
             let mut servers = self.inner.servers.lock().await;
             let (failures, generation) = match servers.get_mut(&key) {
-                Some(Slot::Running(server)) if server.is_alive() => return Ok(server.clone()),
-                Some(Slot::Running(server)) => {
-                    // It died since the last edit: a failure like a failed start.
-                    let generation = server.generation;
+                Some(Slot::Running(server, _)) if server.is_alive() => return Ok(server.clone()),
+                Some(Slot::Running(server, failures)) => {
+                    // It died since the last edit: a failure like a failed start. The first
+                    // restart after a crash is at once; failed starts back off.
+                    let (generation, failures) = (server.generation, *failures);
                     server.kill();
-                    (self.failed_once(&mut servers, &key, 0, generation), generation)
+                    (self.failed_once(&mut servers, &key, failures, generation), generation)
                 }
                 Some(Slot::Off { noticed }) => {
                     let notice = !*noticed;
@@ -476,7 +474,7 @@ impl LspSession {
                     return Err(LspError::Gone);
                 }
                 Ok(server) => {
-                    servers.insert(key, Slot::Running(server.clone()));
+                    servers.insert(key, Slot::Running(server.clone(), failures));
                     return Ok(server);
                 }
                 Err(err) => {
@@ -546,17 +544,15 @@ impl LspSession {
         sandbox.hide = Some(inner.secrets.to_hide(Some(&inner.root), home.as_deref()));
         env.retain(|(k, _)| k != "XDG_CACHE_HOME");
         env.push(("XDG_CACHE_HOME".into(), cache.clone().into()));
-        Server::start(
-            config,
-            root,
-            &sandbox,
+        let launch = Launch {
+            sandbox,
             env,
             log,
-            inner.config.max_message_bytes,
-            inner.config.start_timeout,
+            max_message_bytes: inner.config.max_message_bytes,
+            timeout: inner.config.start_timeout,
             generation,
-        )
-        .await
+        };
+        Server::start(config, root, launch).await
     }
 
     /// The nearest directory above `path`, up to the workspace root, holding a root marker.

@@ -66,8 +66,10 @@ impl TypedTool for Diagnostics {
             Some(path) => Some(ctx.workspace.resolve(path)?),
             None => None,
         };
-        if let Some(path) = &path {
-            if !self.session.covers(path) {
+        if let Some(path) = &path
+            && !self.session.covers(path)
+        {
+            {
                 return Err(ToolError::new(
                     ToolErrorKind::InvalidArguments,
                     format!(

@@ -4,6 +4,7 @@
 Modes (first argument):
   silent  reads everything and never answers, not even initialize;
   quiet   answers initialize and shutdown, never publishes a diagnostic;
+  exit    exits at once (a server that cannot start);
   fork    first tries to start 100 child processes (each sleeps), prints how many it started to
           stderr, then behaves as quiet.
 """
@@ -36,6 +37,8 @@ def send(stream, message):
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "quiet"
+    if mode == "exit":
+        sys.exit(3)
     if mode == "fork":
         started = 0
         for _ in range(100):

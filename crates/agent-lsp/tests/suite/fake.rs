@@ -26,6 +26,23 @@ async fn a_server_that_never_answers_leaves_the_edit_pending_within_the_deadline
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_keeps_failing_is_off_for_the_session_with_one_notice() {
+    let config = LspConfig {
+        wait: Duration::from_secs(20),
+        backoff: Duration::from_millis(10),
+        ..LspConfig::default()
+    };
+    let fx = Fixture::new(fake("exit"), config);
+    let path = fx.file("a.fk", "one\n");
+    assert_eq!(
+        fx.edit(&path, "two\n").await,
+        "No diagnostics for a.fk: python3 failed 3 times; diagnostics for fake are off for this session."
+    );
+    assert_eq!(fx.edit(&path, "three\n").await, "");
+    assert!(fx.session.server_pids().await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_forking_100_processes_is_stopped_by_the_process_limit() {
     let config = LspConfig {
         wait: Duration::from_secs(20),

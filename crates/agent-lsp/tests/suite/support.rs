@@ -13,8 +13,8 @@ use agent_lsp::{LspConfig, LspSession, ServerConfig};
 pub(crate) struct Fixture {
     pub(crate) dir: tempfile::TempDir,
     pub(crate) session: LspSession,
-    /// The servers' cache, holding their logs (`<language>/server.log`).
-    pub(crate) cache: tempfile::TempDir,
+    /// The servers' cache (their logs are `<language>/server.log`), removed with the fixture.
+    pub(crate) _cache: tempfile::TempDir,
 }
 
 /// A server table row.
@@ -40,7 +40,7 @@ impl Fixture {
         let config = LspConfig { servers: vec![server], cache_dir, ..config };
         let session =
             LspSession::new(config, dir.path(), agent_sandbox::secret::Secrets::default()).unwrap();
-        Fixture { dir, session, cache }
+        Fixture { dir, session, _cache: cache }
     }
 
     /// Generous bounds for real servers on a loaded machine: the figures are in the bench.
@@ -50,12 +50,6 @@ impl Fixture {
             give_up: Duration::from_secs(60),
             ..LspConfig::default()
         }
-    }
-
-    /// The server log of `language`, to show when a case fails.
-    pub(crate) fn log(&self, language: &str) -> String {
-        std::fs::read_to_string(self.cache.path().join(language).join("server.log"))
-            .unwrap_or_default()
     }
 
     pub(crate) fn path(&self, name: &str) -> PathBuf {
