@@ -17,9 +17,11 @@ pub struct ServerConfig {
     /// `languageId` unless `language_id` says otherwise.
     #[serde(skip)]
     pub language: String,
-    /// The program and its arguments.
+    /// The program and its arguments (required unless `enabled = false`).
+    #[serde(default)]
     pub command: Vec<String>,
-    /// File name extensions it takes, without the dot.
+    /// File name extensions it takes, without the dot (required unless `enabled = false`).
+    #[serde(default)]
     pub file_types: Vec<String>,
     /// Files or directories that mark a project's root (`pyproject.toml`, `tsconfig.json`); the
     /// nearest directory holding one, up to the workspace root, is the server's root.

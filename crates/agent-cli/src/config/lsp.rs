@@ -85,3 +85,26 @@ impl LspTable {
 pub(crate) fn observer(session: &LspSession) -> Arc<dyn agent_core::EditObserver> {
     Arc::new(session.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::ConfigFile;
+
+    #[test]
+    fn the_example_in_the_lsp_docs_parses() {
+        let doc = include_str!("../../../../docs/lsp.md");
+        let block =
+            doc.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
+        let file: ConfigFile = toml::from_str(block).unwrap();
+        file.check().unwrap();
+        assert_eq!((file.lsp.wait_ms, file.lsp.max_shown), (Some(1500), Some(5)));
+        assert_eq!(file.lsp.languages["python"].command[0], "basedpyright-langserver");
+        assert!(!file.lsp.languages["rust"].enabled);
+        let bad: ConfigFile = toml::from_str("[lsp]\nwait_ms = 10\n").unwrap();
+        assert!(
+            bad.check().unwrap_err().to_string().contains("[lsp] wait_ms = 10 is out of range")
+        );
+        let empty: ConfigFile = toml::from_str("[lsp.go]\nfile_types = [\"go\"]\n").unwrap();
+        assert!(empty.check().is_err());
+    }
+}

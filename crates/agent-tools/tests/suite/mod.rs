@@ -13,6 +13,7 @@ mod glob;
 mod grep;
 mod job;
 mod list_dir;
+mod observer;
 mod permission;
 mod preview;
 mod read_file;
