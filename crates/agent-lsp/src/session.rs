@@ -5,7 +5,9 @@
 //! An edit's work (start the server, open or change the document, wait for that version's
 //! diagnostics) runs on a task of its own; the observation waits for it only up to
 //! [`LspConfig::wait`]. A task still running then keeps going, and its report is delivered with
-//! the next observation that touches the file.
+//! the next observation that touches the file. The servers' lifecycle is in [`lifecycle`].
+
+mod lifecycle;
 
 use std::{
     collections::HashMap,
@@ -15,10 +17,7 @@ use std::{
 };
 
 use agent_core::{BoxFuture, EditNote, EditObserver, EditedFile};
-use agent_sandbox::{
-    sandbox::{Limits, SandboxConfig, SandboxPolicy},
-    secret::Secrets,
-};
+use agent_sandbox::secret::Secrets;
 use ls_types::Uri;
 use serde_json::json;
 use tokio::task::JoinHandle;
@@ -28,7 +27,7 @@ use crate::{
     config::{LspConfig, ServerConfig},
     diff::{self, Delta, Diag},
     report::{self, FileReport, Outcome},
-    server::{Launch, Server, Waited},
+    server::{Server, Waited},
 };
 
 /// The language servers of one session. Cheap to clone; the servers stop when the last clone is
@@ -431,141 +430,6 @@ impl LspSession {
         }
         doc.text = text.to_owned();
         Ok((doc.version, since))
-    }
-
-    /// The running server for `path`'s language and project, started (or restarted after its
-    /// backoff) when needed.
-    async fn server(&self, config: &ServerConfig, path: &Path) -> Result<Arc<Server>, LspError> {
-        let root = self.project_root(config, path);
-        let key = (config.language.clone(), root.clone());
-        loop {
-            let mut servers = self.inner.servers.lock().await;
-            let (failures, generation) = match servers.get_mut(&key) {
-                Some(Slot::Running(server, _)) if server.is_alive() => return Ok(server.clone()),
-                Some(Slot::Running(server, failures)) => {
-                    // It died since the last edit: a failure like a failed start. The first
-                    // restart after a crash is at once; failed starts back off.
-                    let (generation, failures) = (server.generation, *failures);
-                    server.kill();
-                    (self.failed_once(&mut servers, &key, failures, generation), generation)
-                }
-                Some(Slot::Off { noticed }) => {
-                    let notice = !*noticed;
-                    *noticed = true;
-                    return Err(LspError::Off { notice, reason: self.off_reason(config) });
-                }
-                Some(Slot::Backoff { failures, until, generation }) => {
-                    if Instant::now() < *until {
-                        let wait = *until - Instant::now();
-                        drop(servers);
-                        tokio::time::sleep(wait).await;
-                        continue;
-                    }
-                    (*failures, *generation)
-                }
-                None => (0, 0),
-            };
-            if let Some(Slot::Off { .. }) = servers.get(&key) {
-                continue;
-            }
-            match self.start(config, &root, generation + 1).await {
-                Ok(server) if self.inner.closed.load(std::sync::atomic::Ordering::SeqCst) => {
-                    server.kill();
-                    return Err(LspError::Gone);
-                }
-                Ok(server) => {
-                    servers.insert(key, Slot::Running(server.clone(), failures));
-                    return Ok(server);
-                }
-                Err(err) => {
-                    tracing::warn!(server = config.program(), error = %err, "language server failed to start");
-                    self.failed_once(&mut servers, &key, failures, generation + 1);
-                }
-            }
-        }
-    }
-
-    /// Records one more failure of `key`: a backoff, or off for the session.
-    fn failed_once(
-        &self,
-        servers: &mut HashMap<(String, PathBuf), Slot>,
-        key: &(String, PathBuf),
-        failures: u32,
-        generation: u64,
-    ) -> u32 {
-        let failures = failures + 1;
-        let slot = if failures >= self.inner.config.max_failures {
-            Slot::Off { noticed: false }
-        } else {
-            let delay = self.inner.config.backoff * 2u32.saturating_pow(failures - 1);
-            Slot::Backoff { failures, until: Instant::now() + delay, generation }
-        };
-        servers.insert(key.clone(), slot);
-        failures
-    }
-
-    fn off_reason(&self, config: &ServerConfig) -> String {
-        format!(
-            "{} failed {} times; diagnostics for {} are off for this session",
-            config.program(),
-            self.inner.config.max_failures,
-            config.language
-        )
-    }
-
-    async fn start(
-        &self,
-        config: &ServerConfig,
-        root: &Path,
-        generation: u64,
-    ) -> Result<Arc<Server>, LspError> {
-        let inner = &self.inner;
-        let cache = inner.cache.join(&config.language);
-        let temp = cache.join("tmp");
-        std::fs::create_dir_all(&temp)
-            .map_err(|err| LspError::Start(format!("cache directory: {err}")))?;
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(cache.join("server.log"))
-            .map_err(|err| LspError::Start(format!("log file: {err}")))?;
-        // Read-only everywhere but its own cache: the sandbox's "workspace" is the cache.
-        let mut sandbox = SandboxConfig::new(&cache).with_policy(SandboxPolicy::WorkspaceWrite);
-        sandbox.temp_dir = Some(temp);
-        sandbox.limits = Limits {
-            // A server lives as long as the session; CPU seconds would end it for working.
-            cpu_seconds: None,
-            address_space_bytes: Some(inner.config.max_memory_bytes),
-            file_size_bytes: Some(1 << 30),
-            processes: Some(inner.config.max_processes),
-        };
-        let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
-        let home = env.iter().find(|(k, _)| k == "HOME").map(|(_, v)| PathBuf::from(v));
-        sandbox.hide = Some(inner.secrets.to_hide(Some(&inner.root), home.as_deref()));
-        env.retain(|(k, _)| k != "XDG_CACHE_HOME");
-        env.push(("XDG_CACHE_HOME".into(), cache.clone().into()));
-        let launch = Launch {
-            sandbox,
-            env,
-            log,
-            max_message_bytes: inner.config.max_message_bytes,
-            timeout: inner.config.start_timeout,
-            generation,
-        };
-        Server::start(config, root, launch).await
-    }
-
-    /// The nearest directory above `path`, up to the workspace root, holding a root marker.
-    fn project_root(&self, config: &ServerConfig, path: &Path) -> PathBuf {
-        let root = &self.inner.root;
-        let mut dir = path.parent();
-        while let Some(current) = dir.filter(|d| d.starts_with(root)) {
-            if config.root_markers.iter().any(|marker| current.join(marker).exists()) {
-                return current.to_path_buf();
-            }
-            dir = current.parent();
-        }
-        root.clone()
     }
 }
 
