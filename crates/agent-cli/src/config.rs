@@ -128,7 +128,7 @@ pub(crate) const RANGES: &[(&str, Range)] = &[
     ("model_max_stream_events", Range { min: 1, max: 1_000_000_000_000, unit: "events" }),
     ("model_max_event_bytes", Range { min: 1_024, max: 4 << 30, unit: "bytes" }),
     ("model_waiting_notice_secs", Range { min: 0, max: 3_600, unit: "seconds" }),
-    ("lsp.wait_ms", Range { min: 50, max: 60_000, unit: "milliseconds" }),
+    ("lsp.edit_wait_ms", Range { min: 50, max: 60_000, unit: "milliseconds" }),
     ("lsp.max_shown", Range { min: 1, max: 100, unit: "errors" }),
     ("lsp.max_processes", Range { min: 2, max: 4_096, unit: "processes" }),
     ("lsp.max_memory_mb", Range { min: 256, max: 1 << 20, unit: "MiB" }),

@@ -15,7 +15,7 @@ pub(crate) struct LspTable {
     /// found on `PATH`).
     pub(crate) enabled: Option<bool>,
     /// How long an edit waits for its diagnostics, in milliseconds (default 1500).
-    pub(crate) wait_ms: Option<u64>,
+    pub(crate) edit_wait_ms: Option<u64>,
     /// New errors shown per file (default 5).
     pub(crate) max_shown: Option<u64>,
     /// Processes alive at once in one server's tree (default 64).
@@ -31,7 +31,7 @@ impl LspTable {
     /// Refuses a value out of range and a language table without a command or file types.
     pub(crate) fn check(&self) -> anyhow::Result<()> {
         for (key, value) in [
-            ("lsp.wait_ms", self.wait_ms),
+            ("lsp.edit_wait_ms", self.edit_wait_ms),
             ("lsp.max_shown", self.max_shown),
             ("lsp.max_processes", self.max_processes),
             ("lsp.max_memory_mb", self.max_memory_mb),
@@ -68,7 +68,7 @@ impl LspTable {
         let defaults = LspConfig::default();
         let config = LspConfig {
             servers,
-            wait: self.wait_ms.map_or(defaults.wait, Duration::from_millis),
+            wait: self.edit_wait_ms.map_or(defaults.wait, Duration::from_millis),
             max_shown: self.max_shown.map_or(defaults.max_shown, |n| n as usize),
             max_processes: self.max_processes.unwrap_or(defaults.max_processes),
             max_memory_bytes: self.max_memory_mb.map_or(defaults.max_memory_bytes, |mb| mb << 20),
@@ -97,12 +97,15 @@ mod tests {
             doc.split("```toml\n").nth(1).and_then(|rest| rest.split("```").next()).unwrap();
         let file: ConfigFile = toml::from_str(block).unwrap();
         file.check().unwrap();
-        assert_eq!((file.lsp.wait_ms, file.lsp.max_shown), (Some(1500), Some(5)));
+        assert_eq!((file.lsp.edit_wait_ms, file.lsp.max_shown), (Some(1500), Some(5)));
         assert_eq!(file.lsp.languages["python"].command[0], "basedpyright-langserver");
         assert!(!file.lsp.languages["rust"].enabled);
-        let bad: ConfigFile = toml::from_str("[lsp]\nwait_ms = 10\n").unwrap();
+        let bad: ConfigFile = toml::from_str("[lsp]\nedit_wait_ms = 10\n").unwrap();
         assert!(
-            bad.check().unwrap_err().to_string().contains("[lsp] wait_ms = 10 is out of range")
+            bad.check()
+                .unwrap_err()
+                .to_string()
+                .contains("[lsp] edit_wait_ms = 10 is out of range")
         );
         let empty: ConfigFile = toml::from_str("[lsp.go]\nfile_types = [\"go\"]\n").unwrap();
         assert!(empty.check().is_err());
