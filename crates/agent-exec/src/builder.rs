@@ -464,6 +464,11 @@ impl Agent {
         &self.executor
     }
 
+    /// The executor, to change its policy's mode between prompts.
+    pub fn executor_mut(&mut self) -> &mut Executor {
+        &mut self.executor
+    }
+
     /// The model client.
     pub fn model(&self) -> &dyn ModelClient {
         self.model.as_ref()
