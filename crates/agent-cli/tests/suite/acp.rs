@@ -100,7 +100,7 @@ fn updates_of<'a>(summary: &'a Value, call: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-async fn edit(scenario: &str) -> Option<(tempfile::TempDir, Value)> {
+async fn edit(scenario: &'static str) -> Option<(tempfile::TempDir, Value)> {
     let sdk = sdk()?;
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().join("ws");
