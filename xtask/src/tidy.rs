@@ -30,9 +30,20 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     // MCP tools are registry tools, the MCP server exposes an executor, and a stdio server is a
     // child process started by the sandbox's `spawn_service`.
     ("agent-mcp", &["agent-core", "agent-exec", "agent-sandbox"]),
+    // The ACP agent maps the loop's events and approvals onto the protocol; the binary builds
+    // its sessions, so it names no model, tool or MCP client.
+    ("agent-acp", &["agent-core", "agent-exec"]),
     (
         "agent-cli",
-        &["agent-core", "agent-sandbox", "agent-exec", "agent-tools", "agent-model", "agent-mcp"],
+        &[
+            "agent-core",
+            "agent-sandbox",
+            "agent-exec",
+            "agent-tools",
+            "agent-model",
+            "agent-mcp",
+            "agent-acp",
+        ],
     ),
     // Test helpers: a dev-dependency only. No crate may ship with it (no list above names it).
     ("agent-test-support", &[]),
@@ -48,6 +59,7 @@ const LIBRARIES: &[&str] = &[
     "agent-tools",
     "agent-model",
     "agent-mcp",
+    "agent-acp",
     "agent-test-support",
 ];
 

@@ -73,13 +73,11 @@ impl Approver for AcpApprover {
             // which sent the cancel, answers this request as cancelled itself.
             let answer = self.connection.send_request(asked).block_task().await;
             let approval = match answer.map(|answer| answer.outcome) {
-                Ok(RequestPermissionOutcome::Selected(selected)) => {
-                    match &*selected.option_id.0 {
-                        ALLOW_ONCE => Approval::AllowOnce,
-                        ALLOW_ALWAYS => Approval::AllowForSession,
-                        _ => Approval::Deny { reason: Some("rejected in the editor".to_owned()) },
-                    }
-                }
+                Ok(RequestPermissionOutcome::Selected(selected)) => match &*selected.option_id.0 {
+                    ALLOW_ONCE => Approval::AllowOnce,
+                    ALLOW_ALWAYS => Approval::AllowForSession,
+                    _ => Approval::Deny { reason: Some("rejected in the editor".to_owned()) },
+                },
                 Ok(RequestPermissionOutcome::Cancelled) => {
                     Approval::Deny { reason: Some("the prompt was cancelled".to_owned()) }
                 }
@@ -90,10 +88,9 @@ impl Approver for AcpApprover {
             if !matches!(approval, Approval::Deny { .. }) {
                 let running = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
                 let update = updates::update(&request.call_id, running);
-                let _ = self.connection.send_notification(SessionNotification::new(
-                    session.clone(),
-                    update,
-                ));
+                let _ = self
+                    .connection
+                    .send_notification(SessionNotification::new(session.clone(), update));
             }
             approval
         })
@@ -102,6 +99,11 @@ impl Approver for AcpApprover {
 
 /// The call's title as its announcement had it.
 fn title_of(request: &ApprovalRequest) -> String {
-    updates::tool_call(std::path::Path::new(""), &request.call_id, &request.tool, &request.arguments)
-        .title
+    updates::tool_call(
+        std::path::Path::new(""),
+        &request.call_id,
+        &request.tool,
+        &request.arguments,
+    )
+    .title
 }

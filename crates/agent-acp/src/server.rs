@@ -184,7 +184,9 @@ fn initialize() -> agent_client_protocol::v1::schema::InitializeResponse {
         .session_capabilities(sessions);
     agent_client_protocol::v1::schema::InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(capabilities)
-        .agent_info(Implementation::new("agent", env!("CARGO_PKG_VERSION")).title("agent".to_owned()))
+        .agent_info(
+            Implementation::new("agent", env!("CARGO_PKG_VERSION")).title("agent".to_owned()),
+        )
 }
 
 /// Hands a request to its session's task, or answers that there is no such session.

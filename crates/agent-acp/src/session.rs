@@ -133,7 +133,10 @@ pub(crate) async fn run(
                 respond(
                     responder,
                     result.map(|()| {
-                        SetSessionConfigOptionResponse::new(config_options(&models, &session.model()))
+                        SetSessionConfigOptionResponse::new(config_options(
+                            &models,
+                            &session.model(),
+                        ))
                     }),
                 );
             }

@@ -53,14 +53,17 @@ impl Mapper {
             AgentEvent::ItemAdded { item: Item::ToolOutput(output) } => {
                 let text = shorten(&output.output);
                 let fields = ToolCallUpdateFields::new()
-                    .content(vec![ToolCallContent::from(ContentBlock::Text(TextContent::new(text)))])
+                    .content(vec![ToolCallContent::from(ContentBlock::Text(TextContent::new(
+                        text,
+                    )))])
                     .raw_output(serde_json::Value::String(output.output.clone()));
                 vec![update(&output.call_id, fields)]
             }
             AgentEvent::ToolCallFinished { call_id, ok, .. } => {
                 let status = if *ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
                 let mut fields = ToolCallUpdateFields::new().status(status);
-                if let Some(Started { before: Some((path, old)), kind }) = self.calls.remove(call_id)
+                if let Some(Started { before: Some((path, old)), kind }) =
+                    self.calls.remove(call_id)
                     && *ok
                     && kind == ToolKind::Edit
                     && let Ok(new) = std::fs::read_to_string(&path)
@@ -161,7 +164,9 @@ fn first_line(text: &str) -> &str {
 
 fn shorten(text: &str) -> String {
     match text.char_indices().nth(OUTPUT_CHARS) {
-        Some((end, _)) => format!("{}\n… (cut; the whole output is in the session transcript)", &text[..end]),
+        Some((end, _)) => {
+            format!("{}\n… (cut; the whole output is in the session transcript)", &text[..end])
+        }
         None => text.to_owned(),
     }
 }

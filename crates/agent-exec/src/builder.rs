@@ -6,6 +6,7 @@
 //! [`PolicyBuilder`], [`Executor`], [`agent::run`]); a program that needs something different can
 //! use those directly.
 
+mod mode;
 use std::{
     path::{Path, PathBuf},
     sync::Arc,
@@ -462,11 +463,6 @@ impl Agent {
     /// The executor, for direct calls and its policy.
     pub fn executor(&self) -> &Executor {
         &self.executor
-    }
-
-    /// The executor, to change its policy's mode between prompts.
-    pub fn executor_mut(&mut self) -> &mut Executor {
-        &mut self.executor
     }
 
     /// The model client.

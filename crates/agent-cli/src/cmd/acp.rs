@@ -49,8 +49,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<ExitCode> {
 fn protect_stdout() -> anyhow::Result<std::fs::File> {
     use std::os::fd::AsFd;
     let protocol = rustix::io::dup(std::io::stdout().as_fd()).context("duplicating stdout")?;
-    rustix::stdio::dup2_stdout(std::io::stderr().as_fd())
-        .context("pointing stdout at stderr")?;
+    rustix::stdio::dup2_stdout(std::io::stderr().as_fd()).context("pointing stdout at stderr")?;
     Ok(std::fs::File::from(protocol))
 }
 
@@ -97,9 +96,10 @@ impl Host for AcpHost {
         Box::pin(async move {
             // Opening reads files and may wait for required MCP servers: on a blocking thread,
             // whose `block_on` shares the session's runtime.
-            let opened = tokio::task::spawn_blocking(move || open_session(&options, open, &runtime))
-                .await
-                .map_err(|err| Error::Host(format!("opening the session failed: {err}")))??;
+            let opened =
+                tokio::task::spawn_blocking(move || open_session(&options, open, &runtime))
+                    .await
+                    .map_err(|err| Error::Host(format!("opening the session failed: {err}")))??;
             Ok(Box::new(opened) as Box<dyn HostSession>)
         })
     }
@@ -117,12 +117,15 @@ impl Host for AcpHost {
                 continue;
             }
             let modified = std::fs::metadata(&transcript).and_then(|meta| meta.modified()).ok();
-            listed.push((modified, Listed {
-                id: entry.file_name().to_string_lossy().into_owned(),
-                cwd: workspace,
-                title: title(&transcript),
-                updated_at: modified.map(rfc3339),
-            }));
+            listed.push((
+                modified,
+                Listed {
+                    id: entry.file_name().to_string_lossy().into_owned(),
+                    cwd: workspace,
+                    title: title(&transcript),
+                    updated_at: modified.map(rfc3339),
+                },
+            ));
         }
         listed.sort_by(|a, b| b.0.cmp(&a.0));
         Ok(listed.into_iter().map(|(_, listed)| listed).collect())
@@ -246,7 +249,9 @@ impl HostSession for AcpSession {
         cancel: &'a CancellationToken,
         on_event: &'a mut (dyn FnMut(&AgentEvent) + Send),
     ) -> BoxFuture<'a, Result<Finish, Error>> {
-        Box::pin(async move { self.0.prompt_until(text, cancel, on_event).await.map_err(host_error) })
+        Box::pin(
+            async move { self.0.prompt_until(text, cancel, on_event).await.map_err(host_error) },
+        )
     }
 
     fn mode(&self) -> PermissionMode {
@@ -254,7 +259,7 @@ impl HostSession for AcpSession {
     }
 
     fn set_mode(&mut self, mode: PermissionMode) {
-        self.0.agent.executor_mut().policy_mut().set_mode(mode);
+        self.0.agent.set_permission_mode(mode);
     }
 
     fn model(&self) -> String {

@@ -15,12 +15,22 @@ use crate::suite::{agent, all_gone, command, data_dir, session_id};
 
 /// The SDK's directory, or `None` after saying the test is skipped.
 fn sdk() -> Option<PathBuf> {
-    agent_test_support::peer("acp", "node/node_modules/@agentclientprotocol/sdk", "the ACP TypeScript SDK")
+    agent_test_support::peer(
+        "acp",
+        "node/node_modules/@agentclientprotocol/sdk",
+        "the ACP TypeScript SDK",
+    )
 }
 
 /// Runs the SDK client's `scenario` against `agent acp` with `args`; returns its summary after
 /// checking every frame the agent wrote.
-fn client(sdk: &Path, workspace: &Path, scenario: &str, args: &[&str], env: &[(&str, &str)]) -> Value {
+fn client(
+    sdk: &Path,
+    workspace: &Path,
+    scenario: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Value {
     let frames = workspace.parent().unwrap().join(format!("frames-{scenario}.jsonl"));
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/acp/client.mjs");
     let agent = command(workspace, &[]).get_program().to_owned();
@@ -70,7 +80,8 @@ fn check_frames(text: &str) {
 
 async fn server(turns: Vec<Turn>) -> (ScriptedServer, Vec<String>) {
     let server = ScriptedServer::start(Script::new(turns)).await.unwrap();
-    let args = vec!["--base-url".to_owned(), server.url(), "--model".to_owned(), "test-model".to_owned()];
+    let args =
+        vec!["--base-url".to_owned(), server.url(), "--model".to_owned(), "test-model".to_owned()];
     (server, args)
 }
 
@@ -128,9 +139,11 @@ async fn an_edit_allowed_once_asks_then_completes_with_its_diff() {
     assert_eq!(announced["locations"][0]["path"], path.to_str().unwrap());
     let asked = &summary["permissions"][0];
     assert_eq!(asked["toolCall"]["toolCallId"], "e1");
-    let kinds: Vec<&Value> = asked["options"].as_array().unwrap().iter().map(|o| &o["kind"]).collect();
+    let kinds: Vec<&Value> =
+        asked["options"].as_array().unwrap().iter().map(|o| &o["kind"]).collect();
     assert_eq!(kinds, [&json!("allow_once"), &json!("allow_always"), &json!("reject_once")]);
-    let completed = updates.iter().find(|u| u["status"] == "completed").expect("no completed update");
+    let completed =
+        updates.iter().find(|u| u["status"] == "completed").expect("no completed update");
     let diff = &completed["content"][0];
     assert_eq!(diff["type"], "diff", "{completed}");
     assert_eq!(diff["oldText"], "hello\n");
@@ -272,7 +285,8 @@ fn malformed_frames_and_unknown_methods_get_errors_and_the_connection_lives_on()
     let unknown = ask(r#"{"jsonrpc":"2.0","id":1,"method":"session/frobnicate","params":{}}"#);
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
     assert_eq!(unknown["id"], 1);
-    let init = ask(r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}"#);
+    let init =
+        ask(r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}"#);
     assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
     assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
     drop(stdin);
