@@ -50,29 +50,28 @@ impl Mapper {
                 self.calls.insert(call_id.clone(), Started { kind: call.kind, before });
                 vec![SessionUpdate::ToolCall(call)]
             }
+            // One update ends the call: its status and its content, the diff first. The protocol
+            // replaces a call's content with each update's, so the two go together.
             AgentEvent::ItemAdded { item: Item::ToolOutput(output) } => {
-                let text = shorten(&output.output);
-                let fields = ToolCallUpdateFields::new()
-                    .content(vec![ToolCallContent::from(ContentBlock::Text(TextContent::new(
-                        text,
-                    )))])
-                    .raw_output(serde_json::Value::String(output.output.clone()));
-                vec![update(&output.call_id, fields)]
-            }
-            AgentEvent::ToolCallFinished { call_id, ok, .. } => {
-                let status = if *ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
-                let mut fields = ToolCallUpdateFields::new().status(status);
+                let status =
+                    if output.ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
+                let mut content = Vec::new();
                 if let Some(Started { before: Some((path, old)), kind }) =
-                    self.calls.remove(call_id)
-                    && *ok
+                    self.calls.remove(&output.call_id)
+                    && output.ok
                     && kind == ToolKind::Edit
                     && let Ok(new) = std::fs::read_to_string(&path)
                     && old.as_deref() != Some(new.as_str())
                 {
-                    let diff = Diff::new(path, new).old_text(old);
-                    fields = fields.content(vec![ToolCallContent::Diff(diff)]);
+                    content.push(ToolCallContent::Diff(Diff::new(path, new).old_text(old)));
                 }
-                vec![update(call_id, fields)]
+                let text = ContentBlock::Text(TextContent::new(shorten(&output.output)));
+                content.push(ToolCallContent::from(text));
+                let fields = ToolCallUpdateFields::new()
+                    .status(status)
+                    .content(content)
+                    .raw_output(serde_json::Value::String(output.output.clone()));
+                vec![update(&output.call_id, fields)]
             }
             AgentEvent::Request { estimated_input_tokens, window, .. } => {
                 vec![SessionUpdate::UsageUpdate(UsageUpdate::new(

@@ -292,3 +292,45 @@ fn malformed_frames_and_unknown_methods_get_errors_and_the_connection_lives_on()
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// The official Python SDK's client (PyPI `agent-client-protocol`) sees the same edit: the
+/// permission request with the three options, then the completed call with its diff.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_client_allows_an_edit_and_sees_its_diff() {
+    let Some(python) = agent_test_support::peer_python("acp") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(workspace.join("a.txt"), "hello\n").unwrap();
+    let (_server, args) = server(edit_turns()).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/acp/client.py");
+    let agent = command(&workspace, &[]).get_program().to_owned();
+    let ws = workspace.clone();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .arg(agent)
+            .arg(&ws)
+            .arg("allow-once")
+            .args(&args)
+            .env("AGENT_DATA_DIR", data_dir(&ws))
+            .env("HOME", &ws)
+            .env("XDG_CONFIG_HOME", ws.join(".no-config"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["stopReason"], "end_turn", "{summary}");
+    assert_eq!(
+        summary["permissions"][0]["options"],
+        json!(["allow_once", "allow_always", "reject_once"])
+    );
+    let done = updates_of(&summary, "e1").into_iter().find(|u| u["status"] == "completed").unwrap();
+    assert_eq!(done["content"][0]["type"], "diff", "{done}");
+    assert_eq!(std::fs::read_to_string(workspace.join("a.txt")).unwrap(), "goodbye\n");
+}
