@@ -127,7 +127,7 @@ impl Host for AcpHost {
                 },
             ));
         }
-        listed.sort_by(|a, b| b.0.cmp(&a.0));
+        listed.sort_by_key(|entry| std::cmp::Reverse(entry.0));
         Ok(listed.into_iter().map(|(_, listed)| listed).collect())
     }
 
