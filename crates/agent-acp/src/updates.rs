@@ -191,7 +191,7 @@ pub enum PlanEntryStatus {
 }
 
 /// The plan update for the plan tool's whole list (the protocol replaces the plan each time).
-/// The seam for the plan tool: when its event lands in the loop, [`Mapper`] maps it here.
+/// The seam for the plan tool: when its event lands in the loop, the event mapper maps it here.
 pub fn plan_update(entries: &[PlanEntry]) -> SessionUpdate {
     let entries = entries
         .iter()
