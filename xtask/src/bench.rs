@@ -9,6 +9,7 @@
 //! criterion: the figures are milliseconds of whole processes or rounds of 200,000 calls, where
 //! criterion's statistics add minutes of build and run time on two cores and nothing we use.
 
+mod acp;
 mod lsp;
 mod mcp;
 mod process;

@@ -33,6 +33,9 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     // The LSP client implements agent-core's edit observer and its diagnostics tool, and runs
     // each language server under the sandbox (`spawn_sandboxed_service`).
     ("agent-lsp", &["agent-core", "agent-sandbox"]),
+    // The ACP agent maps the loop's events and approvals onto the protocol; the binary builds
+    // its sessions, so it names no model, tool or MCP client.
+    ("agent-acp", &["agent-core", "agent-exec"]),
     (
         "agent-cli",
         &[
@@ -43,6 +46,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "agent-model",
             "agent-mcp",
             "agent-lsp",
+            "agent-acp",
         ],
     ),
     // Test helpers: a dev-dependency only. No crate may ship with it (no list above names it).
@@ -60,6 +64,7 @@ const LIBRARIES: &[&str] = &[
     "agent-model",
     "agent-mcp",
     "agent-lsp",
+    "agent-acp",
     "agent-test-support",
 ];
 

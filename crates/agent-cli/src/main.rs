@@ -67,6 +67,8 @@ enum Command {
     /// Inspect the OS sandbox that confines every command the agent runs.
     #[command(subcommand)]
     Sandbox(cmd::sandbox::SandboxCommand),
+    /// Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim); docs/acp.md.
+    Acp,
     /// Print a shell completion script, e.g. `agent completions bash > ~/.local/share/bash-completion/completions/agent`.
     Completions {
         /// The shell.
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
         Some(Command::Tools(command)) => cmd::tools::run(&cli.options, command),
         Some(Command::Sandbox(command)) => Ok(cmd::sandbox::run(command)),
         Some(Command::Mcp(command)) => mcp::run(&cli.options, command),
+        Some(Command::Acp) => cmd::acp::run(&cli.options),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(shell, &mut Cli::command(), "agent", &mut std::io::stdout());

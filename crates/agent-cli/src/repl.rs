@@ -112,6 +112,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         replay: args.replay.clone(),
         default_mode: PermissionMode::Default,
         approver: Some(approver.clone()),
+        mcp_servers: Vec::new(),
         trust: Trust::Ask,
     };
     let tokio = setup::tokio_runtime()?;

@@ -73,6 +73,14 @@ impl SessionLog {
         Ok(Self { id, dir, transcript })
     }
 
+    /// Records the workspace the session runs in (`workspace` beside the transcript), so
+    /// `session/list` can say where each session ran. Best effort: a session without it is
+    /// still resumable, it is only left out of lists filtered by directory.
+    pub(crate) fn note_workspace(&self, root: &Path) {
+        let _ = std::fs::create_dir_all(&self.dir);
+        let _ = std::fs::write(self.dir.join("workspace"), root.as_os_str().as_encoded_bytes());
+    }
+
     pub(crate) fn id(&self) -> &str {
         &self.id
     }

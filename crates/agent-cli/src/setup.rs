@@ -38,6 +38,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) approver: Option<Arc<dyn Approver>>,
     /// Whether the user may be asked to trust the project's hooks.
     pub(crate) trust: Trust,
+    /// MCP servers the front end adds to the configured ones (an ACP client's), by name.
+    pub(crate) mcp_servers: Vec<(String, agent_mcp::ServerConfig)>,
 }
 
 /// A ready session: the library's agent (model, tools, policy, conversation) and its log.
@@ -83,7 +85,8 @@ pub(crate) fn open(
     launch: Launch<'_>,
     runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<Result<Session, ExitCode>> {
-    let settings = Settings::load(options)?;
+    let mut settings = Settings::load(options)?;
+    settings.file.mcp_servers.extend(launch.mcp_servers);
     let waiting = Waiting::default();
     // A replay needs no server, so a missing key only matters when a real model is called.
     let model: Box<dyn ModelClient> = match &launch.replay {
@@ -107,6 +110,7 @@ pub(crate) fn open(
 
     let secrets = settings.model.api_key.iter().map(|key| key.expose().to_owned()).collect();
     let mut log = SessionLog::open(launch.resume, secrets)?;
+    log.note_workspace(&settings.workspace()?);
     let mut executor = ExecutorConfig::new(log.id());
     executor.session_dir = Some(log.dir().to_path_buf());
     let tracker = FileTracker::new();
@@ -191,6 +195,19 @@ impl Session {
     ) -> anyhow::Result<Finish> {
         let cancel = CancellationToken::new();
         let listener = tokio::spawn(cancel_on_ctrl_c(cancel.clone())?);
+        let finish = self.prompt_until(prompt, &cancel, show).await;
+        listener.abort();
+        finish
+    }
+
+    /// Runs one prompt to its end or until `cancel` is cancelled (an editor's `session/cancel`),
+    /// showing and logging every event as [`Session::prompt`] does.
+    pub(crate) async fn prompt_until(
+        &mut self,
+        prompt: String,
+        cancel: &CancellationToken,
+        show: &mut (dyn FnMut(&AgentEvent) + Send),
+    ) -> anyhow::Result<Finish> {
         let log = &mut self.log;
         let log_failed = &mut self.log_failed;
         let on_event = |event: AgentEvent| {
@@ -213,8 +230,7 @@ impl Session {
                 probe.abort();
             }
         }
-        let finish = self.agent.prompt_with(prompt, &cancel, on_event).await;
-        listener.abort();
+        let finish = self.agent.prompt_with(prompt, cancel, on_event).await;
         Ok(finish)
     }
 

@@ -153,6 +153,11 @@ impl Executor {
         &self.policy
     }
 
+    /// The permission policy, to change its mode between prompts.
+    pub fn policy_mut(&mut self) -> &mut PermissionPolicy {
+        &mut self.policy
+    }
+
     /// The configuration.
     pub fn config(&self) -> &ExecutorConfig {
         &self.config

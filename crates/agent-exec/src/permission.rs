@@ -323,6 +323,12 @@ impl PermissionPolicy {
         self.mode
     }
 
+    /// Changes the mode from the next call on (an editor's mode switch); rules and the session's
+    /// grants are kept.
+    pub fn set_mode(&mut self, mode: PermissionMode) {
+        self.mode = mode;
+    }
+
     /// The workspace tools must resolve their paths with: the root, plus the outside paths that
     /// allow rules open.
     pub fn workspace(&self) -> &Workspace {

@@ -36,6 +36,11 @@ fn run_in(
     let runs = if options.quick { 5 } else { 15 };
     if options.wants("e2e") {
         figures.push(Figure::of("e2e.two_turn", "ms", two_turn(bins, runs, scratch)?));
+        figures.push(Figure::of(
+            "acp.first_update_ms",
+            "ms",
+            super::acp::first_update(bins, runs, scratch)?,
+        ));
     }
     if !options.wants("session") {
         return Ok(());
@@ -72,7 +77,7 @@ fn run_in(
     Ok(())
 }
 
-fn ms(since: Instant) -> f64 {
+pub(super) fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1e3
 }
 
@@ -112,7 +117,7 @@ fn agent_exec(bins: &Bins, url: &str, api: &str, dir: &Path, prompt: &str) -> Co
     command
 }
 
-fn fresh_dir(dir: &Path) -> anyhow::Result<()> {
+pub(super) fn fresh_dir(dir: &Path) -> anyhow::Result<()> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir.join("workspace"))?;
     std::fs::create_dir_all(dir.join("data"))?;
@@ -206,14 +211,14 @@ fn wait_for_request(
 }
 
 /// A running scripted server and the URL it serves.
-struct Server {
+pub(super) struct Server {
     child: Child,
     out: BufReader<std::process::ChildStdout>,
-    url: String,
+    pub(super) url: String,
 }
 
 impl Server {
-    fn start(bins: &Bins, dir: &Path, turns: &Value) -> anyhow::Result<Self> {
+    pub(super) fn start(bins: &Bins, dir: &Path, turns: &Value) -> anyhow::Result<Self> {
         Self::start_with(bins, dir, turns, &json!([]))
     }
 
@@ -239,7 +244,7 @@ impl Server {
     }
 
     /// Stops the server and returns the bodies of the requests it recorded, in order.
-    fn finish(mut self) -> anyhow::Result<Vec<Value>> {
+    pub(super) fn finish(mut self) -> anyhow::Result<Vec<Value>> {
         drop(self.child.stdin.take());
         let mut bodies = Vec::new();
         let mut line = String::new();

@@ -59,6 +59,7 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
         replay: args.replay.clone(),
         default_mode: PermissionMode::DontAsk,
         approver: None,
+        mcp_servers: Vec::new(),
         trust: Trust::OnlyTrusted,
     };
     // Read before the session starts, so a bad schema is a usage error with nothing begun.

@@ -1,0 +1,288 @@
+//! The connection: the client's requests, answered in order, each session run by its own task.
+
+use std::{
+    collections::HashMap,
+    path::PathBuf,
+    pin::Pin,
+    sync::{Arc, Mutex},
+};
+
+use agent_client_protocol::{
+    Agent, Client,
+    schema::ProtocolVersion,
+    v1::{
+        ConnectionTo, Responder,
+        schema::{
+            AgentCapabilities, AuthenticateResponse, ClientNotification, ClientRequest,
+            CloseSessionResponse, Implementation, ListSessionsResponse, LoadSessionResponse,
+            McpCapabilities, McpServer, NewSessionResponse, PromptCapabilities,
+            ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionInfo,
+            SessionListCapabilities, SessionNotification, SessionResumeCapabilities,
+        },
+    },
+};
+use futures_util::{Sink, Stream};
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::{
+    AcpApprover, ClientMcpServer, Error, Host, Open, Opening, replay,
+    session::{self, Command, Handle},
+};
+
+/// The lines a connection reads and writes: one JSON-RPC message each.
+pub struct Frames {
+    /// What the client sent, a line at a time.
+    pub input: Pin<Box<dyn Stream<Item = std::io::Result<String>> + Send>>,
+    /// Where the agent's lines go (only protocol frames are ever written here).
+    pub output: Pin<Box<dyn Sink<String, Error = std::io::Error> + Send>>,
+}
+
+/// The sessions open on this connection, by id.
+type Sessions = Arc<Mutex<HashMap<String, Handle>>>;
+
+/// Serves one client until it closes the connection. Must run inside a Tokio runtime: each
+/// session and each session being opened is a task of its own, so a long prompt never holds up
+/// a cancel or another session.
+pub async fn serve(host: Arc<dyn Host>, frames: Frames) -> Result<(), Error> {
+    let sessions: Sessions = Arc::default();
+    let on_request = {
+        let (host, sessions) = (host.clone(), sessions.clone());
+        async move |request: ClientRequest,
+                    responder: Responder<serde_json::Value>,
+                    connection: ConnectionTo<Client>| {
+            dispatch(&host, &sessions, request, responder, connection);
+            Ok(())
+        }
+    };
+    let on_notification = {
+        let sessions = sessions.clone();
+        async move |notification: ClientNotification, _connection: ConnectionTo<Client>| {
+            if let ClientNotification::CancelNotification(cancel) = notification
+                && let Some(handle) = lock(&sessions).get(&*cancel.session_id.0)
+            {
+                handle.cancel_all();
+            }
+            Ok(())
+        }
+    };
+    let served = Agent
+        .v1()
+        .name("agent")
+        .on_receive_request(on_request, agent_client_protocol::on_receive_request!())
+        .on_receive_notification(on_notification, agent_client_protocol::on_receive_notification!())
+        .connect_to(agent_client_protocol::Lines::new(frames.output, frames.input))
+        .await;
+    // The client is gone: every running prompt stops, and with it every process it started.
+    for handle in lock(&sessions).drain() {
+        handle.1.cancel_all();
+    }
+    served.map_err(|err| Error::Connection(err.to_string()))
+}
+
+fn lock(sessions: &Sessions) -> std::sync::MutexGuard<'_, HashMap<String, Handle>> {
+    sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Answers one request; what takes long (opening a session, a prompt) is handed to a task, so
+/// the connection goes on reading.
+fn dispatch(
+    host: &Arc<dyn Host>,
+    sessions: &Sessions,
+    request: ClientRequest,
+    responder: Responder<serde_json::Value>,
+    connection: ConnectionTo<Client>,
+) {
+    match request {
+        ClientRequest::InitializeRequest(_) => respond(responder, Ok(initialize())),
+        // No authentication methods are advertised: the model's key comes from our own
+        // configuration, so there is nothing for the client to do.
+        ClientRequest::AuthenticateRequest(_) => {
+            respond(responder, Ok(AuthenticateResponse::new()))
+        }
+        ClientRequest::NewSessionRequest(request) => {
+            let servers = request.mcp_servers.iter().filter_map(mcp_server).collect();
+            open(host, sessions, Opening::New, request.cwd, servers, responder, connection)
+        }
+        ClientRequest::LoadSessionRequest(request) => {
+            let servers = request.mcp_servers.iter().filter_map(mcp_server).collect();
+            let opening = Opening::Load(request.session_id.0.to_string());
+            open(host, sessions, opening, request.cwd, servers, responder, connection)
+        }
+        ClientRequest::ResumeSessionRequest(request) => {
+            let servers = request.mcp_servers.iter().filter_map(mcp_server).collect();
+            let opening = Opening::Resume(request.session_id.0.to_string());
+            open(host, sessions, opening, request.cwd, servers, responder, connection)
+        }
+        ClientRequest::ListSessionsRequest(request) => {
+            let listed = host.list(request.cwd).map(|listed| {
+                let sessions = listed
+                    .into_iter()
+                    .map(|session| {
+                        SessionInfo::new(session.id, session.cwd)
+                            .title(session.title)
+                            .updated_at(session.updated_at)
+                    })
+                    .collect();
+                ListSessionsResponse::new(sessions)
+            });
+            respond(responder, listed)
+        }
+        ClientRequest::CloseSessionRequest(request) => {
+            match lock(sessions).remove(&*request.session_id.0) {
+                Some(handle) => handle.cancel_all(),
+                None => {
+                    let error = Error::UnknownSession(request.session_id.0.to_string());
+                    return respond::<()>(responder, Err(error));
+                }
+            }
+            respond(responder, Ok(CloseSessionResponse::new()))
+        }
+        ClientRequest::PromptRequest(request) => {
+            let id = request.session_id.0.to_string();
+            with_session(sessions, &id, responder, |handle, responder| {
+                let cancel = handle.new_prompt();
+                Command::Prompt { request, responder, cancel }
+            })
+        }
+        ClientRequest::SetSessionModeRequest(request) => {
+            let id = request.session_id.0.to_string();
+            with_session(sessions, &id, responder, |_, responder| Command::SetMode {
+                mode: request.mode_id.0.to_string(),
+                responder,
+            })
+        }
+        ClientRequest::SetSessionConfigOptionRequest(request) => {
+            let id = request.session_id.0.to_string();
+            with_session(sessions, &id, responder, |_, responder| Command::SetOption {
+                option: request.config_id.0.to_string(),
+                value: request.value,
+                responder,
+            })
+        }
+        other => {
+            // Parsed, but nothing we advertise: `session/delete`, `logout`, extension methods.
+            let error = agent_client_protocol::Error::method_not_found()
+                .data(serde_json::Value::String(format!("{} is not supported", other.method())));
+            let _ = responder.respond_with_error(error);
+        }
+    }
+}
+
+/// What this agent can do, and nothing it cannot.
+fn initialize() -> agent_client_protocol::v1::schema::InitializeResponse {
+    let sessions = SessionCapabilities::new()
+        .list(SessionListCapabilities::new())
+        .resume(SessionResumeCapabilities::new())
+        .close(SessionCloseCapabilities::new());
+    let capabilities = AgentCapabilities::new()
+        .load_session(true)
+        // Messages to the model are text: an embedded resource's text is sent in the prompt,
+        // while an image or audio block would be dropped, so neither is advertised.
+        .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+        .mcp_capabilities(McpCapabilities::new().http(true))
+        .session_capabilities(sessions);
+    agent_client_protocol::v1::schema::InitializeResponse::new(ProtocolVersion::V1)
+        .agent_capabilities(capabilities)
+        .agent_info(
+            Implementation::new("agent", env!("CARGO_PKG_VERSION")).title("agent".to_owned()),
+        )
+}
+
+/// Hands a request to its session's task, or answers that there is no such session.
+fn with_session(
+    sessions: &Sessions,
+    id: &str,
+    responder: Responder<serde_json::Value>,
+    command: impl FnOnce(&Handle, Responder<serde_json::Value>) -> Command,
+) {
+    let sessions = lock(sessions);
+    match sessions.get(id) {
+        Some(handle) => handle.send(command(handle, responder)),
+        None => respond::<()>(responder, Err(Error::UnknownSession(id.to_owned()))),
+    }
+}
+
+/// Opens a session in a task of its own (starting MCP servers and reading a transcript take a
+/// while); for `session/load` the history is replayed before the answer, as the protocol asks.
+fn open(
+    host: &Arc<dyn Host>,
+    sessions: &Sessions,
+    opening: Opening,
+    cwd: PathBuf,
+    mcp_servers: Vec<ClientMcpServer>,
+    responder: Responder<serde_json::Value>,
+    connection: ConnectionTo<Client>,
+) {
+    let (host, sessions) = (host.clone(), sessions.clone());
+    tokio::spawn(async move {
+        let approver = AcpApprover::new(connection.clone());
+        let open = Open { opening: opening.clone(), cwd, mcp_servers, approver: approver.clone() };
+        let opened = match host.open(open).await {
+            Ok(opened) => opened,
+            Err(err) => return respond::<()>(responder, Err(err)),
+        };
+        let id = opened.id();
+        approver.bind(&id);
+        if let Opening::Load(_) = opening {
+            for update in replay::updates(&opened.workspace(), &opened.history()) {
+                let _ = connection.send_notification(SessionNotification::new(id.clone(), update));
+            }
+        }
+        let modes = crate::modes::state(opened.mode());
+        let options = session::config_options(&host.models(), &opened.model());
+        let (commands, receiver) = mpsc::unbounded_channel();
+        let handle = Handle::new(commands);
+        lock(&sessions).insert(id.clone(), handle);
+        tokio::spawn(session::run(opened, connection, receiver));
+        match opening {
+            Opening::New => respond(
+                responder,
+                Ok(NewSessionResponse::new(id).modes(modes).config_options(options)),
+            ),
+            Opening::Load(_) => respond(
+                responder,
+                Ok(LoadSessionResponse::new().modes(modes).config_options(options)),
+            ),
+            Opening::Resume(_) => respond(
+                responder,
+                Ok(ResumeSessionResponse::new().modes(modes).config_options(options)),
+            ),
+        }
+    });
+}
+
+/// The client's description of an MCP server in our words; SSE servers (deprecated by MCP)
+/// are not taken, and `mcpCapabilities.sse` says so.
+fn mcp_server(server: &McpServer) -> Option<ClientMcpServer> {
+    match server {
+        McpServer::Stdio(stdio) => Some(ClientMcpServer::Stdio {
+            name: stdio.name.clone(),
+            command: stdio.command.clone(),
+            args: stdio.args.clone(),
+            env: stdio.env.iter().map(|var| (var.name.clone(), var.value.clone())).collect(),
+        }),
+        McpServer::Http(http) => Some(ClientMcpServer::Http {
+            name: http.name.clone(),
+            url: http.url.clone(),
+            headers: http.headers.iter().map(|h| (h.name.clone(), h.value.clone())).collect(),
+        }),
+        _ => None,
+    }
+}
+
+/// Sends a response or the error for it.
+pub(crate) fn respond<T: Serialize>(
+    responder: Responder<serde_json::Value>,
+    result: Result<T, Error>,
+) {
+    let sent = match result.and_then(|value| {
+        serde_json::to_value(value).map_err(|err| Error::Connection(err.to_string()))
+    }) {
+        Ok(value) => responder.respond(value),
+        Err(err) => responder.respond_with_error(err.to_rpc()),
+    };
+    if let Err(err) = sent {
+        tracing::warn!("acp: a response could not be sent: {err}");
+    }
+}

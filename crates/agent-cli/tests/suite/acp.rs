@@ -1,0 +1,336 @@
+//! `agent acp` driven by a real ACP client (the official TypeScript SDK's, pinned in
+//! scripts/peers/acp/) against the scripted model, with every frame the agent writes validated
+//! against the protocol's published JSON Schema, and stdout holding nothing else.
+
+use std::{
+    io::{BufRead, BufReader, Write},
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+};
+
+use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
+use serde_json::{Value, json};
+
+use crate::suite::{agent, all_gone, command, data_dir, session_id};
+
+/// The SDK's directory, or `None` after saying the test is skipped.
+fn sdk() -> Option<PathBuf> {
+    agent_test_support::peer(
+        "acp",
+        "node/node_modules/@agentclientprotocol/sdk",
+        "the ACP TypeScript SDK",
+    )
+}
+
+/// Runs the SDK client's `scenario` against `agent acp` with `args`; returns its summary after
+/// checking every frame the agent wrote.
+fn client(
+    sdk: &Path,
+    workspace: &Path,
+    scenario: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Value {
+    let frames = workspace.parent().unwrap().join(format!("frames-{scenario}.jsonl"));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/acp/client.mjs");
+    let agent = command(workspace, &[]).get_program().to_owned();
+    let mut node = Command::new("node");
+    node.arg(script)
+        .arg(sdk)
+        .arg(&agent)
+        .arg(scenario)
+        .arg(workspace)
+        .arg(&frames)
+        .args(args)
+        .current_dir(workspace)
+        .env("AGENT_DATA_DIR", data_dir(workspace))
+        .env("HOME", workspace)
+        .env("XDG_CONFIG_HOME", workspace.join(".no-config"));
+    for (key, value) in env {
+        node.env(key, value);
+    }
+    let output = node.stdin(Stdio::null()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "client failed: {stderr}");
+    check_frames(&std::fs::read_to_string(&frames).unwrap());
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|err| panic!("{err}: {stderr}"))
+}
+
+/// Every line is one JSON-RPC message an agent may send, by the published schema (the SDK
+/// package ships it: `schema/v1/schema.json`).
+fn check_frames(text: &str) {
+    let sdk = sdk().unwrap();
+    let mut schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(sdk.join("schema/v1/schema.json")).unwrap())
+            .unwrap();
+    // The root admits the client's messages too; an agent may write only the first branch's.
+    let agent_branch = schema["anyOf"][0].clone();
+    assert_eq!(agent_branch["title"], "Agent");
+    schema["anyOf"] = json!([agent_branch]);
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(!text.is_empty(), "the agent wrote nothing");
+    for line in text.lines() {
+        let frame: Value =
+            serde_json::from_str(line).unwrap_or_else(|err| panic!("not a frame ({err}): {line}"));
+        if let Err(err) = validator.validate(&frame) {
+            panic!("frame does not fit the ACP schema: {err}\n{line}");
+        }
+    }
+}
+
+async fn server(turns: Vec<Turn>) -> (ScriptedServer, Vec<String>) {
+    let server = ScriptedServer::start(Script::new(turns)).await.unwrap();
+    let args =
+        vec!["--base-url".to_owned(), server.url(), "--model".to_owned(), "test-model".to_owned()];
+    (server, args)
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+/// Reads `a.txt` (reads never ask) and then edits it (which asks in default mode).
+fn edit_turns() -> Vec<Turn> {
+    vec![
+        Turn::tool_calls([ScriptedCall::new("r1", "read_file", json!({"path": "a.txt"}))]),
+        Turn::tool_calls([ScriptedCall::new(
+            "e1",
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "hello", "new_string": "goodbye"}),
+        )]),
+        Turn::text("Done."),
+    ]
+}
+
+fn updates_of<'a>(summary: &'a Value, call: &str) -> Vec<&'a Value> {
+    summary["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|update| update["toolCallId"] == call)
+        .collect()
+}
+
+async fn edit(scenario: &'static str) -> Option<(tempfile::TempDir, Value)> {
+    let sdk = sdk()?;
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(workspace.join("a.txt"), "hello\n").unwrap();
+    let (_server, args) = server(edit_turns()).await;
+    let ws = workspace.clone();
+    let summary =
+        tokio::task::spawn_blocking(move || client(&sdk, &ws, scenario, &strs(&args), &[]))
+            .await
+            .unwrap();
+    Some((dir, summary))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_allowed_once_asks_then_completes_with_its_diff() {
+    let Some((dir, summary)) = edit("edit-allow").await else { return };
+    assert_eq!(summary["prompt"]["stopReason"], "end_turn", "{summary}");
+    let updates = updates_of(&summary, "e1");
+    let announced = updates[0];
+    assert_eq!(announced["sessionUpdate"], "tool_call");
+    assert_eq!(announced["kind"], "edit");
+    assert_eq!(announced["title"], "Edit a.txt");
+    let path = dir.path().join("ws/a.txt");
+    assert_eq!(announced["locations"][0]["path"], path.to_str().unwrap());
+    let asked = &summary["permissions"][0];
+    assert_eq!(asked["toolCall"]["toolCallId"], "e1");
+    let kinds: Vec<&Value> =
+        asked["options"].as_array().unwrap().iter().map(|o| &o["kind"]).collect();
+    assert_eq!(kinds, [&json!("allow_once"), &json!("allow_always"), &json!("reject_once")]);
+    let completed =
+        updates.iter().find(|u| u["status"] == "completed").expect("no completed update");
+    let diff = &completed["content"][0];
+    assert_eq!(diff["type"], "diff", "{completed}");
+    assert_eq!(diff["oldText"], "hello\n");
+    assert_eq!(diff["newText"], "goodbye\n");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "goodbye\n");
+    // The answer streamed as a message chunk, and the read was announced as a read.
+    let chunks: Vec<&Value> = summary["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .collect();
+    assert_eq!(chunks[0]["content"]["text"], "Done.");
+    assert_eq!(updates_of(&summary, "r1")[0]["kind"], "read");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rejected_edit_leaves_the_file_unchanged() {
+    let Some((dir, summary)) = edit("edit-reject").await else { return };
+    assert_eq!(summary["permissions"].as_array().unwrap().len(), 1, "{summary}");
+    let updates = updates_of(&summary, "e1");
+    assert!(updates.iter().any(|u| u["status"] == "failed"), "{summary}");
+    assert!(!updates.iter().any(|u| u["status"] == "completed"), "{summary}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("ws/a.txt")).unwrap(), "hello\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancel_answers_the_pending_permission_request_and_ends_the_prompt() {
+    let Some((dir, summary)) = edit("cancel-permission").await else { return };
+    assert_eq!(summary["prompt"]["stopReason"], "cancelled", "{summary}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("ws/a.txt")).unwrap(), "hello\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancel_during_bash_ends_the_prompt_and_its_processes() {
+    let Some(sdk) = sdk() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let marker = format!("acp-cancel-{}", std::process::id());
+    let command = format!("touch started; sleep 600 # {marker}");
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new("b1", "bash", json!({"command": command}))]),
+        Turn::text("never reached"),
+    ];
+    let (_server, mut args) = server(turns).await;
+    args.extend(["--permission-mode".to_owned(), "bypass".to_owned()]);
+    let ws = workspace.clone();
+    let summary =
+        tokio::task::spawn_blocking(move || client(&sdk, &ws, "cancel-bash", &strs(&args), &[]))
+            .await
+            .unwrap();
+    assert_eq!(summary["prompt"]["stopReason"], "cancelled", "{summary}");
+    assert_eq!(updates_of(&summary, "b1")[0]["kind"], "execute");
+    // The control: the command did run (the client cancelled only once it had started).
+    assert!(workspace.join("started").exists());
+    all_gone(&marker);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_exec_session_is_listed_and_loads_with_its_history_replayed() {
+    let Some(sdk) = sdk() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new("u1", "uppercase", json!({"text": "hi"}))]),
+        Turn::text("It says HI."),
+    ];
+    let (_server, args) = server(turns).await;
+    let mut exec = vec!["exec".to_owned()];
+    exec.extend(args.iter().cloned());
+    exec.push("shout hi".to_owned());
+    let ws = workspace.clone();
+    let output = tokio::task::spawn_blocking(move || agent(&ws, &strs(&exec))).await.unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let id = session_id(&output);
+    let ws = workspace.clone();
+    let env_id = id.clone();
+    let summary = tokio::task::spawn_blocking(move || {
+        client(&sdk, &ws, "load", &strs(&args), &[("ACP_TEST_SESSION", &env_id)])
+    })
+    .await
+    .unwrap();
+    let listed = &summary["list"]["sessions"][0];
+    assert_eq!(listed["sessionId"], id.as_str(), "{summary}");
+    assert_eq!(listed["title"], "shout hi");
+    let kinds: Vec<&str> = summary["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"],
+        "{summary}"
+    );
+    assert_eq!(summary["updates"][3]["content"]["text"], "It says HI.");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_model_server_down_the_prompt_fails_as_an_error_and_stdout_holds_only_frames() {
+    let Some(sdk) = sdk() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    // A port nothing listens on: bind one, then let it go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let args = ["--base-url", url.as_str(), "--model", "test-model"].map(str::to_owned);
+    let ws = workspace.clone();
+    let summary =
+        tokio::task::spawn_blocking(move || client(&sdk, &ws, "model-down", &strs(&args), &[]))
+            .await
+            .unwrap();
+    assert_eq!(summary["promptError"]["code"], -32603, "{summary}");
+}
+
+/// A malformed line and an unknown method each get a JSON-RPC error, and the connection
+/// goes on to answer `initialize`.
+#[test]
+fn malformed_frames_and_unknown_methods_get_errors_and_the_connection_lives_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = command(dir.path(), &["acp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut ask = |line: &str| -> Value {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap()
+    };
+    assert_eq!(ask("this is not json")["error"]["code"], -32700);
+    let unknown = ask(r#"{"jsonrpc":"2.0","id":1,"method":"session/frobnicate","params":{}}"#);
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    assert_eq!(unknown["id"], 1);
+    let init =
+        ask(r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}"#);
+    assert_eq!(init["result"]["protocolVersion"], 1, "{init}");
+    assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+/// The official Python SDK's client (PyPI `agent-client-protocol`) sees the same edit: the
+/// permission request with the three options, then the completed call with its diff.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_client_allows_an_edit_and_sees_its_diff() {
+    let Some(python) = agent_test_support::peer_python("acp") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(workspace.join("a.txt"), "hello\n").unwrap();
+    let (_server, args) = server(edit_turns()).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/acp/client.py");
+    let agent = command(&workspace, &[]).get_program().to_owned();
+    let ws = workspace.clone();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .arg(agent)
+            .arg(&ws)
+            .arg("allow-once")
+            .args(&args)
+            .env("AGENT_DATA_DIR", data_dir(&ws))
+            .env("HOME", &ws)
+            .env("XDG_CONFIG_HOME", ws.join(".no-config"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["stopReason"], "end_turn", "{summary}");
+    assert_eq!(
+        summary["permissions"][0]["options"],
+        json!(["allow_once", "allow_always", "reject_once"])
+    );
+    let done = updates_of(&summary, "e1").into_iter().find(|u| u["status"] == "completed").unwrap();
+    assert_eq!(done["content"][0]["type"], "diff", "{done}");
+    assert_eq!(std::fs::read_to_string(workspace.join("a.txt")).unwrap(), "goodbye\n");
+}
