@@ -3,4 +3,5 @@
 
 pub(crate) mod exec;
 pub(crate) mod sandbox;
+pub(crate) mod skills;
 pub(crate) mod tools;

@@ -9,6 +9,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
+pub(crate) mod skills;
+
 use agent_model::ApiKey;
 use anyhow::{Context, bail};
 use serde::Deserialize;
@@ -126,6 +128,8 @@ pub(crate) const RANGES: &[(&str, Range)] = &[
     ("model_max_stream_events", Range { min: 1, max: 1_000_000_000_000, unit: "events" }),
     ("model_max_event_bytes", Range { min: 1_024, max: 4 << 30, unit: "bytes" }),
     ("model_waiting_notice_secs", Range { min: 0, max: 3_600, unit: "seconds" }),
+    ("skills.budget_percent", Range { min: 0, max: 50, unit: "percent" }),
+    ("skills.budget_tokens", Range { min: 0, max: 1_000_000, unit: "tokens" }),
 ];
 
 /// The range of `key` in [`RANGES`].
@@ -270,6 +274,9 @@ pub(crate) struct ConfigFile {
     /// The most tokens the MCP tools' schemas may take together before the model gets
     /// `tool_search` in their place (default 8000; docs/mcp.md).
     pub(crate) mcp_tool_budget_tokens: Option<usize>,
+    /// `[skills]` (docs/skills.md).
+    #[serde(default)]
+    pub(crate) skills: skills::SkillsTable,
 }
 
 impl ConfigFile {
@@ -297,6 +304,7 @@ impl ConfigFile {
     /// Refuses every bounded value outside its range ([`RANGES`]).
     pub(crate) fn check(&self) -> anyhow::Result<()> {
         self.limits.check("[limits]")?;
+        self.skills.check()?;
         check_web_search("[web_search]", self.web_search.as_ref())?;
         for (event, entries) in &self.hooks {
             for entry in entries {

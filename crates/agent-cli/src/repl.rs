@@ -163,9 +163,20 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             Err(ReadlineError::Eof) => break,
             Err(err) => return Err(err.into()),
         };
-        match parse_line(&line) {
+        // A custom command runs as its prompt; a built-in of the same name wins.
+        let parsed = match parse_line(&line) {
+            Line::Unknown(_) | Line::Prompt(_)
+                if let Some(prompt) = session.extras.commands.expand_line(&line) =>
+            {
+                Line::Prompt(prompt)
+            }
+            parsed => parsed,
+        };
+        match parsed {
             Line::Empty => {}
-            Line::Help => eprintln!("{HELP}"),
+            Line::Help => {
+                eprintln!("{HELP}{}", crate::commands::help_section(&session.extras.commands))
+            }
             Line::Tools => eprintln!("{}", tool_list(&session)),
             Line::Context => {
                 // The user asked about the window, so the server's answer is worth waiting for.
