@@ -131,14 +131,31 @@ fn read(path: &Path) -> Result<String, String> {
 fn parse(name: String, text: &str, path: PathBuf, project: bool) -> Command {
     // A command without frontmatter is all prompt.
     let (description, argument_hint, body) = match frontmatter::parse(text) {
-        Ok(front) => (
-            front.text("description").map(Into::into),
-            front.text("argument-hint").map(Into::into),
-            front.body,
-        ),
-        Err(_) => (None, None, text.trim().to_owned()),
+        Ok(front) => {
+            // Claude Code's hints are often written bare, `[message]`, which YAML reads as a list.
+            let hint = match front.get("argument-hint") {
+                Some(frontmatter::Value::List(items)) => Some(format!("[{}]", items.join(", "))),
+                _ => front.text("argument-hint").map(Into::into),
+            };
+            (front.text("description").map(Into::into), hint, front.body)
+        }
+        Err(frontmatter::SkillProblem::NoFrontmatter) => (None, None, text.trim().to_owned()),
+        // Frontmatter that is not YAML (`argument-hint: [a] [b]`) is still not prompt text.
+        Err(_) => (None, None, after_frontmatter(text).trim().to_owned()),
     };
     Command { name, description, argument_hint, body, path, project, text: text.to_owned() }
+}
+
+/// The text after the closing `---` line, or all of it when there is none.
+fn after_frontmatter(text: &str) -> &str {
+    let mut at = 0;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        at += line.len();
+        if index > 0 && line.trim_end() == "---" {
+            return &text[at..];
+        }
+    }
+    text
 }
 
 impl Command {
@@ -232,6 +249,7 @@ mod tests {
         check("Say $1", "$ARGUMENTS $2", "Say $ARGUMENTS");
         check("No placeholders", "extra words", "No placeholders\n\nARGUMENTS: extra words");
         check("---\ndescription: d\n---\nBody $ARGUMENTS\n", "x", "Body x");
+        check("---\nargument-hint: [a] [b]\n---\nBody $1\n", "x", "Body x");
     }
 
     #[test]
