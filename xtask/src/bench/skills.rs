@@ -1,7 +1,8 @@
 //! `skills.discovery_ms`: what finding, reading and validating 200 skills costs, as the release
 //! `agent skills list --json` shows it: each run times the command in a workspace holding 200
 //! skill folders and in an empty one, in turns, and the figure is the difference of each pair
-//! (so starting the process is taken out).
+//! (so starting the process is taken out). The model named has no vocabulary, so no BPE table is
+//! loaded for the token column.
 
 use std::{path::Path, process::Command, time::Instant};
 
@@ -60,7 +61,9 @@ fn measure(
 fn list(bins: &Bins, workspace: &Path) -> anyhow::Result<f64> {
     let started = Instant::now();
     let output = Command::new(&bins.agent)
-        .args(["skills", "list", "--json"])
+        // A model without a vocabulary: the token column is then an estimate, and the figure is
+        // discovery alone, not loading a BPE table (which a session has loaded anyway).
+        .args(["--model", "bench-model", "skills", "list", "--json"])
         .current_dir(workspace)
         .env("HOME", workspace)
         .env("XDG_CONFIG_HOME", workspace.join(".config"))

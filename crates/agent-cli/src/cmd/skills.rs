@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use agent_exec::skills::{Catalog, Skill};
+use agent_exec::skills::Skill;
 use clap::Subcommand;
 use serde_json::json;
 
@@ -26,11 +26,7 @@ pub(crate) fn run(options: &Options, command: SkillsCommand) -> anyhow::Result<E
     // user reviews them.
     let extras = crate::skills::for_settings(&settings, Trust::OnlyTrusted)?;
     let counter = agent_model::counter_for(&settings.model.model);
-    let tokens = |skill: &Skill| {
-        let alone = Catalog { skills: vec![skill.clone()], ..Catalog::default() };
-        let empty = Catalog::default().listing(usize::MAX, counter.as_ref()).tokens;
-        alone.listing(usize::MAX, counter.as_ref()).tokens.saturating_sub(empty)
-    };
+    let tokens = |skill: &Skill| skill.listed_tokens(counter.as_ref());
     let catalog = &extras.catalog;
     if json {
         let skills: Vec<_> = catalog

@@ -35,41 +35,60 @@ impl Catalog {
     /// The skills list inside `budget` tokens as `counter` counts them.
     pub fn listing(&self, budget: usize, counter: &dyn TokenCounter) -> SkillList {
         let total = self.skills.len();
-        if total == 0 || counter.count(HEADING) > budget {
+        let heading = counter.count(HEADING);
+        if total == 0 || heading > budget {
             return SkillList { left_out: total, ..SkillList::default() };
         }
+        // Each piece is counted once and the counts added: a byte-level BPE never needs more
+        // tokens for a concatenation than for its parts, so the sum errs on the safe side, and
+        // 200 skills cost 200 counts, not 200 counts of a growing text.
         let mut text = HEADING.to_owned();
+        let mut used = heading;
         let mut described = 0;
         // Room is kept for the closing line, which every list past the budget has.
         let reserve = counter.count(&tail(&[], total));
         for skill in &self.skills {
             let line = entry(skill);
-            if counter.count(&text) + counter.count(&line) + reserve > budget {
+            let cost = counter.count(&line);
+            if used + cost + reserve > budget {
                 break;
             }
             text.push_str(&line);
+            used += cost;
             described += 1;
         }
         let rest = &self.skills[described..];
-        let mut named = Vec::new();
-        for skill in rest {
-            named.push(skill.name.as_str());
-            if counter.count(&text) + counter.count(&tail(&named, total - described)) > budget {
+        let mut named: Vec<&str> = Vec::new();
+        if !rest.is_empty() {
+            let mut names_cost = 0;
+            for skill in rest {
+                // Each name adds itself and a separator to the closing line.
+                let cost = counter.count(&skill.name) + 1;
+                if used + reserve + names_cost + cost > budget {
+                    break;
+                }
+                names_cost += cost;
+                named.push(skill.name.as_str());
+            }
+            let described_text = text.len();
+            text.push_str(&tail(&named, rest.len()));
+            // The sum above leaves out the few words around the names; one exact count checks
+            // the end, and names are dropped until it fits.
+            while counter.count(&text) > budget && !named.is_empty() {
                 named.pop();
-                break;
+                text.truncate(described_text);
+                text.push_str(&tail(&named, rest.len()));
             }
         }
-        if !rest.is_empty() {
-            text.push_str(&tail(&named, rest.len()));
-        }
         let tokens = counter.count(&text);
-        SkillList {
-            text,
-            described,
-            named: named.len(),
-            left_out: rest.len() - named.len(),
-            tokens,
-        }
+        SkillList { text, described, named: named.len(), left_out: rest.len() - named.len(), tokens }
+    }
+}
+
+impl Skill {
+    /// What this skill's line in the list costs, in tokens as `counter` counts them.
+    pub fn listed_tokens(&self, counter: &dyn TokenCounter) -> usize {
+        counter.count(&entry(self))
     }
 }
 
