@@ -9,7 +9,7 @@ use agent_exec::{
     jobs::EndPolicy,
 };
 use clap::Args;
-use rustyline::{DefaultEditor, error::ReadlineError};
+use rustyline::{Editor, error::ReadlineError, history::FileHistory};
 
 use crate::{
     Options,
@@ -49,6 +49,12 @@ Ctrl-D or /exit quits and kills the jobs.
   /diff   every file change of this session
   /clear  start a new conversation (a new session)
   /exit   quit";
+
+/// The built-in slash commands, for Tab completion.
+const BUILTINS: &[&str] = &[
+    "help", "tools", "jobs", "status", "model", "context", "compact", "last", "diff", "clear",
+    "exit",
+];
 
 /// What one input line asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -125,7 +131,9 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");
         return Ok(ExitCode::from(1));
     }
-    let mut editor = DefaultEditor::new()?;
+    let mut editor = Editor::<crate::commands::SlashCompleter, FileHistory>::new()?;
+    editor
+        .set_helper(Some(crate::commands::SlashCompleter::new(BUILTINS, &session.extras.commands)));
     let history = SessionLog::root()?.parent().map(|dir| dir.join("history.txt"));
     if let Some(path) = &history {
         // A missing history file is the normal first run.

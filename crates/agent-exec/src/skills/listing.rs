@@ -81,7 +81,13 @@ impl Catalog {
             }
         }
         let tokens = counter.count(&text);
-        SkillList { text, described, named: named.len(), left_out: rest.len() - named.len(), tokens }
+        SkillList {
+            text,
+            described,
+            named: named.len(),
+            left_out: rest.len() - named.len(),
+            tokens,
+        }
     }
 }
 
