@@ -327,3 +327,33 @@ async fn a_command_expands_exactly_in_exec_and_in_the_repl() {
     );
     assert_eq!(first_user_message(&bodies[0]), from_exec);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_skills_folder_is_readable_and_nothing_beside_it() {
+    let top = tempfile::tempdir().unwrap();
+    let workspace = top.path().join("work");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let config = top.path().join("cfg/config.toml");
+    write(&config, "");
+    let dir = skill(
+        &top.path().join("cfg/skills"),
+        "notes",
+        "name: notes\ndescription: Takes notes.",
+        "NOTES-BODY",
+    );
+    write(&top.path().join("cfg/other.md"), "OTHER-TEXT");
+    let (body, other) = (dir.join("SKILL.md"), top.path().join("cfg/other.md"));
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new("c1", "read_file", json!({"path": body}))]),
+        Turn::tool_calls([ScriptedCall::new("c2", "read_file", json!({"path": other}))]),
+        Turn::text("Read."),
+    ];
+    let config = config.display().to_string();
+    let args = ["--api", "chat", "--config", &config, "exec", "take notes"];
+    let (output, bodies) = exec(&workspace, turns, &args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(bodies[1].to_string().contains("NOTES-BODY"), "{}", bodies[1]);
+    // The control: the folder beside it stays outside the boundary.
+    assert!(!bodies[2].to_string().contains("OTHER-TEXT"), "{}", bodies[2]);
+    assert!(bodies[2].to_string().contains("outside_workspace"), "{}", bodies[2]);
+}
