@@ -13,6 +13,7 @@ mod acp;
 mod lsp;
 mod mcp;
 mod process;
+mod skills;
 
 use std::{
     io::Write as _,
@@ -116,7 +117,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     }
     // Only the whole-process groups run the installed binary; `--only apply_patch` and the other
     // in-process groups need no release build of agent-cli.
-    let whole_process = ["binary", "startup", "e2e", "session"];
+    let whole_process = ["binary", "startup", "e2e", "session", "skills"];
     let agent = if whole_process.iter().any(|group| options.wants(group)) {
         install(root)?
     } else {
@@ -145,6 +146,9 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
 
     progress("running whole-process benchmarks (start-up, end to end, long sessions)…");
     process::run(&bins, &options, &mut figures)?;
+    if options.wants("skills") {
+        skills::run(&bins, &options, &mut figures)?;
+    }
     let load_after = load_average();
     notes.push(format!(
         "load average {load_before} before, {load_after} after; {} s of benchmarks",

@@ -4,4 +4,5 @@
 pub(crate) mod acp;
 pub(crate) mod exec;
 pub(crate) mod sandbox;
+pub(crate) mod skills;
 pub(crate) mod tools;

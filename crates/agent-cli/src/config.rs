@@ -10,6 +10,7 @@ use std::{
 };
 
 pub(crate) mod lsp;
+pub(crate) mod skills;
 
 use agent_model::ApiKey;
 use anyhow::{Context, bail};
@@ -132,6 +133,8 @@ pub(crate) const RANGES: &[(&str, Range)] = &[
     ("lsp.max_shown", Range { min: 1, max: 100, unit: "errors" }),
     ("lsp.max_processes", Range { min: 2, max: 4_096, unit: "processes" }),
     ("lsp.max_memory_mb", Range { min: 256, max: 1 << 20, unit: "MiB" }),
+    ("skills.budget_percent", Range { min: 0, max: 50, unit: "percent" }),
+    ("skills.budget_tokens", Range { min: 0, max: 1_000_000, unit: "tokens" }),
 ];
 
 /// The range of `key` in [`RANGES`].
@@ -279,6 +282,9 @@ pub(crate) struct ConfigFile {
     /// Diagnostics after edits from language servers (`[lsp]`, `[lsp.<language>]`; docs/lsp.md).
     #[serde(default)]
     pub(crate) lsp: lsp::LspTable,
+    /// `[skills]` (docs/skills.md).
+    #[serde(default)]
+    pub(crate) skills: skills::SkillsTable,
 }
 
 impl ConfigFile {
@@ -306,6 +312,7 @@ impl ConfigFile {
     /// Refuses every bounded value outside its range ([`RANGES`]).
     pub(crate) fn check(&self) -> anyhow::Result<()> {
         self.limits.check("[limits]")?;
+        self.skills.check()?;
         check_web_search("[web_search]", self.web_search.as_ref())?;
         for (event, entries) in &self.hooks {
             for entry in entries {

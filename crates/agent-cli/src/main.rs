@@ -11,6 +11,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod approval;
 mod cmd;
+mod commands;
 mod config;
 mod events;
 mod hooks;
@@ -24,6 +25,7 @@ mod session;
 mod settings;
 mod setup;
 mod shapes;
+mod skills;
 mod spinner;
 mod status;
 mod terminal;
@@ -69,6 +71,9 @@ enum Command {
     Sandbox(cmd::sandbox::SandboxCommand),
     /// Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim); docs/acp.md.
     Acp,
+    /// The skills found for this workspace (docs/skills.md).
+    #[command(subcommand)]
+    Skills(cmd::skills::SkillsCommand),
     /// Print a shell completion script, e.g. `agent completions bash > ~/.local/share/bash-completion/completions/agent`.
     Completions {
         /// The shell.
@@ -83,6 +88,7 @@ fn main() -> ExitCode {
         Some(Command::Exec(args)) => cmd::exec::run(&cli.options, args),
         Some(Command::Tools(command)) => cmd::tools::run(&cli.options, command),
         Some(Command::Sandbox(command)) => Ok(cmd::sandbox::run(command)),
+        Some(Command::Skills(command)) => cmd::skills::run(&cli.options, command),
         Some(Command::Mcp(command)) => mcp::run(&cli.options, command),
         Some(Command::Acp) => cmd::acp::run(&cli.options),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),

@@ -9,7 +9,7 @@ use agent_exec::{
     jobs::EndPolicy,
 };
 use clap::Args;
-use rustyline::{DefaultEditor, error::ReadlineError};
+use rustyline::{Editor, error::ReadlineError, history::FileHistory};
 
 use crate::{
     Options,
@@ -49,6 +49,12 @@ Ctrl-D or /exit quits and kills the jobs.
   /diff   every file change of this session
   /clear  start a new conversation (a new session)
   /exit   quit";
+
+/// The built-in slash commands, for Tab completion.
+const BUILTINS: &[&str] = &[
+    "help", "tools", "jobs", "status", "model", "context", "compact", "last", "diff", "clear",
+    "exit",
+];
 
 /// What one input line asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -126,7 +132,9 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");
         return Ok(ExitCode::from(1));
     }
-    let mut editor = DefaultEditor::new()?;
+    let mut editor = Editor::<crate::commands::SlashCompleter, FileHistory>::new()?;
+    editor
+        .set_helper(Some(crate::commands::SlashCompleter::new(BUILTINS, &session.extras.commands)));
     let history = SessionLog::root()?.parent().map(|dir| dir.join("history.txt"));
     if let Some(path) = &history {
         // A missing history file is the normal first run.
@@ -164,9 +172,20 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             Err(ReadlineError::Eof) => break,
             Err(err) => return Err(err.into()),
         };
-        match parse_line(&line) {
+        // A custom command runs as its prompt; a built-in of the same name wins.
+        let parsed = match parse_line(&line) {
+            Line::Unknown(_) | Line::Prompt(_)
+                if let Some(prompt) = session.extras.commands.expand_line(&line) =>
+            {
+                Line::Prompt(prompt)
+            }
+            parsed => parsed,
+        };
+        match parsed {
             Line::Empty => {}
-            Line::Help => eprintln!("{HELP}"),
+            Line::Help => {
+                eprintln!("{HELP}{}", crate::commands::help_section(&session.extras.commands))
+            }
             Line::Tools => eprintln!("{}", tool_list(&session)),
             Line::Context => {
                 // The user asked about the window, so the server's answer is worth waiting for.

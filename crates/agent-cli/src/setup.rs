@@ -48,6 +48,8 @@ pub(crate) struct Session {
     pub(crate) log: SessionLog,
     /// The AGENTS.md files whose text is sent with the instructions.
     pub(crate) project_docs: Vec<PathBuf>,
+    /// The skills and custom commands found (docs/skills.md).
+    pub(crate) extras: crate::skills::Extras,
     /// The job table the bash tool starts jobs in (the agent's background work).
     jobs: Jobs,
     /// The model server and model in use (`/model` changes the name).
@@ -127,7 +129,11 @@ pub(crate) fn open(
     let configured_window = settings.options.context_window.or(settings.profile.context_window);
     let server = launch.replay.is_none().then(|| runtime.handle());
     let (context, window_probe) = context_config(&settings.model, configured_window, server);
-    builder = builder.project_instructions(&docs.text).context(context);
+    builder = builder.project_instructions(&docs.text);
+    let extras = crate::skills::for_settings(&settings, launch.trust)?;
+    let budget = settings.file.skills.budget(context.window);
+    builder = crate::skills::attach(builder, &extras.catalog, budget, context.counter.as_ref());
+    builder = builder.context(context);
     if let Some(approver) = launch.approver {
         builder = builder.approver(approver);
     }
@@ -170,6 +176,7 @@ pub(crate) fn open(
         agent,
         log,
         project_docs: docs.files,
+        extras,
         jobs,
         model: settings.model.clone(),
         replay: launch.replay.is_some(),
@@ -230,6 +237,7 @@ impl Session {
                 probe.abort();
             }
         }
+        let prompt = crate::skills::with_mentions(&self.extras.catalog, prompt);
         let finish = self.agent.prompt_with(prompt, cancel, on_event).await;
         Ok(finish)
     }

@@ -78,6 +78,8 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     } else {
         args.prompt
     };
+    // `agent exec '/name args'` runs a custom command (docs/skills.md).
+    let prompt = session.extras.commands.expand_line(&prompt).unwrap_or(prompt);
 
     let mut renderer = Renderer::new(args.json);
     renderer.work.set_previewer(session.previewer.clone());

@@ -25,6 +25,7 @@ mod render;
 mod repl;
 mod replay;
 mod screen;
+mod skills;
 mod stream;
 mod terminal;
 mod tools;

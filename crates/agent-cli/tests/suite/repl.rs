@@ -12,7 +12,11 @@ use serde_json::{Value, json};
 use crate::suite::{Running, command, stderr, stdout};
 
 /// Runs `agent chat` against a scripted server, typing `lines`; returns the output and bodies.
-async fn chat(workspace: &Path, turns: Vec<Turn>, lines: &[&str]) -> (Output, Vec<Value>) {
+pub(crate) async fn chat(
+    workspace: &Path,
+    turns: Vec<Turn>,
+    lines: &[&str],
+) -> (Output, Vec<Value>) {
     chat_script(workspace, Script::new(turns), lines).await
 }
 

@@ -1,0 +1,339 @@
+//! Custom slash commands: Markdown prompts the user runs by name (`/review`, `/git:commit msg`).
+//!
+//! Found in `.agent/commands/` (the project's), the config directory's `commands/`, then Claude
+//! Code's `.claude/commands/` and `~/.claude/commands/`; a sub-folder is a namespace
+//! (`git/commit.md` is `/git:commit`) and the first file of a name wins. The frontmatter's
+//! `description` and `argument-hint` show in `/help`; the body is the prompt, with `$ARGUMENTS`
+//! replaced by everything after the name and `$1`…`$9` by its words (quotes group words).
+//! A command is only text for the model: any other field (Claude Code's `allowed-tools`,
+//! `model`) is ignored, so a command never widens a permission.
+
+use std::path::{Path, PathBuf};
+
+use agent_exec::skills::frontmatter;
+
+/// The largest command file read, in bytes.
+pub(crate) const MAX_COMMAND_BYTES: u64 = 64 * 1024;
+
+/// How deep namespaces go below a commands folder.
+const MAX_DEPTH: usize = 3;
+
+/// One custom command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Command {
+    /// `git:commit` for `git/commit.md`.
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    pub(crate) argument_hint: Option<String>,
+    /// The prompt, before substitution.
+    pub(crate) body: String,
+    pub(crate) path: PathBuf,
+    /// Whether it came with the repository.
+    pub(crate) project: bool,
+    /// The file's whole text, for trust by content.
+    pub(crate) text: String,
+}
+
+/// The session's custom commands.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Commands {
+    pub(crate) list: Vec<Command>,
+    /// Files that could not be used, with the reason.
+    pub(crate) refused: Vec<(PathBuf, String)>,
+}
+
+impl Commands {
+    /// Reads the commands folders, in precedence order: `(folder, from the project)`.
+    pub(crate) fn discover(roots: &[(PathBuf, bool)]) -> Self {
+        let mut commands = Self::default();
+        for (root, project) in roots {
+            let mut files = Vec::new();
+            walk(root, 0, &mut files);
+            files.sort();
+            for path in files {
+                let Some(name) = name_of(root, &path) else { continue };
+                if commands.get(&name).is_some() {
+                    continue;
+                }
+                match read(&path) {
+                    Ok(text) => commands.list.push(parse(name, &text, path, *project)),
+                    Err(why) => commands.refused.push((path, why)),
+                }
+            }
+        }
+        commands.list.sort_by(|a, b| a.name.cmp(&b.name));
+        commands
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&Command> {
+        self.list.iter().find(|command| command.name == name)
+    }
+
+    /// The prompt a line typed as `/name args` runs, when `name` is a custom command.
+    pub(crate) fn expand_line(&self, line: &str) -> Option<String> {
+        let rest = line.trim().strip_prefix('/')?;
+        let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        Some(self.get(name)?.expand(args.trim()))
+    }
+
+    /// `/help`'s section, one line each; empty without commands.
+    pub(crate) fn help(&self) -> String {
+        let mut text = String::new();
+        for command in &self.list {
+            let hint =
+                command.argument_hint.as_deref().map(|h| format!(" {h}")).unwrap_or_default();
+            let about = command.description.as_deref().unwrap_or("(no description)");
+            let line = format!("  /{}{hint}  {about}", command.name);
+            text.push_str(&crate::terminal::visible_line(&line));
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// The custom commands' part of `/help`: a heading and one line each, or nothing.
+pub(crate) fn help_section(commands: &Commands) -> String {
+    if commands.list.is_empty() {
+        return String::new();
+    }
+    format!("\nCustom commands (docs/skills.md):\n{}", commands.help().trim_end())
+}
+
+/// The REPL's completion of slash commands: Tab after `/` offers the built-ins and the custom
+/// commands that start with what was typed.
+pub(crate) struct SlashCompleter {
+    names: Vec<String>,
+}
+
+impl SlashCompleter {
+    /// Completes `builtins` and `commands`' names.
+    pub(crate) fn new(builtins: &[&str], commands: &Commands) -> Self {
+        let mut names: Vec<String> = builtins.iter().map(|name| (*name).to_owned()).collect();
+        names.extend(commands.list.iter().map(|command| command.name.clone()));
+        Self { names }
+    }
+
+    /// The names that complete `line` up to `pos`, and where the replaced word starts.
+    fn candidates(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
+        let typed = &line[..pos];
+        let Some(word) = typed.strip_prefix('/').filter(|word| !word.contains(char::is_whitespace))
+        else {
+            return (pos, Vec::new());
+        };
+        let found =
+            self.names.iter().filter(|name| name.starts_with(word)).map(|name| format!("/{name}"));
+        (0, found.collect())
+    }
+}
+
+impl rustyline::completion::Completer for SlashCompleter {
+    type Candidate = String;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        Ok(self.candidates(line, pos))
+    }
+}
+
+impl rustyline::hint::Hinter for SlashCompleter {
+    type Hint = String;
+}
+impl rustyline::highlight::Highlighter for SlashCompleter {}
+impl rustyline::validate::Validator for SlashCompleter {}
+impl rustyline::Helper for SlashCompleter {}
+
+fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        if path.is_dir() && depth < MAX_DEPTH {
+            walk(&path, depth + 1, files);
+        } else if path.extension().is_some_and(|ext| ext == "md") && path.is_file() {
+            files.push(path);
+        }
+    }
+}
+
+/// `git:commit` for `root/git/commit.md`; `None` for a name that could not be typed.
+fn name_of(root: &Path, path: &Path) -> Option<String> {
+    let relative = path.strip_prefix(root).ok()?.with_extension("");
+    let parts: Vec<&str> = relative.iter().map(|part| part.to_str()).collect::<Option<_>>()?;
+    let name = parts.join(":");
+    let typeable = name.chars().all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'));
+    (typeable && !name.is_empty()).then_some(name)
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    let size = std::fs::metadata(path).map_err(|err| err.to_string())?.len();
+    if size > MAX_COMMAND_BYTES {
+        return Err(format!("is {size} bytes, over the {MAX_COMMAND_BYTES} byte limit"));
+    }
+    std::fs::read_to_string(path).map_err(|err| err.to_string())
+}
+
+fn parse(name: String, text: &str, path: PathBuf, project: bool) -> Command {
+    // A command without frontmatter is all prompt.
+    let (description, argument_hint, body) = match frontmatter::parse(text) {
+        Ok(front) => {
+            // Claude Code's hints are often written bare, `[message]`, which YAML reads as a list.
+            let hint = match front.get("argument-hint") {
+                Some(frontmatter::Value::List(items)) => Some(format!("[{}]", items.join(", "))),
+                _ => front.text("argument-hint").map(Into::into),
+            };
+            (front.text("description").map(Into::into), hint, front.body)
+        }
+        Err(frontmatter::SkillProblem::NoFrontmatter) => (None, None, text.trim().to_owned()),
+        // Frontmatter that is not YAML (`argument-hint: [a] [b]`) is still not prompt text.
+        Err(_) => (None, None, after_frontmatter(text).trim().to_owned()),
+    };
+    Command { name, description, argument_hint, body, path, project, text: text.to_owned() }
+}
+
+/// The text after the closing `---` line, or all of it when there is none.
+fn after_frontmatter(text: &str) -> &str {
+    let mut at = 0;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        at += line.len();
+        if index > 0 && line.trim_end() == "---" {
+            return &text[at..];
+        }
+    }
+    text
+}
+
+impl Command {
+    /// The prompt for `args`: `$ARGUMENTS` is all of them, `$1`…`$9` one word each (empty when
+    /// missing), in one pass, so an argument holding `$1` is not expanded again. A body that
+    /// names no argument gets them appended (as Claude Code does), so none is lost.
+    pub(crate) fn expand(&self, args: &str) -> String {
+        let words = split_words(args);
+        let mut out = String::with_capacity(self.body.len() + args.len());
+        let mut rest = self.body.as_str();
+        let mut used = false;
+        while let Some(at) = rest.find('$') {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + 1..];
+            if let Some(tail) = after.strip_prefix("ARGUMENTS") {
+                out.push_str(args);
+                rest = tail;
+                used = true;
+            } else if let Some(digit) = after.chars().next().filter(|c| ('1'..='9').contains(c)) {
+                let index = digit as usize - '1' as usize;
+                out.push_str(words.get(index).map_or("", String::as_str));
+                rest = &after[1..];
+                used = true;
+            } else {
+                out.push('$');
+                rest = after;
+            }
+        }
+        out.push_str(rest);
+        if !used && !args.is_empty() {
+            out.push_str("\n\nARGUMENTS: ");
+            out.push_str(args);
+        }
+        out
+    }
+}
+
+/// Words split on white space, with `"…"` and `'…'` holding a word together.
+fn split_words(args: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote = None;
+    let mut started = false;
+    for c in args.chars() {
+        match (quote, c) {
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                started = true;
+            }
+            (Some(open), c) if c == open => quote = None,
+            (None, c) if c.is_whitespace() => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                    started = false;
+                }
+            }
+            (_, c) => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(body: &str) -> Command {
+        parse("c".into(), body, PathBuf::from("/c.md"), false)
+    }
+
+    #[track_caller]
+    fn check(body: &str, args: &str, expect: &str) {
+        assert_eq!(command(body).expand(args), expect);
+    }
+
+    #[test]
+    fn arguments_are_substituted_once() {
+        check(
+            "Fix issue $1 in $2: $ARGUMENTS",
+            "42 \"src/a b.rs\" x",
+            "Fix issue 42 in src/a b.rs: 42 \"src/a b.rs\" x",
+        );
+        check("Only $3.", "a b", "Only .");
+        check("Costs $5 and $$ and $x", "", "Costs  and $$ and $x");
+        check("Say $1", "$ARGUMENTS $2", "Say $ARGUMENTS");
+        check("No placeholders", "extra words", "No placeholders\n\nARGUMENTS: extra words");
+        check("---\ndescription: d\n---\nBody $ARGUMENTS\n", "x", "Body x");
+        check("---\nargument-hint: [a] [b]\n---\nBody $1\n", "x", "Body x");
+    }
+
+    #[test]
+    fn tab_completes_builtins_and_custom_commands() {
+        let mut commands = Commands::default();
+        commands.list.push(command("x"));
+        commands.list[0].name = "git:commit".into();
+        let completer = SlashCompleter::new(&["help", "git-log"], &commands);
+        assert_eq!(
+            completer.candidates("/gi", 3),
+            (0, vec!["/git-log".into(), "/git:commit".into()])
+        );
+        assert_eq!(completer.candidates("/git:c", 6), (0, vec!["/git:commit".into()]));
+        assert_eq!(completer.candidates("/help me", 8).1, Vec::<String>::new());
+        assert_eq!(completer.candidates("plain", 5).1, Vec::<String>::new());
+    }
+
+    #[test]
+    fn folders_are_namespaces_and_the_first_root_wins() {
+        let top = tempfile::tempdir().unwrap();
+        let (project, user) = (top.path().join("p"), top.path().join("u"));
+        std::fs::create_dir_all(project.join("git")).unwrap();
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(
+            project.join("git/commit.md"),
+            "---\ndescription: Commit\nargument-hint: [msg]\n---\nCommit $1",
+        )
+        .unwrap();
+        std::fs::write(project.join("review.md"), "Review the diff").unwrap();
+        std::fs::write(user.join("review.md"), "User review").unwrap();
+        std::fs::write(user.join("notes.txt"), "not a command").unwrap();
+        let commands = Commands::discover(&[(project, true), (user, false)]);
+        let names: Vec<_> = commands.list.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["git:commit", "review"]);
+        assert_eq!(commands.get("review").unwrap().body, "Review the diff");
+        assert_eq!(commands.expand_line("/git:commit  fix it ").as_deref(), Some("Commit fix"));
+        assert_eq!(commands.expand_line("/nope x"), None);
+        assert_eq!(commands.help(), "  /git:commit [msg]  Commit\n  /review  (no description)\n");
+    }
+}

@@ -1,0 +1,240 @@
+//! The session's skills and custom commands: where they are looked for, whether a project's are
+//! used, the skills list in the instructions, and `$name` in a prompt.
+//!
+//! A project's skills and commands are text a repository wrote. Like its hooks they are used
+//! in the REPL only once the user has said yes to exactly that text (asked once, remembered by
+//! content in `trusted-skills.json`); `exec` reads them without asking, since nothing in a skill
+//! or a command can widen what the session may do: `allowed-tools` and its kin are never turned
+//! into rules, and a skill's scripts run through the permission policy like any command.
+
+use std::{
+    collections::BTreeMap,
+    io::{BufRead, IsTerminal, Write},
+    path::{Path, PathBuf},
+};
+
+use agent_core::TokenCounter;
+use agent_exec::{
+    AgentBuilder, RuleAction,
+    skills::{Catalog, SkillRoot, SkillSource},
+};
+use anyhow::Context;
+
+use crate::{commands::Commands, hooks::Trust, session::SessionLog, terminal::visible_line};
+
+/// The most bytes of a skill body that `$name` adds to a prompt.
+pub(crate) const MENTION_CAP: usize = 32 * 1024;
+
+/// What a session knows of skills and commands.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Extras {
+    pub(crate) catalog: Catalog,
+    pub(crate) commands: Commands,
+}
+
+/// Where skills are looked for, in precedence order: the project's `.agents/skills/` and
+/// `.agent/skills/`, the config directory's `skills/`, the project's `.claude/skills/`, and
+/// `~/.claude/skills/`.
+pub(crate) fn roots(
+    workspace: &Path,
+    config_dir: Option<&Path>,
+    home: Option<&Path>,
+) -> Vec<SkillRoot> {
+    let mut roots = vec![
+        SkillRoot { dir: workspace.join(".agents/skills"), source: SkillSource::Project },
+        SkillRoot { dir: workspace.join(".agent/skills"), source: SkillSource::Project },
+    ];
+    roots.extend(
+        config_dir.map(|dir| SkillRoot { dir: dir.join("skills"), source: SkillSource::User }),
+    );
+    roots.push(SkillRoot {
+        dir: workspace.join(".claude/skills"),
+        source: SkillSource::ClaudeProject,
+    });
+    roots.extend(home.map(|home| SkillRoot {
+        dir: home.join(".claude/skills"),
+        source: SkillSource::ClaudeUser,
+    }));
+    roots
+}
+
+/// Where commands are looked for, in the same order: `(folder, from the project)`.
+pub(crate) fn command_roots(
+    workspace: &Path,
+    config_dir: Option<&Path>,
+    home: Option<&Path>,
+) -> Vec<(PathBuf, bool)> {
+    let mut roots = vec![(workspace.join(".agent/commands"), true)];
+    roots.extend(config_dir.map(|dir| (dir.join("commands"), false)));
+    roots.push((workspace.join(".claude/commands"), true));
+    roots.extend(home.map(|home| (home.join(".claude/commands"), false)));
+    roots
+}
+
+/// Finds the skills and commands; in the REPL, a project's are kept only once trusted.
+pub(crate) fn discover(
+    workspace: &Path,
+    config_dir: Option<&Path>,
+    trust: Trust,
+) -> anyhow::Result<Extras> {
+    let home = dirs::home_dir();
+    let mut extras = Extras {
+        catalog: Catalog::discover(&roots(workspace, config_dir, home.as_deref())),
+        commands: Commands::discover(&command_roots(workspace, config_dir, home.as_deref())),
+    };
+    if trust == Trust::Ask && !trusted(workspace, &extras)? {
+        extras.catalog.retain(|skill| !skill.source.is_project());
+        extras.commands.list.retain(|command| !command.project);
+    }
+    Ok(extras)
+}
+
+/// [`discover`] for a session's settings: the config file's directory is the user's, and
+/// `[skills] enabled = false` reads nothing.
+pub(crate) fn for_settings(
+    settings: &crate::settings::Settings,
+    trust: Trust,
+) -> anyhow::Result<Extras> {
+    if settings.file.skills.enabled == Some(false) {
+        return Ok(Extras::default());
+    }
+    let config = settings.options.config.clone().or_else(crate::config::ConfigFile::default_path);
+    let config_dir = config.as_deref().and_then(Path::parent);
+    discover(&settings.workspace()?, config_dir, trust)
+}
+
+/// Adds the skills list to the instructions (inside `budget` tokens) and lets the model read the
+/// folders of the user's own skills, which lie outside the workspace.
+pub(crate) fn attach(
+    mut builder: AgentBuilder,
+    catalog: &Catalog,
+    budget: usize,
+    counter: &dyn TokenCounter,
+) -> AgentBuilder {
+    let list = catalog.listing(budget, counter);
+    if list.left_out + list.named > 0 {
+        eprintln!(
+            "agent: note: the skills list is over its budget of {budget} tokens: {} described, {} \
+             by name only, {} left out ([skills] budget_percent)",
+            list.described, list.named, list.left_out
+        );
+    }
+    builder = builder.project_instructions(&list.text);
+    for skill in catalog.skills.iter().filter(|skill| !skill.source.is_project()) {
+        let dir = skill.dir().to_string_lossy();
+        // A folder whose name a glob would read differently is left closed, not half-opened.
+        if !dir.contains(['*', '?', '[', ']', '{', '}', '(', ')']) {
+            builder =
+                builder.rule(RuleAction::Allow, &format!("Read(/{dir})"), "a user skill's folder");
+        }
+    }
+    builder
+}
+
+/// `prompt` with the body of every skill it names as `$name` after it.
+pub(crate) fn with_mentions(catalog: &Catalog, prompt: String) -> String {
+    let mentioned = agent_exec::skills::mentioned(catalog, &prompt);
+    if mentioned.is_empty() {
+        return prompt;
+    }
+    let mut text = prompt;
+    for skill in mentioned {
+        let mut body = skill.body.as_str();
+        let mut note = String::new();
+        if body.len() > MENTION_CAP {
+            let mut end = MENTION_CAP;
+            while !body.is_char_boundary(end) {
+                end -= 1;
+            }
+            body = &body[..end];
+            note = format!("\n[harness] The rest of this skill is in {}.", skill.path.display());
+        }
+        text.push_str(&format!(
+            "\n\n<skill name=\"{}\" path=\"{}\">\n{body}{note}\n</skill>",
+            skill.name,
+            skill.path.display()
+        ));
+    }
+    text
+}
+
+/// FNV-1a: a fingerprint that stays the same across builds (std's hasher does not promise to).
+fn fingerprint(parts: &[&str]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for byte in part.bytes().chain([0]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+/// Whether the project's skills and commands may be used: trusted before with this exact text,
+/// or trusted now by the user at the terminal.
+fn trusted(workspace: &Path, extras: &Extras) -> anyhow::Result<bool> {
+    let skills: Vec<_> = extras.catalog.skills.iter().filter(|s| s.source.is_project()).collect();
+    let commands: Vec<_> = extras.commands.list.iter().filter(|c| c.project).collect();
+    if skills.is_empty() && commands.is_empty() {
+        return Ok(true);
+    }
+    let mut parts: Vec<&str> = skills.iter().map(|s| s.text.as_str()).collect();
+    parts.extend(commands.iter().map(|c| c.text.as_str()));
+    let print = fingerprint(&parts);
+    let root = SessionLog::root()?;
+    let file = root.parent().unwrap_or(&root).join("trusted-skills.json");
+    let mut known: BTreeMap<String, String> = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|json| serde_json::from_str(&json).ok())
+        .unwrap_or_default();
+    let key = workspace.canonicalize().unwrap_or_else(|_| workspace.to_path_buf());
+    let key = key.display().to_string();
+    if known.get(&key) == Some(&print) {
+        return Ok(true);
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        eprintln!(
+            "agent: this project's {} skill(s) and {} command(s) are not trusted yet, so they are \
+             not used; run `agent` at a terminal here to review them",
+            skills.len(),
+            commands.len()
+        );
+        return Ok(false);
+    }
+    eprintln!("agent: this project brings skills and commands (text the model will read):");
+    for skill in &skills {
+        eprintln!("  skill ${}: {}", visible_line(&skill.name), visible_line(&skill.description));
+    }
+    for command in &commands {
+        eprintln!("  command /{}: {}", visible_line(&command.name), command.path.display());
+    }
+    eprint!("use them in this workspace? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer).context("reading the answer")?;
+    if !matches!(answer.trim(), "y" | "Y" | "yes") {
+        eprintln!("agent: the project's skills and commands will not be used");
+        return Ok(false);
+    }
+    known.insert(key, print);
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(&file, serde_json::to_string_pretty(&known)?)
+        .with_context(|| format!("writing {}", file.display()))?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fingerprint_changes_with_any_byte_and_any_split() {
+        let base = fingerprint(&["ab", "c"]);
+        assert_eq!(base, fingerprint(&["ab", "c"]));
+        assert_ne!(base, fingerprint(&["a", "bc"]));
+        assert_ne!(base, fingerprint(&["ab", "d"]));
+    }
+}
