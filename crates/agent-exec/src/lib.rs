@@ -60,6 +60,7 @@ pub mod permission;
 pub mod project_doc;
 mod registry;
 mod schema_tool;
+pub mod telemetry;
 mod transcript;
 mod workspace;
 
