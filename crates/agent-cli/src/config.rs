@@ -9,6 +9,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
+pub(crate) mod telemetry;
+
 use agent_model::ApiKey;
 use anyhow::{Context, bail};
 use serde::Deserialize;
@@ -126,6 +128,7 @@ pub(crate) const RANGES: &[(&str, Range)] = &[
     ("model_max_stream_events", Range { min: 1, max: 1_000_000_000_000, unit: "events" }),
     ("model_max_event_bytes", Range { min: 1_024, max: 4 << 30, unit: "bytes" }),
     ("model_waiting_notice_secs", Range { min: 0, max: 3_600, unit: "seconds" }),
+    ("telemetry.timeout_ms", Range { min: 10, max: 60_000, unit: "milliseconds" }),
 ];
 
 /// The range of `key` in [`RANGES`].
@@ -270,6 +273,9 @@ pub(crate) struct ConfigFile {
     /// The most tokens the MCP tools' schemas may take together before the model gets
     /// `tool_search` in their place (default 8000; docs/mcp.md).
     pub(crate) mcp_tool_budget_tokens: Option<usize>,
+    /// `[telemetry]`: OpenTelemetry export (docs/telemetry.md).
+    #[serde(default)]
+    pub(crate) telemetry: telemetry::TelemetryTable,
 }
 
 impl ConfigFile {
@@ -297,6 +303,7 @@ impl ConfigFile {
     /// Refuses every bounded value outside its range ([`RANGES`]).
     pub(crate) fn check(&self) -> anyhow::Result<()> {
         self.limits.check("[limits]")?;
+        self.telemetry.check()?;
         check_web_search("[web_search]", self.web_search.as_ref())?;
         for (event, entries) in &self.hooks {
             for entry in entries {

@@ -26,6 +26,7 @@ mod setup;
 mod shapes;
 mod spinner;
 mod status;
+mod telemetry;
 mod terminal;
 mod waiting;
 mod work;
@@ -89,6 +90,8 @@ fn main() -> ExitCode {
         }
         None => repl::run(&cli.options, repl::ChatArgs::default()),
     };
+    // Spans and metrics still queued are sent before exit, within the export timeout.
+    telemetry::shutdown();
     result.unwrap_or_else(|err| {
         eprintln!("agent: {}", terminal::error_text(&err));
         ExitCode::from(2)

@@ -105,9 +105,12 @@ pub(crate) fn open(
         }
     };
 
-    let secrets = settings.model.api_key.iter().map(|key| key.expose().to_owned()).collect();
-    let mut log = SessionLog::open(launch.resume, secrets)?;
+    let secrets: Vec<String> =
+        settings.model.api_key.iter().map(|key| key.expose().to_owned()).collect();
+    let capture = crate::telemetry::install(&settings.file.telemetry);
+    let mut log = SessionLog::open(launch.resume, secrets.clone())?;
     let mut executor = ExecutorConfig::new(log.id());
+    executor.telemetry = agent_exec::telemetry::Telemetry::new(capture, secrets);
     executor.session_dir = Some(log.dir().to_path_buf());
     let tracker = FileTracker::new();
     let (mut builder, jobs) =
