@@ -128,7 +128,7 @@ pub(crate) const RANGES: &[(&str, Range)] = &[
     ("model_max_stream_events", Range { min: 1, max: 1_000_000_000_000, unit: "events" }),
     ("model_max_event_bytes", Range { min: 1_024, max: 4 << 30, unit: "bytes" }),
     ("model_waiting_notice_secs", Range { min: 0, max: 3_600, unit: "seconds" }),
-    ("telemetry.timeout_ms", Range { min: 10, max: 60_000, unit: "milliseconds" }),
+    ("telemetry.export_timeout_ms", Range { min: 10, max: 60_000, unit: "milliseconds" }),
 ];
 
 /// The range of `key` in [`RANGES`].

@@ -87,7 +87,7 @@ impl Exporter {
         }
         let timeout = env("OTEL_EXPORTER_OTLP_TIMEOUT")
             .and_then(|ms| ms.trim().parse::<u64>().ok())
-            .or(table.timeout_ms)
+            .or(table.export_timeout_ms)
             .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
         let mut capture = Capture {
             prompts: table.capture_prompts,

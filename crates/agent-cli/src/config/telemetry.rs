@@ -23,7 +23,7 @@ pub(crate) struct TelemetryTable {
     pub(crate) service_name: Option<String>,
     /// The time limit of one export request, which also bounds the flush at exit
     /// (`OTEL_EXPORTER_OTLP_TIMEOUT`); default 2000.
-    pub(crate) timeout_ms: Option<u64>,
+    pub(crate) export_timeout_ms: Option<u64>,
     /// Export the user's prompts.
     #[serde(default)]
     pub(crate) capture_prompts: bool,
@@ -41,6 +41,6 @@ pub(crate) struct TelemetryTable {
 impl TelemetryTable {
     /// Refuses a value out of range.
     pub(crate) fn check(&self) -> anyhow::Result<()> {
-        super::check_range("[telemetry] timeout_ms", "telemetry.timeout_ms", self.timeout_ms)
+        super::check_range("[telemetry] export_timeout_ms", "telemetry.export_timeout_ms", self.export_timeout_ms)
     }
 }

@@ -25,6 +25,7 @@ mod repl;
 mod replay;
 mod screen;
 mod stream;
+mod telemetry;
 mod terminal;
 mod tools;
 mod view_image;
