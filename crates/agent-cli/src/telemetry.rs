@@ -322,3 +322,70 @@ impl HttpClient for Client {
         result
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The exporter configuration of `table` with the variables `vars`.
+    fn check(table: &TelemetryTable, vars: &[(&str, &str)]) -> Option<Exporter> {
+        let env = |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned());
+        Exporter::from_env(table, &env)
+    }
+
+    #[test]
+    fn export_is_off_without_an_endpoint_or_when_disabled() {
+        let table = TelemetryTable::default();
+        assert_eq!(check(&table, &[]), None);
+        let on = [("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")];
+        assert!(check(&table, &on).is_some());
+        let off = [on[0], ("OTEL_SDK_DISABLED", "true")];
+        assert_eq!(check(&table, &off), None);
+        let disabled = TelemetryTable { enabled: Some(false), ..TelemetryTable::default() };
+        assert_eq!(check(&disabled, &on), None);
+        assert_eq!(check(&table, &[on[0], ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]), None);
+    }
+
+    #[test]
+    fn variables_win_over_the_table() {
+        let table = TelemetryTable {
+            endpoint: Some("http://collector:4318/".to_owned()),
+            export_timeout_ms: Some(500),
+            service_name: Some("from-table".to_owned()),
+            headers: [("x-a".to_owned(), "table".to_owned())].into(),
+            capture_prompts: true,
+            ..TelemetryTable::default()
+        };
+        let from_table = check(&table, &[]).unwrap();
+        assert_eq!(from_table.endpoint, "http://collector:4318");
+        assert_eq!(from_table.timeout, Duration::from_millis(500));
+        assert_eq!(from_table.service_name.as_deref(), Some("from-table"));
+        assert!(from_table.capture.prompts && !from_table.capture.tool_outputs);
+        let vars = [
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9"),
+            ("OTEL_EXPORTER_OTLP_TIMEOUT", "1500"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "x-a=env,x-key=a%20b%3D"),
+            ("OTEL_SERVICE_NAME", "from-env"),
+            ("AGENT_OTEL_CAPTURE", "tool_outputs, nonsense"),
+        ];
+        let from_env = check(&table, &vars).unwrap();
+        assert_eq!(from_env.endpoint, "http://127.0.0.1:9");
+        assert_eq!(from_env.timeout, Duration::from_millis(1500));
+        // The SDK reads OTEL_SERVICE_NAME itself; we set no name over it.
+        assert_eq!(from_env.service_name, None);
+        assert_eq!(from_env.headers["x-a"], "env");
+        assert_eq!(from_env.headers["x-key"], "a b=");
+        assert!(from_env.capture.prompts && from_env.capture.tool_outputs);
+    }
+
+    #[test]
+    fn the_docs_example_table_parses() {
+        let doc = include_str!("../../../docs/telemetry.md");
+        let start = doc.find("```toml\n").unwrap() + "```toml\n".len();
+        let end = start + doc[start..].find("```").unwrap();
+        let file: crate::config::ConfigFile = toml::from_str(&doc[start..end]).unwrap();
+        file.check().unwrap();
+        assert_eq!(file.telemetry.export_timeout_ms, Some(2000));
+        assert!(file.telemetry.capture_tool_arguments);
+    }
+}

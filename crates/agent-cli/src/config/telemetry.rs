@@ -41,6 +41,10 @@ pub(crate) struct TelemetryTable {
 impl TelemetryTable {
     /// Refuses a value out of range.
     pub(crate) fn check(&self) -> anyhow::Result<()> {
-        super::check_range("[telemetry] export_timeout_ms", "telemetry.export_timeout_ms", self.export_timeout_ms)
+        super::check_range(
+            "[telemetry] export_timeout_ms",
+            "telemetry.export_timeout_ms",
+            self.export_timeout_ms,
+        )
     }
 }
