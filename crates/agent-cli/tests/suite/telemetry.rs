@@ -146,8 +146,13 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
-fn endpoint(port: u16) -> (&'static str, String) {
-    ("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://127.0.0.1:{port}"))
+/// The variables that point the export at `port`, with a time limit generous enough for a
+/// loaded machine (the bound itself is checked with a closed port).
+fn endpoint(port: u16) -> [(&'static str, String); 2] {
+    [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://127.0.0.1:{port}")),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "20000".to_owned()),
+    ]
 }
 
 fn named<'a>(spans: &'a [Value], prefix: &str) -> Vec<&'a Value> {
@@ -158,7 +163,7 @@ fn named<'a>(spans: &'a [Value], prefix: &str) -> Vec<&'a Value> {
 async fn a_two_turn_exec_is_one_parented_trace_with_chat_and_tool_spans_and_metrics() {
     let dir = workspace();
     let Some(receiver) = Receiver::start(dir.path()) else { return };
-    let (output, _) = exec(&dir.path().join("ws"), two_turns(), &[endpoint(receiver.port)]).await;
+    let (output, _) = exec(&dir.path().join("ws"), two_turns(), &endpoint(receiver.port)).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(!stderr(&output).contains("telemetry"), "{}", stderr(&output));
     let spans = receiver.spans();
@@ -258,8 +263,9 @@ async fn opted_in_content_is_exported_with_the_secret_redacted() {
     let dir = workspace();
     let Some(receiver) = Receiver::start(dir.path()) else { return };
     let capture = ("AGENT_OTEL_CAPTURE", "prompts,answers,tool_arguments,tool_outputs".to_owned());
-    let (output, _) =
-        exec(&dir.path().join("ws"), two_turns(), &[endpoint(receiver.port), capture]).await;
+    let mut env = endpoint(receiver.port).to_vec();
+    env.push(capture);
+    let (output, _) = exec(&dir.path().join("ws"), two_turns(), &env).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let spans = receiver.spans();
     // The control: the opt-ins export the content (the marker is in each field)…
@@ -289,7 +295,7 @@ async fn a_failed_model_request_is_an_error_span() {
         headers: Default::default(),
     };
     let (output, _) =
-        exec(&dir.path().join("ws"), vec![Turn::fault(fault)], &[endpoint(receiver.port)]).await;
+        exec(&dir.path().join("ws"), vec![Turn::fault(fault)], &endpoint(receiver.port)).await;
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let spans = receiver.spans();
     let chats = named(&spans, "chat ");
@@ -308,8 +314,9 @@ async fn a_closed_collector_costs_one_warning_and_no_more_than_the_bound() {
     // A port that was just free: nothing listens there, so every export is refused.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let (plain, plain_took) = exec(&ws, two_turns(), &[]).await;
+    let [url, _] = endpoint(port);
     let timeout = ("OTEL_EXPORTER_OTLP_TIMEOUT", "1000".to_owned());
-    let (exported, took) = exec(&ws, two_turns(), &[endpoint(port), timeout]).await;
+    let (exported, took) = exec(&ws, two_turns(), &[url, timeout]).await;
     assert_eq!(exported.status.code(), plain.status.code(), "{}", stderr(&exported));
     assert_eq!(stdout(&exported), stdout(&plain));
     assert_eq!(stderr(&exported).matches("telemetry").count(), 1, "{}", stderr(&exported));
