@@ -35,8 +35,8 @@ mod spans;
 
 use std::sync::Arc;
 
-pub(crate) use self::spans::Otel;
 pub use self::spans::SessionSpan;
+pub(crate) use self::spans::{Answered, Otel};
 pub(crate) use self::spans::{finish_compaction, record_dropped};
 
 /// Which content is exported, field by field; all off by default.

@@ -14,6 +14,7 @@ use super::{AgentConfig, AgentEvent, Conversation};
 use crate::{
     compaction::{self, CompactionReason, ContextConfig, RequestCount},
     executor::Executor,
+    telemetry::Answered,
 };
 
 /// One turn's fixed inputs: its number, the tools offered, and its tracing span.
@@ -68,13 +69,12 @@ pub(super) async fn model_turn(
                 .instrument(tracing::debug_span!(parent: turn.span, "model_request"))
                 .with_context(chat.cx.clone()) => response,
         };
-        chat.finish(
-            executor.otel(),
-            match &response {
-                Ok(r) => Ok((r.usage.as_ref(), r.stop.as_ref(), r.response_id.as_deref())),
-                Err(err) => Err(err),
-            },
-        );
+        let answered = response.as_ref().map(|r| Answered {
+            usage: r.usage.as_ref(),
+            stop: r.stop.as_ref(),
+            response_id: r.response_id.as_deref(),
+        });
+        chat.finish(executor.otel(), answered);
         if let (Err(err), Some(window)) = (&response, window.as_mut())
             && err.kind == ModelErrorKind::ContextTooLong
             && !overflowed

@@ -190,14 +190,10 @@ pub(crate) struct ChatSpan {
 
 impl ChatSpan {
     /// Records the response (usage, finish reason) or the error, the metrics, and ends the span.
-    pub(crate) fn finish(
-        mut self,
-        otel: &Otel,
-        result: Result<(Option<&Usage>, Option<&StopReason>, Option<&str>), &ModelError>,
-    ) {
+    pub(crate) fn finish(mut self, otel: &Otel, result: Result<Answered<'_>, &ModelError>) {
         let span = self.cx.span();
         match result {
-            Ok((usage, stop, response_id)) => {
+            Ok(Answered { usage, stop, response_id }) => {
                 if let Some(id) = response_id {
                     span.set_attribute(KeyValue::new("gen_ai.response.id", id.to_owned()));
                 }
@@ -223,6 +219,13 @@ impl ChatSpan {
         otel.instruments.operation(self.started.elapsed(), &self.common);
         span.end();
     }
+}
+
+/// What a model request that succeeded reports on its span.
+pub(crate) struct Answered<'a> {
+    pub(crate) usage: Option<&'a Usage>,
+    pub(crate) stop: Option<&'a StopReason>,
+    pub(crate) response_id: Option<&'a str>,
 }
 
 /// The span of one tool call.
