@@ -206,8 +206,8 @@ pub enum Finish {
 /// fails. `conversation` is extended in place and is always valid for the next request: a turn
 /// that broke off is removed whole, and every call that was made has exactly one output.
 ///
-/// The run is one `prompt` span under the current OpenTelemetry context (the session's
-/// `invoke_agent` span when it runs through [`crate::Agent`]); see [`crate::telemetry`].
+/// The run is one `prompt` span under the executor's session span (`invoke_agent`, started by
+/// its first prompt under the current OpenTelemetry context); see [`crate::telemetry`].
 pub async fn run(
     model: &dyn ModelClient,
     executor: &Executor,
@@ -223,7 +223,7 @@ pub async fn run(
         }
         _ => None,
     });
-    let span = executor.otel().prompt(telemetry, prompt);
+    let span = executor.otel().prompt(telemetry, &executor.config().session_id, prompt);
     let mut turns = 0;
     let mut count = |event: AgentEvent| {
         turns += usize::from(matches!(event, AgentEvent::TurnStarted { .. }));

@@ -303,13 +303,7 @@ impl AgentBuilder {
         let mut config = self.config.clone();
         let (executor, instructions) = self.build_executor_and_instructions()?;
         config.instructions = instructions;
-        Ok(Agent {
-            model,
-            executor,
-            config,
-            conversation: Conversation::default(),
-            session_span: None,
-        })
+        Ok(Agent { model, executor, config, conversation: Conversation::default() })
     }
 
     /// The executor, and the instructions an agent built from this builder sends with every
@@ -345,9 +339,6 @@ pub struct Agent {
     executor: Executor,
     config: AgentConfig,
     conversation: Conversation,
-    /// The session's `invoke_agent` span, from the first prompt to [`Agent::end_session_span`]
-    /// or the agent's drop.
-    session_span: Option<crate::telemetry::SessionSpan>,
 }
 
 impl Agent {
@@ -393,32 +384,15 @@ impl Agent {
         let user = Item::Message(Message::user(prompt));
         on_event(AgentEvent::ItemAdded { item: user.clone() });
         self.conversation.items.push(user);
-        let session = self.session_span.get_or_insert_with(|| {
-            let telemetry = &self.executor.config().telemetry;
-            telemetry.invoke_agent(telemetry.agent_name(), &self.executor.config().session_id)
-        });
-        let cx = session.context().clone();
-        opentelemetry::context::FutureExt::with_context(
-            agent::run(
-                self.model.as_ref(),
-                &self.executor,
-                &self.config,
-                &mut self.conversation,
-                cancel,
-                &mut on_event,
-            ),
-            cx,
+        agent::run(
+            self.model.as_ref(),
+            &self.executor,
+            &self.config,
+            &mut self.conversation,
+            cancel,
+            &mut on_event,
         )
         .await
-    }
-
-    /// Ends the session's `invoke_agent` span (dropping the agent does the same): a program
-    /// that flushes its telemetry before exit calls this first, so the root span is exported.
-    /// The next prompt starts a new one.
-    pub fn end_session_span(&mut self) {
-        if let Some(span) = self.session_span.take() {
-            span.end();
-        }
     }
 
     /// Compacts the conversation now (the REPL's `/compact`): old outputs shrink, and the older

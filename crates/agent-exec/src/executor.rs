@@ -175,6 +175,13 @@ impl Executor {
         outcome
     }
 
+    /// Ends the session's `invoke_agent` span (dropping the executor, or the agent that owns it,
+    /// does the same): a program that flushes its telemetry before it exits calls this first,
+    /// so the root span is exported. The next prompt starts a new one.
+    pub fn end_session_span(&self) {
+        self.otel.end_session();
+    }
+
     /// The session's tracer and instruments.
     pub(crate) fn otel(&self) -> &Otel {
         &self.otel

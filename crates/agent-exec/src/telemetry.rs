@@ -6,7 +6,7 @@
 //! (docs/telemetry.md shows both). The tracer and the instruments are taken from the global
 //! providers when the [`crate::Executor`] is built, so a provider installed later is not seen.
 //!
-//! The tree: `invoke_agent` (one per [`crate::Agent`], the session) → `prompt` (one per prompt)
+//! The tree: `invoke_agent` (one per [`crate::Executor`], the session) → `prompt` (one per prompt)
 //! → `chat {model}` (one per model request) and `execute_tool {tool}` (one per call), with
 //! `compact` around a compaction. A subagent run inside a tool call is a child of that call's
 //! span: [`Telemetry::invoke_agent`] starts its own `invoke_agent` span under the current one.

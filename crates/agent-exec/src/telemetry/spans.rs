@@ -1,7 +1,10 @@
 //! The spans, one type for each kind: started with their conventional names and attributes,
 //! finished with what happened (usage, decision, error code), and ended when dropped.
 
-use std::time::Instant;
+use std::{
+    sync::{Mutex, PoisonError},
+    time::Instant,
+};
 
 use agent_core::{ModelClient, ModelError, ModelErrorKind, StopReason, ToolCall, Usage};
 use opentelemetry::{
@@ -20,34 +23,70 @@ const SCOPE: &str = "agent";
 pub(crate) struct Otel {
     tracer: BoxedTracer,
     pub(crate) instruments: Instruments,
+    /// The session's `invoke_agent` span, from the first prompt to
+    /// [`crate::Executor::end_session_span`] or the executor's drop.
+    session: Mutex<Option<SessionSpan>>,
 }
 
 impl Otel {
     pub(crate) fn new() -> Self {
-        Self { tracer: global::tracer(SCOPE), instruments: Instruments::new(SCOPE) }
+        let session = Mutex::new(None);
+        Self { tracer: global::tracer(SCOPE), instruments: Instruments::new(SCOPE), session }
+    }
+
+    /// The session span's context, started under the current context by the first prompt.
+    fn session(&self, telemetry: &Telemetry, session_id: &str) -> Context {
+        let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
+        let span =
+            session.get_or_insert_with(|| SessionSpan::start(telemetry.agent_name(), session_id));
+        span.cx.clone()
+    }
+
+    /// Ends the session span; the next prompt starts another.
+    pub(crate) fn end_session(&self) {
+        let span = self.session.lock().unwrap_or_else(PoisonError::into_inner).take();
+        drop(span);
     }
 
     /// Starts a span named `name` under the current context.
     fn start(&self, name: String, kind: SpanKind, attributes: Vec<KeyValue>) -> Context {
-        let parent = Context::current();
+        self.start_under(&Context::current(), name, kind, attributes)
+    }
+
+    /// Starts a span named `name` under `parent`.
+    fn start_under(
+        &self,
+        parent: &Context,
+        name: String,
+        kind: SpanKind,
+        attributes: Vec<KeyValue>,
+    ) -> Context {
         let span = self
             .tracer
             .span_builder(name)
             .with_kind(kind)
             .with_attributes(attributes)
-            .start_with_context(&self.tracer, &parent);
+            .start_with_context(&self.tracer, parent);
         parent.with_span(span)
     }
 
-    /// The `prompt` span of one run of the loop; its text when prompts are captured.
-    pub(crate) fn prompt(&self, telemetry: &Telemetry, prompt: Option<&str>) -> PromptSpan {
+    /// The `prompt` span of one run of the loop, under the session's span; its text when
+    /// prompts are captured.
+    pub(crate) fn prompt(
+        &self,
+        telemetry: &Telemetry,
+        session_id: &str,
+        prompt: Option<&str>,
+    ) -> PromptSpan {
         let mut attributes = vec![KeyValue::new("gen_ai.operation.name", "invoke_agent")];
         attributes.push(KeyValue::new("gen_ai.agent.name", telemetry.agent_name().to_owned()));
         if let (true, Some(prompt)) = (telemetry.capture.prompts, prompt) {
             attributes
                 .push(KeyValue::new("gen_ai.input.messages", messages("user", prompt, telemetry)));
         }
-        PromptSpan { cx: self.start("prompt".to_owned(), SpanKind::Internal, attributes) }
+        let session = self.session(telemetry, session_id);
+        let name = "prompt".to_owned();
+        PromptSpan { cx: self.start_under(&session, name, SpanKind::Internal, attributes) }
     }
 
     /// The `chat {model}` span of one model request.
