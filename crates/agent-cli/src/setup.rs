@@ -335,6 +335,8 @@ impl Session {
     pub(crate) fn clear(&mut self) -> anyhow::Result<()> {
         self.log = SessionLog::open(None, self.log.transcript().secrets().to_vec())?;
         self.agent.set_conversation(Conversation::default());
+        // A new conversation is a new trace: the next prompt starts a new `invoke_agent` span.
+        self.agent.executor().end_session_span();
         Ok(())
     }
 }
