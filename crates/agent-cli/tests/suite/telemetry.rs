@@ -323,3 +323,31 @@ async fn a_closed_collector_costs_one_warning_and_no_more_than_the_bound() {
     // The bound is the export timeout (1 s here); the margin is for a loaded machine.
     assert!(took < plain_took + Duration::from_secs(1) + Duration::from_secs(5), "{took:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collector_that_never_answers_delays_the_exit_by_at_most_the_bound() {
+    let dir = workspace();
+    let ws = dir.path().join("ws");
+    // It accepts every connection and reads nothing back: each export waits for its time limit.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            held.push(stream);
+        }
+    });
+    let (plain, plain_took) = exec(&ws, two_turns(), &[]).await;
+    let [url, _] = endpoint(port);
+    let timeout = ("OTEL_EXPORTER_OTLP_TIMEOUT", "1000".to_owned());
+    let (exported, took) = exec(&ws, two_turns(), &[url, timeout]).await;
+    assert_eq!(exported.status.code(), plain.status.code(), "{}", stderr(&exported));
+    assert_eq!(stdout(&exported), stdout(&plain));
+    // The export was attempted (the control), and cost one warning.
+    assert!(accepted.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    assert_eq!(stderr(&exported).matches("telemetry").count(), 1, "{}", stderr(&exported));
+    assert!(took < plain_took + Duration::from_secs(1) + Duration::from_secs(5), "{took:?}");
+}
