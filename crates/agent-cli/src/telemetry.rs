@@ -56,6 +56,20 @@ struct Installed {
     traces: SdkTracerProvider,
     metrics: SdkMeterProvider,
     timeout: Duration,
+    endpoint: String,
+}
+
+/// Whether the one warning about the collector was printed.
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// Says once per process that the collector at `endpoint` did not take an export.
+fn warn(endpoint: &str, problem: &str) {
+    if !WARNED.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "agent: warning: telemetry: the collector at {endpoint} did not take the export \
+             ({problem}); spans and metrics are dropped"
+        );
+    }
 }
 
 static INSTALLED: Mutex<Option<Installed>> = Mutex::new(None);
@@ -164,7 +178,8 @@ impl Exporter {
             SdkMeterProvider::builder().with_reader(reader).with_resource(resource).build();
         opentelemetry::global::set_tracer_provider(traces.clone());
         opentelemetry::global::set_meter_provider(meters.clone());
-        *installed = Some(Installed { traces, metrics: meters, timeout: self.timeout });
+        let endpoint = self.endpoint.clone();
+        *installed = Some(Installed { traces, metrics: meters, timeout: self.timeout, endpoint });
         Ok(self.capture)
     }
 }
@@ -187,7 +202,7 @@ pub(crate) fn install(table: &TelemetryTable) -> Capture {
 /// delays the exit by no more than that.
 pub(crate) fn shutdown() {
     let installed = INSTALLED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
-    let Some(Installed { traces, metrics, timeout }) = installed else { return };
+    let Some(Installed { traces, metrics, timeout, endpoint }) = installed else { return };
     let (done, wait) = std::sync::mpsc::channel();
     let spans_done = done.clone();
     // Each provider flushes on its own thread; whichever has not finished by the deadline is
@@ -206,6 +221,8 @@ pub(crate) fn shutdown() {
     for _ in spawned.iter().filter(|thread| thread.is_ok()) {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if wait.recv_timeout(left).is_err() {
+            // A request still waiting for its answer would warn too late, or never.
+            warn(&endpoint, &format!("no answer within {} ms", timeout.as_millis()));
             break;
         }
     }
@@ -249,7 +266,6 @@ struct Client {
     runtime: tokio::runtime::Handle,
     endpoint: String,
     timeout: Duration,
-    warned: AtomicBool,
 }
 
 impl Client {
@@ -266,24 +282,12 @@ impl Client {
         std::thread::Builder::new()
             .name("otel-http".into())
             .spawn(move || runtime.block_on(std::future::pending::<()>()))?;
-        Ok(Arc::new(Self {
-            http,
-            runtime: handle,
-            endpoint: endpoint.to_owned(),
-            timeout,
-            warned: AtomicBool::new(false),
-        }))
+        Ok(Arc::new(Self { http, runtime: handle, endpoint: endpoint.to_owned(), timeout }))
     }
 
     /// Says once per process that the collector did not take an export.
     fn warn(&self, problem: &str) {
-        if !self.warned.swap(true, Ordering::Relaxed) {
-            eprintln!(
-                "agent: warning: telemetry: the collector at {} did not take the export \
-                 ({problem}); spans and metrics are dropped",
-                self.endpoint
-            );
-        }
+        warn(&self.endpoint, problem);
     }
 }
 
