@@ -14,6 +14,7 @@ mod lsp;
 mod mcp;
 mod process;
 mod skills;
+mod telemetry;
 
 use std::{
     io::Write as _,
@@ -98,6 +99,7 @@ const IN_PROCESS: &[&str] = &[
     "mcp_call",
     // agent-tools: apply_patch.ms (20 files of a 1 MB tree in one patch) beside edit_file.ms.
     "apply_patch",
+    telemetry::EXAMPLE,
 ];
 
 /// Builds everything, runs every benchmark and prints the table or the JSON array.
@@ -322,6 +324,7 @@ fn target(figure: &Figure) -> Option<(String, bool)> {
             at_most(1000.0, "≤ 1000 ns")
         }
         "binary.size" => at_most(25.0, "≤ 25 MB"),
+        "telemetry.overhead_per_call_us" => at_most(telemetry::TARGET_US, "≤ 20 µs"),
         "startup.version" => at_most(5.0, "≤ 5 ms"),
         // Against the scripted server on http://127.0.0.1: no TLS trust store is loaded.
         "startup.first_request" => at_most(8.0, "≤ 8 ms (local server)"),

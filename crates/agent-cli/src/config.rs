@@ -11,6 +11,7 @@ use std::{
 
 pub(crate) mod lsp;
 pub(crate) mod skills;
+pub(crate) mod telemetry;
 
 use agent_model::ApiKey;
 use anyhow::{Context, bail};
@@ -135,6 +136,7 @@ pub(crate) const RANGES: &[(&str, Range)] = &[
     ("lsp.max_memory_mb", Range { min: 256, max: 1 << 20, unit: "MiB" }),
     ("skills.budget_percent", Range { min: 0, max: 50, unit: "percent" }),
     ("skills.budget_tokens", Range { min: 0, max: 1_000_000, unit: "tokens" }),
+    ("telemetry.export_timeout_ms", Range { min: 10, max: 60_000, unit: "milliseconds" }),
 ];
 
 /// The range of `key` in [`RANGES`].
@@ -285,6 +287,9 @@ pub(crate) struct ConfigFile {
     /// `[skills]` (docs/skills.md).
     #[serde(default)]
     pub(crate) skills: skills::SkillsTable,
+    /// `[telemetry]`: OpenTelemetry export (docs/telemetry.md).
+    #[serde(default)]
+    pub(crate) telemetry: telemetry::TelemetryTable,
 }
 
 impl ConfigFile {
@@ -313,6 +318,7 @@ impl ConfigFile {
     pub(crate) fn check(&self) -> anyhow::Result<()> {
         self.limits.check("[limits]")?;
         self.skills.check()?;
+        self.telemetry.check()?;
         check_web_search("[web_search]", self.web_search.as_ref())?;
         for (event, entries) in &self.hooks {
             for entry in entries {

@@ -28,6 +28,7 @@ mod shapes;
 mod skills;
 mod spinner;
 mod status;
+mod telemetry;
 mod terminal;
 mod waiting;
 mod work;
@@ -98,6 +99,8 @@ fn main() -> ExitCode {
         }
         None => repl::run(&cli.options, repl::ChatArgs::default()),
     };
+    // Spans and metrics still queued are sent before exit, within the export timeout.
+    telemetry::shutdown();
     result.unwrap_or_else(|err| {
         eprintln!("agent: {}", terminal::error_text(&err));
         ExitCode::from(2)

@@ -110,10 +110,13 @@ pub(crate) fn open(
         }
     };
 
-    let secrets = settings.model.api_key.iter().map(|key| key.expose().to_owned()).collect();
-    let mut log = SessionLog::open(launch.resume, secrets)?;
+    let secrets: Vec<String> =
+        settings.model.api_key.iter().map(|key| key.expose().to_owned()).collect();
+    let capture = crate::telemetry::install(&settings.file.telemetry);
+    let mut log = SessionLog::open(launch.resume, secrets.clone())?;
     log.note_workspace(&settings.workspace()?);
     let mut executor = ExecutorConfig::new(log.id());
+    executor.telemetry = agent_exec::telemetry::Telemetry::new(capture, secrets);
     executor.session_dir = Some(log.dir().to_path_buf());
     let tracker = FileTracker::new();
     let (mut builder, jobs) =
@@ -356,6 +359,8 @@ impl Session {
     pub(crate) fn clear(&mut self) -> anyhow::Result<()> {
         self.log = SessionLog::open(None, self.log.transcript().secrets().to_vec())?;
         self.agent.set_conversation(Conversation::default());
+        // A new conversation is a new trace: the next prompt starts a new `invoke_agent` span.
+        self.agent.executor().end_session_span();
         Ok(())
     }
 }

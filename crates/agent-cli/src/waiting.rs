@@ -75,6 +75,10 @@ impl ModelClient for Watched {
         self.inner.supports_continuation()
     }
 
+    fn endpoint(&self) -> Option<agent_core::ModelEndpoint> {
+        self.inner.endpoint()
+    }
+
     fn stream<'a>(
         &'a self,
         request: ModelRequest<'a>,

@@ -70,8 +70,8 @@ pub use crate::{
     error::{ToolError, ToolErrorKind},
     item::{CallOutput, Image, Item, Message, Reasoning, Role, ToolCall},
     model::{
-        Continuation, ModelClient, ModelError, ModelErrorKind, ModelEvent, ModelRequest,
-        ModelStream, StopReason, ToolChoice, Usage,
+        Continuation, ModelClient, ModelEndpoint, ModelError, ModelErrorKind, ModelEvent,
+        ModelRequest, ModelStream, StopReason, ToolChoice, Usage,
     },
     output::{AnswerError, OutputSchema},
     shape::{

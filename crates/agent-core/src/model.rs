@@ -107,6 +107,19 @@ pub enum ModelEvent {
     },
 }
 
+/// Where a model client sends its requests, as telemetry reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelEndpoint {
+    /// The provider as the GenAI conventions name it (`openai` for any OpenAI-compatible server).
+    pub provider: &'static str,
+    /// The model id sent in requests.
+    pub model: String,
+    /// The server's host name or address.
+    pub server_address: Option<String>,
+    /// The server's port.
+    pub server_port: Option<u16>,
+}
+
 /// A stream of model events; it ends with [`ModelEvent::Completed`] or an error.
 pub type ModelStream<'a> = Pin<Box<dyn Stream<Item = Result<ModelEvent, ModelError>> + Send + 'a>>;
 
@@ -180,6 +193,12 @@ pub trait ModelClient: Send + Sync {
     /// whole transcript.
     fn supports_continuation(&self) -> bool {
         false
+    }
+
+    /// Where requests go, for telemetry (the GenAI conventions' `gen_ai.provider.name`,
+    /// `gen_ai.request.model`, `server.address` and `server.port`); `None` when unknown.
+    fn endpoint(&self) -> Option<ModelEndpoint> {
+        None
     }
 
     /// Sends one request and streams the response.

@@ -12,6 +12,7 @@ use agent_core::{
     CancellationToken, Continuation, Item, ModelClient, ModelErrorKind, OutputSchema, ToolCall,
     ToolChoice, ToolErrorKind, Usage,
 };
+use opentelemetry::context::FutureExt;
 use serde::Serialize;
 use tracing::Instrument;
 
@@ -204,7 +205,39 @@ pub enum Finish {
 /// Runs the loop until the model answers, the turn limit is reached, `cancel` fires, or the model
 /// fails. `conversation` is extended in place and is always valid for the next request: a turn
 /// that broke off is removed whole, and every call that was made has exactly one output.
+///
+/// The run is one `prompt` span under the executor's session span (`invoke_agent`, started by
+/// its first prompt under the current OpenTelemetry context); see [`crate::telemetry`].
 pub async fn run(
+    model: &dyn ModelClient,
+    executor: &Executor,
+    config: &AgentConfig,
+    conversation: &mut Conversation,
+    cancel: &CancellationToken,
+    on_event: &mut (dyn FnMut(AgentEvent) + Send),
+) -> Finish {
+    let telemetry = &executor.config().telemetry;
+    let prompt = conversation.items.iter().rev().find_map(|item| match item {
+        Item::Message(message) if message.role == agent_core::Role::User => {
+            Some(message.content.as_str())
+        }
+        _ => None,
+    });
+    let span = executor.otel().prompt(telemetry, &executor.config().session_id, prompt);
+    let mut turns = 0;
+    let mut count = |event: AgentEvent| {
+        turns += usize::from(matches!(event, AgentEvent::TurnStarted { .. }));
+        on_event(event);
+    };
+    let finish = run_turns(model, executor, config, conversation, cancel, &mut count)
+        .with_context(span.cx.clone())
+        .await;
+    span.finish(&finish, turns, telemetry);
+    finish
+}
+
+/// [`run`], inside its span.
+async fn run_turns(
     model: &dyn ModelClient,
     executor: &Executor,
     config: &AgentConfig,

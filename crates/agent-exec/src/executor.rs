@@ -24,6 +24,7 @@ mod tool_hooks;
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use agent_core::{Boundary, CancellationToken, ToolCall, ToolErrorKind};
+use opentelemetry::context::FutureExt;
 use tracing::Instrument;
 
 pub use self::outcome::Outcome;
@@ -33,6 +34,7 @@ use crate::{
     output::DEFAULT_OUTPUT_CAP,
     permission::{Approver, PermissionPolicy},
     registry::{LateTools, Registry},
+    telemetry::Otel,
 };
 
 /// How the executor runs calls. Build it with [`ExecutorConfig::new`] and change fields as needed.
@@ -55,6 +57,8 @@ pub struct ExecutorConfig {
     pub tenant_id: Option<String>,
     /// The end user passed to tools, for multi-user hosts.
     pub user_id: Option<String>,
+    /// What the session's spans may carry beyond their shape (no content by default).
+    pub telemetry: crate::telemetry::Telemetry,
 }
 
 impl ExecutorConfig {
@@ -70,6 +74,7 @@ impl ExecutorConfig {
             max_parallel: 8,
             tenant_id: None,
             user_id: None,
+            telemetry: crate::telemetry::Telemetry::default(),
         }
     }
 }
@@ -87,6 +92,7 @@ pub struct Executor {
     user_id: Option<Arc<str>>,
     late: Option<Arc<dyn LateTools>>,
     background: Option<Arc<dyn Background>>,
+    otel: Otel,
 }
 
 impl Executor {
@@ -105,6 +111,7 @@ impl Executor {
             config,
             late: None,
             background: None,
+            otel: Otel::new(),
         }
     }
 
@@ -167,6 +174,26 @@ impl Executor {
     /// timer enabled). Cancelling `cancel` stops the call: it is cancelled before it starts, its
     /// approval is abandoned, or its tool's token is cancelled and it gets the grace period.
     pub async fn execute(&self, call: &ToolCall, cancel: &CancellationToken) -> Outcome {
+        let span = self.otel.tool(call, &self.config.telemetry);
+        let outcome = self.execute_logged(call, cancel).with_context(span.cx.clone()).await;
+        span.finish(&self.otel, &outcome, &self.config.telemetry);
+        outcome
+    }
+
+    /// Ends the session's `invoke_agent` span (dropping the executor, or the agent that owns it,
+    /// does the same): a program that flushes its telemetry before it exits calls this first,
+    /// so the root span is exported. The next prompt starts a new one.
+    pub fn end_session_span(&self) {
+        self.otel.end_session();
+    }
+
+    /// The session's tracer and instruments.
+    pub(crate) fn otel(&self) -> &Otel {
+        &self.otel
+    }
+
+    /// [`Executor::execute`] inside its `tool_call` log span.
+    async fn execute_logged(&self, call: &ToolCall, cancel: &CancellationToken) -> Outcome {
         let span = tracing::debug_span!("tool_call", tool = %call.name, call_id = %call.call_id);
         if span.is_disabled() {
             return self.dispatch(call, cancel).await;

@@ -61,6 +61,7 @@ pub mod project_doc;
 mod registry;
 mod schema_tool;
 pub mod skills;
+pub mod telemetry;
 mod transcript;
 mod workspace;
 

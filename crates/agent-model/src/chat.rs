@@ -96,6 +96,10 @@ impl ModelClient for ChatClient {
         &self.name
     }
 
+    fn endpoint(&self) -> Option<agent_core::ModelEndpoint> {
+        Some(self.connection.endpoint.clone())
+    }
+
     fn stream<'a>(
         &'a self,
         request: ModelRequest<'a>,

@@ -67,6 +67,8 @@ pub(crate) struct Connection {
     pub(crate) image_input: bool,
     first_turn_tool_choice: Option<ToolChoice>,
     key: Option<ApiKey>,
+    /// Where requests go, for telemetry.
+    pub(crate) endpoint: agent_core::ModelEndpoint,
 }
 
 impl Connection {
@@ -114,6 +116,7 @@ impl Connection {
             image_input: config.image_input,
             first_turn_tool_choice: config.first_turn_tool_choice.clone(),
             key: config.api_key.clone(),
+            endpoint: endpoint(config),
         })
     }
 
@@ -245,4 +248,16 @@ pub(crate) fn http_client(
 /// before any client is built, and a second install fails harmlessly.
 fn install_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// The model and server of `config` as telemetry names them. The host is the base URL's, which
+/// names no key.
+fn endpoint(config: &ClientConfig) -> agent_core::ModelEndpoint {
+    let url = reqwest::Url::parse(&config.base_url).ok();
+    agent_core::ModelEndpoint {
+        provider: "openai",
+        model: config.model.clone(),
+        server_address: url.as_ref().and_then(|url| url.host_str().map(str::to_owned)),
+        server_port: url.as_ref().and_then(reqwest::Url::port_or_known_default),
+    }
 }

@@ -160,6 +160,10 @@ impl ModelClient for ResponsesClient {
         &self.name
     }
 
+    fn endpoint(&self) -> Option<agent_core::ModelEndpoint> {
+        Some(self.connection.endpoint.clone())
+    }
+
     fn supports_continuation(&self) -> bool {
         !self.is_stateless()
     }

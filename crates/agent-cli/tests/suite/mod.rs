@@ -27,6 +27,7 @@ mod replay;
 mod screen;
 mod skills;
 mod stream;
+mod telemetry;
 mod terminal;
 mod tools;
 mod view_image;

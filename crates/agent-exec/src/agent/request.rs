@@ -7,12 +7,14 @@ use agent_core::{
     ToolSpec, Usage,
 };
 use futures_util::StreamExt;
+use opentelemetry::context::FutureExt;
 use tracing::Instrument;
 
 use super::{AgentConfig, AgentEvent, Conversation};
 use crate::{
     compaction::{self, CompactionReason, ContextConfig, RequestCount},
     executor::Executor,
+    telemetry::Answered,
 };
 
 /// One turn's fixed inputs: its number, the tools offered, and its tracing span.
@@ -59,12 +61,20 @@ pub(super) async fn model_turn(
             continuation: continuation.as_ref(),
             output_schema: config.output_schema.as_ref(),
         };
+        let chat = executor.otel().chat(model);
         let response = tokio::select! {
             biased;
             () = cancel.cancelled() => Err(cancelled_error()),
             response = read_response(model, request, on_event)
-                .instrument(tracing::debug_span!(parent: turn.span, "model_request")) => response,
+                .instrument(tracing::debug_span!(parent: turn.span, "model_request"))
+                .with_context(chat.cx.clone()) => response,
         };
+        let answered = response.as_ref().map(|r| Answered {
+            usage: r.usage.as_ref(),
+            stop: r.stop.as_ref(),
+            response_id: r.response_id.as_deref(),
+        });
+        chat.finish(executor.otel(), answered);
         if let (Err(err), Some(window)) = (&response, window.as_mut())
             && err.kind == ModelErrorKind::ContextTooLong
             && !overflowed
@@ -95,6 +105,8 @@ pub(super) struct Response {
     pub(super) text: String,
     pub(super) response_id: Option<String>,
     pub(super) usage: Option<Usage>,
+    /// Why the response ended, for telemetry.
+    pub(super) stop: Option<agent_core::StopReason>,
 }
 
 async fn read_response(
@@ -103,8 +115,13 @@ async fn read_response(
     on_event: &mut (dyn FnMut(AgentEvent) + Send),
 ) -> Result<Response, ModelError> {
     let mut stream = model.stream(request).await?;
-    let mut response =
-        Response { items: Vec::new(), text: String::new(), response_id: None, usage: None };
+    let mut response = Response {
+        items: Vec::new(),
+        text: String::new(),
+        response_id: None,
+        usage: None,
+        stop: None,
+    };
     while let Some(event) = stream.next().await {
         match event? {
             ModelEvent::TextDelta(text) => on_event(AgentEvent::TextDelta { text }),
@@ -122,8 +139,9 @@ async fn read_response(
                 response.usage = Some(usage);
                 on_event(AgentEvent::Usage { usage });
             }
-            ModelEvent::Completed { response_id, .. } => {
+            ModelEvent::Completed { response_id, stop } => {
                 response.response_id = response_id;
+                response.stop = Some(stop);
                 return Ok(response);
             }
         }

@@ -37,8 +37,27 @@ const SHRUNK_ARGUMENTS: &str = "arguments shrunk by compaction";
 const RENDER_ITEM_CHARS: usize = 600;
 
 /// Compacts `conversation` in place and says what it did. The transcript stays valid: every
-/// call keeps its output, or both go.
+/// call keeps its output, or both go. The compaction is one `compact` span (docs/telemetry.md).
 pub(crate) async fn compact(
+    model: &dyn ModelClient,
+    ctx: &ContextConfig,
+    executor: &Executor,
+    conversation: &mut Conversation,
+    fixed: usize,
+    reason: CompactionReason,
+    cancel: &CancellationToken,
+) -> CompactionInfo {
+    use opentelemetry::context::FutureExt;
+    let span = executor.otel().compaction();
+    let info = compact_in_span(model, ctx, executor, conversation, fixed, reason, cancel)
+        .with_context(span.clone())
+        .await;
+    crate::telemetry::finish_compaction(&span, &info);
+    info
+}
+
+/// [`compact`], inside its span.
+async fn compact_in_span(
     model: &dyn ModelClient,
     ctx: &ContextConfig,
     executor: &Executor,

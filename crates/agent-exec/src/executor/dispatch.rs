@@ -65,14 +65,22 @@ impl Executor {
         }
 
         let decision = self.policy.decide(spec, prepared.access());
+        let asked_policy = matches!(decision.verdict, Verdict::Ask(_));
         match overrides.verdict(decision.verdict) {
-            Verdict::Allow => {}
-            Verdict::Deny(err) => return self.failure(call, &spec.name, err, start),
+            Verdict::Allow => {
+                self.otel.decision(true, if asked_policy { "hook" } else { "config" });
+            }
+            Verdict::Deny(err) => {
+                self.otel.decision(false, "config");
+                return self.failure(call, &spec.name, err, start);
+            }
             Verdict::Ask(ask) => {
                 // Asking is the cold path; boxing it keeps the hot future small.
                 let asked = Box::pin(self.ask(call, spec, prepared.access(), &ask, cancel)).await;
                 // The call's time, not the time a person took to read the prompt, is reported.
                 start = Instant::now();
+                // Who said no: the person asked, or the policy when nobody could be asked.
+                self.otel.decision(asked.is_ok(), if self.can_ask() { "user" } else { "config" });
                 if let Err(err) = asked {
                     let mut outcome = self.failure(call, &spec.name, err, start);
                     if !self.can_ask() {

@@ -71,6 +71,8 @@ impl Executor {
         let (text, truncated, output_path) = match output::cut(&output.text, cap) {
             None => (output.text, false, None),
             Some(cut) => {
+                let kept = cut.head.len() + cut.tail.len();
+                crate::telemetry::record_dropped(output.text.len().saturating_sub(kept));
                 let spilled = self.spill(call, &output.text).await;
                 (cut.render(&spilled), true, spilled.ok())
             }

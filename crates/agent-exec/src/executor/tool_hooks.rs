@@ -95,6 +95,7 @@ impl Executor {
             fields.insert("tool_use_id".into(), call.call_id.clone().into());
             let result = self.hooks.run(HookEvent::PreToolUse, Some(&tool), fields, cancel).await;
             if let Some(reason) = &result.block {
+                self.otel.decision(false, "hook");
                 let err = ToolError::new(
                     ToolErrorKind::PermissionDenied,
                     format!(
