@@ -64,7 +64,7 @@ mod typed;
 
 pub use crate::{
     api_key::ApiKey,
-    context::{Boundary, HiddenPath, ToolContext},
+    context::{Boundary, DomainRule, HiddenPath, ToolContext},
     error::{ToolError, ToolErrorKind},
     item::{CallOutput, Image, Item, Message, Reasoning, Role, ToolCall},
     model::{

@@ -49,6 +49,7 @@ mod shell;
 mod uppercase;
 mod view_image;
 mod web_search;
+pub mod web_fetch;
 mod write_file;
 
 // What the tools share, and the door that registers them.
@@ -91,6 +92,7 @@ pub use crate::{
         MAX_PIXELS as VIEW_IMAGE_MAX_PIXELS, MAX_SIDE as VIEW_IMAGE_MAX_SIDE, ViewImage,
         ViewImageConfig, ViewImageInput,
     },
+    web_fetch::{WebFetch, WebFetchConfig, WebFetchInput},
     web_search::{ApiKey, ProviderKind, WebSearch, WebSearchConfig, WebSearchInput},
     write_file::{WriteFile, WriteFileInput},
 };
@@ -100,6 +102,8 @@ pub use crate::{
 pub struct BuiltinConfig {
     /// The web search provider; `None` makes web_search answer `not_configured`.
     pub web_search: Option<WebSearchConfig>,
+    /// How web_fetch resolves names (the user's pins) and its time limit.
+    pub web_fetch: WebFetchConfig,
     /// Timeouts and the sandbox of the bash tool.
     pub bash: BashConfig,
     /// Deadline and memory of execute_code.
@@ -163,6 +167,7 @@ pub fn builtin_with_tracker(
         Arc::new(Typed::new(Glob)?),
         Arc::new(Typed::new(ViewImage::new(config.view_image))?),
         Arc::new(Typed::new(WebSearch::new(config.web_search.clone()))?),
+        Arc::new(Typed::new(WebFetch::new(config.web_fetch.clone()))?),
     ];
     #[cfg(feature = "execute-code")]
     tools.push(Arc::new(Typed::new(ExecuteCode::new(config.code))?));
