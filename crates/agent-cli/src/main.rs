@@ -16,6 +16,7 @@ mod events;
 mod hooks;
 mod markdown;
 mod mcp;
+mod network;
 mod options;
 mod preview;
 mod render;
@@ -80,7 +81,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Exec(args)) => cmd::exec::run(&cli.options, args),
         Some(Command::Tools(command)) => cmd::tools::run(&cli.options, command),
-        Some(Command::Sandbox(command)) => Ok(cmd::sandbox::run(command)),
+        Some(Command::Sandbox(command)) => Ok(cmd::sandbox::run(command, &cli.options)),
         Some(Command::Mcp(command)) => mcp::run(&cli.options, command),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),
         Some(Command::Completions { shell }) => {

@@ -22,7 +22,9 @@ pub use self::{
 };
 
 /// How sandboxed commands reach the network.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum NetworkMode {
     /// Only the session's own loopback (the default).

@@ -48,8 +48,8 @@ mod read_file;
 mod shell;
 mod uppercase;
 mod view_image;
-mod web_search;
 pub mod web_fetch;
+mod web_search;
 mod write_file;
 
 // What the tools share, and the door that registers them.

@@ -20,12 +20,12 @@ use reqwest::Url;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+pub use self::client::{MAX_REDIRECTS, RULE_NAME};
 use self::{
     cache::{Cache, Entry},
     client::{Client, Validators},
     convert::Kind,
 };
-pub use self::client::{MAX_REDIRECTS, RULE_NAME};
 
 /// The text returned per call unless `max_bytes` says otherwise.
 pub const DEFAULT_MAX_BYTES: usize = 32 * 1024;
@@ -119,7 +119,10 @@ impl TypedTool for WebFetch {
 
     async fn run(&self, input: WebFetchInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let url = Url::parse(input.url.trim()).map_err(|err| {
-            ToolError::new(ToolErrorKind::InvalidArguments, format!("`{}` is not a URL: {err}", input.url))
+            ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                format!("`{}` is not a URL: {err}", input.url),
+            )
         })?;
         let format = input.format.unwrap_or_default();
         let offset = usize::try_from(input.offset.unwrap_or(0)).unwrap_or(usize::MAX);
@@ -130,7 +133,9 @@ impl TypedTool for WebFetch {
         let work = self.page(url, format, offset, &ctx);
         let entry = match ctx.cancel.run_until_cancelled(work).await {
             Some(entry) => entry?,
-            None => return Err(ToolError::new(ToolErrorKind::Cancelled, "web_fetch was cancelled")),
+            None => {
+                return Err(ToolError::new(ToolErrorKind::Cancelled, "web_fetch was cancelled"));
+            }
         };
         Ok(ToolOutput::text(render(&entry, offset, max)))
     }
@@ -149,7 +154,10 @@ impl WebFetch {
         let key = (url.to_string(), format);
         let cached = self.cache.get(&key);
         if let Some(entry) = &cached {
-            if offset > 0 && entry.validators.etag.is_none() && entry.validators.last_modified.is_none() {
+            if offset > 0
+                && entry.validators.etag.is_none()
+                && entry.validators.last_modified.is_none()
+            {
                 return Ok(entry.clone());
             }
         }
@@ -168,7 +176,13 @@ impl WebFetch {
             if let Some(entry) = cached {
                 return Ok(entry);
             }
-            return Err(ToolError::new(ToolErrorKind::ToolError, format!("{} answered 304 Not Modified to a request without validators", fetched.url)));
+            return Err(ToolError::new(
+                ToolErrorKind::ToolError,
+                format!(
+                    "{} answered 304 Not Modified to a request without validators",
+                    fetched.url
+                ),
+            ));
         };
         let content_type = fetched.content_type.clone();
         let kind = convert::kind(content_type.as_deref(), &body).map_err(|essence| {
@@ -245,9 +259,16 @@ fn render(entry: &Entry, offset: usize, max: usize) -> String {
     let tag = fence_tag(&entry.text);
     let mut out = format!("URL: {}", entry.url);
     if entry.redirects > 0 {
-        out.push_str(&format!(" (after {} redirect{})", entry.redirects, if entry.redirects == 1 { "" } else { "s" }));
+        out.push_str(&format!(
+            " (after {} redirect{})",
+            entry.redirects,
+            if entry.redirects == 1 { "" } else { "s" }
+        ));
     }
-    out.push_str(&format!("\nStatus: {}\nContent-Type: {} ({})\n", entry.status, entry.content_type, entry.shown_as));
+    out.push_str(&format!(
+        "\nStatus: {}\nContent-Type: {} ({})\n",
+        entry.status, entry.content_type, entry.shown_as
+    ));
     if let Some(title) = &entry.title {
         out.push_str(&format!("Title: {title}\n"));
     }

@@ -26,9 +26,15 @@ pub enum Verdict {
 
 impl DomainRules {
     /// Lists from the configuration's patterns.
-    pub fn new(allow: impl IntoIterator<Item = String>, deny: impl IntoIterator<Item = String>) -> Self {
+    pub fn new(
+        allow: impl IntoIterator<Item = String>,
+        deny: impl IntoIterator<Item = String>,
+    ) -> Self {
         let clean = |p: String| normalize_host(&p);
-        Self { allow: allow.into_iter().map(clean).collect(), deny: deny.into_iter().map(clean).collect() }
+        Self {
+            allow: allow.into_iter().map(clean).collect(),
+            deny: deny.into_iter().map(clean).collect(),
+        }
     }
 
     /// The same lists with `pattern` allowed too (an allow rule added on the spot).

@@ -177,7 +177,12 @@ impl SessionProxy {
 struct Refused(String);
 
 /// Judges `host:port` and returns the addresses to connect to.
-async fn decide(shared: &Shared, via: Via, host: &str, port: u16) -> Result<Vec<SocketAddr>, Refused> {
+async fn decide(
+    shared: &Shared,
+    via: Via,
+    host: &str,
+    port: u16,
+) -> Result<Vec<SocketAddr>, Refused> {
     let name = normalize_host(host);
     let verdict = shared.rules.read().map(|r| r.judge(&name)).unwrap_or(Verdict::Unlisted);
     let refuse = |reason: String| {
@@ -265,10 +270,16 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
             Err(Refused(reason)) => return forbidden(&mut client, &reason).await,
         };
         let Ok(upstream) = connect(&addrs).await else {
-            return plain_reply(&mut client, "502 Bad Gateway", &format!("cannot connect to {host}:{port}")).await;
+            return plain_reply(
+                &mut client,
+                "502 Bad Gateway",
+                &format!("cannot connect to {host}:{port}"),
+            )
+            .await;
         };
         client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await?;
-        return tunnel(client, upstream, rest, &normalize_host(&host), shared, Via::Connect, port).await;
+        return tunnel(client, upstream, rest, &normalize_host(&host), shared, Via::Connect, port)
+            .await;
     }
     let Some((host, port, path)) = wire::absolute_target(&head.target) else {
         return plain_reply(
@@ -283,14 +294,22 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
         Err(Refused(reason)) => return forbidden(&mut client, &reason).await,
     };
     let Ok(mut upstream) = connect(&addrs).await else {
-        return plain_reply(&mut client, "502 Bad Gateway", &format!("cannot connect to {host}:{port}")).await;
+        return plain_reply(
+            &mut client,
+            "502 Bad Gateway",
+            &format!("cannot connect to {host}:{port}"),
+        )
+        .await;
     };
     // Origin-form to the server, without the proxy's own headers; one request per connection,
     // so a second request on the same connection cannot go to another host.
     let mut out = format!("{} {} {}\r\n", head.method, path, head.version);
     for line in &head.headers {
         let lower = line.to_ascii_lowercase();
-        if lower.starts_with("proxy-") || lower.starts_with("connection:") || lower.starts_with("keep-alive:") {
+        if lower.starts_with("proxy-")
+            || lower.starts_with("connection:")
+            || lower.starts_with("keep-alive:")
+        {
             continue;
         }
         out.push_str(line);
@@ -322,7 +341,11 @@ async fn tunnel(
         let mut buf = vec![0u8; 16 * 1024];
         // Enough of the first flight to see the ClientHello; servers that speak first (SSH)
         // are answered by `downstream` meanwhile.
-        while pending.len() < 5 || (pending[0] == 0x16 && wire::client_hello_sni(&pending).is_none() && pending.len() < 16 * 1024) {
+        while pending.len() < 5
+            || (pending[0] == 0x16
+                && wire::client_hello_sni(&pending).is_none()
+                && pending.len() < 16 * 1024)
+        {
             let n = client_read.read(&mut buf).await?;
             if n == 0 {
                 break;
@@ -335,7 +358,13 @@ async fn tunnel(
         if let Some(Some(sni)) = wire::client_hello_sni(&pending) {
             let sni = normalize_host(&sni);
             if sni != host {
-                shared.log.record(via, host, port, false, format!("the TLS server name `{sni}` is not the allowed host `{host}`"));
+                shared.log.record(
+                    via,
+                    host,
+                    port,
+                    false,
+                    format!("the TLS server name `{sni}` is not the allowed host `{host}`"),
+                );
                 return Err(std::io::Error::other("server name mismatch"));
             }
         }

@@ -97,9 +97,7 @@ pub fn normalize_host(host: &str) -> String {
 
 impl Resolver {
     /// A resolver with `pins`: name → one address each (several entries may name one host).
-    pub fn new<'a>(
-        pins: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> Result<Self, BadPin> {
+    pub fn new<'a>(pins: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self, BadPin> {
         let mut map: BTreeMap<String, Vec<IpAddr>> = BTreeMap::new();
         for (name, value) in pins {
             let ip = parse_host_ip(value)

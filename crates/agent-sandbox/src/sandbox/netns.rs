@@ -130,7 +130,12 @@ impl NetNamespace {
         let mut pair = [0 as libc::c_int; 2];
         // SAFETY: `socketpair` writes two descriptors into the array.
         child::check(unsafe {
-            libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, pair.as_mut_ptr())
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+                0,
+                pair.as_mut_ptr(),
+            )
         })
         .map_err(|err| setup("socketpair", err))?;
         // SAFETY: both descriptors were just created and are owned here.

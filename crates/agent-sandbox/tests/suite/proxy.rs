@@ -68,7 +68,10 @@ async fn files(root: PathBuf) -> (u16, Arc<AtomicUsize>) {
                     }
                     Err(_) => ("404 Not Found", "text/plain", b"missing".to_vec()),
                 };
-                let reply = format!("HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", body.len());
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                    body.len()
+                );
                 let _ = socket.write_all(reply.as_bytes()).await;
                 let _ = socket.write_all(&body).await;
                 let _ = socket.shutdown().await;
@@ -128,7 +131,9 @@ async fn sh(config: &SandboxConfig, script: &str) -> ProcessOutput {
         ("HOME".to_owned(), std::env::var("HOME").unwrap_or_default()),
     ];
     let spec = ProcessSpec::bash(script).base_env(env);
-    process::run(spec, config, CancellationToken::new(), Some(Duration::from_secs(60))).await.expect("spawn")
+    process::run(spec, config, CancellationToken::new(), Some(Duration::from_secs(60)))
+        .await
+        .expect("spawn")
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -149,7 +154,8 @@ async fn allow_list_mode_lets_every_runtime_reach_allowed_names_only() {
     setup(served.path(), allowed_port);
     let (denied_port, denied_accepts) = files(served.path().to_owned()).await;
     let workspace = tempfile::tempdir().unwrap();
-    let resolver = Resolver::new([("allowed.test", "127.0.0.1"), ("denied.test", "127.0.0.1")]).unwrap();
+    let resolver =
+        Resolver::new([("allowed.test", "127.0.0.1"), ("denied.test", "127.0.0.1")]).unwrap();
     let log = NetLog::to_file(Some(workspace.path().join("net-log.jsonl")));
     let preload = workspace.path().join("node-preload.cjs");
     let config = ProxyConfig {
@@ -159,22 +165,78 @@ async fn allow_list_mode_lets_every_runtime_reach_allowed_names_only() {
         node_preload: Some(preload),
     };
     let proxy = SessionProxy::start_in(&namespace, config).unwrap();
-    let mut sandbox = SandboxConfig::new(workspace.path()).with_policy(SandboxPolicy::WorkspaceWrite).with_loopback(Some(namespace));
+    let mut sandbox = SandboxConfig::new(workspace.path())
+        .with_policy(SandboxPolicy::WorkspaceWrite)
+        .with_loopback(Some(namespace));
     sandbox.proxy_env = proxy.env();
 
     let (a, d) = (allowed_port, denied_port);
     let cases: Vec<(&str, String, &str)> = vec![
         ("curl", format!("curl -sS http://allowed.test:{a}/"), "hello from the allowed server"),
-        ("curl denied", format!("curl -sS -w ' %{{http_code}}' http://denied.test:{d}/"), "not on the network allow-list"),
-        ("python", format!("python3 -c \"import urllib.request as u; print(u.urlopen('http://allowed.test:{a}/').read().decode())\""), "hello from the allowed server"),
-        ("python denied", format!("python3 -c \"import urllib.request as u\ntry: u.urlopen('http://denied.test:{d}/')\nexcept Exception as e: print(e.code, e.read().decode())\""), "403 agent network proxy: refused"),
-        ("node", format!("node -e \"fetch('http://allowed.test:{a}/').then(r => r.text()).then(console.log)\""), "hello from the allowed server"),
-        ("node denied", format!("node -e \"fetch('http://denied.test:{d}/').catch(e => console.log('refused', e.cause.message))\""), "refused agent network proxy: refused"),
-        ("pip", format!("pip download --no-cache-dir --no-deps --disable-pip-version-check -q -d dl --index-url http://allowed.test:{a}/simple --trusted-host allowed.test demo-pkg && ls dl"), "demo_pkg-1.0-py3-none-any.whl"),
-        ("npm", format!("npm_config_cache=$TMPDIR/npm npm view demo-pkg description --registry http://allowed.test:{a}/"), "served locally"),
-        ("git", format!("git clone -q http://allowed.test:{a}/repo.git clone && cat clone/README"), "cloned through the proxy"),
-        ("git denied", format!("git clone -q http://denied.test:{d}/repo.git denied 2>&1; echo done"), "403"),
-        ("direct", format!("curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:{a}/ 2>&1; echo \" exit=$?\""), "exit=7"),
+        (
+            "curl denied",
+            format!("curl -sS -w ' %{{http_code}}' http://denied.test:{d}/"),
+            "not on the network allow-list",
+        ),
+        (
+            "python",
+            format!(
+                "python3 -c \"import urllib.request as u; print(u.urlopen('http://allowed.test:{a}/').read().decode())\""
+            ),
+            "hello from the allowed server",
+        ),
+        (
+            "python denied",
+            format!(
+                "python3 -c \"import urllib.request as u\ntry: u.urlopen('http://denied.test:{d}/')\nexcept Exception as e: print(e.code, e.read().decode())\""
+            ),
+            "403 agent network proxy: refused",
+        ),
+        (
+            "node",
+            format!(
+                "node -e \"fetch('http://allowed.test:{a}/').then(r => r.text()).then(console.log)\""
+            ),
+            "hello from the allowed server",
+        ),
+        (
+            "node denied",
+            format!(
+                "node -e \"fetch('http://denied.test:{d}/').catch(e => console.log('refused', e.cause.message))\""
+            ),
+            "refused agent network proxy: refused",
+        ),
+        (
+            "pip",
+            format!(
+                "pip download --no-cache-dir --no-deps --disable-pip-version-check -q -d dl --index-url http://allowed.test:{a}/simple --trusted-host allowed.test demo-pkg && ls dl"
+            ),
+            "demo_pkg-1.0-py3-none-any.whl",
+        ),
+        (
+            "npm",
+            format!(
+                "npm_config_cache=$TMPDIR/npm npm view demo-pkg description --registry http://allowed.test:{a}/"
+            ),
+            "served locally",
+        ),
+        (
+            "git",
+            format!("git clone -q http://allowed.test:{a}/repo.git clone && cat clone/README"),
+            "cloned through the proxy",
+        ),
+        (
+            "git denied",
+            format!("git clone -q http://denied.test:{d}/repo.git denied 2>&1; echo done"),
+            "403",
+        ),
+        (
+            "direct",
+            format!(
+                "curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:{a}/ 2>&1; echo \" exit=$?\""
+            ),
+            "exit=7",
+        ),
     ];
     let mut failures = Vec::new();
     for (name, script, expect) in &cases {
@@ -201,7 +263,12 @@ async fn socks5_resolves_remotely_and_tls_names_must_match() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let config = ProxyConfig {
         rules: DomainRules::new(["ok.test".to_owned()], ["bad.test".to_owned()]),
-        resolver: Resolver::new([("ok.test", "127.0.0.1"), ("bad.test", "127.0.0.1"), ("inside.test", "127.0.0.1")]).unwrap(),
+        resolver: Resolver::new([
+            ("ok.test", "127.0.0.1"),
+            ("bad.test", "127.0.0.1"),
+            ("inside.test", "127.0.0.1"),
+        ])
+        .unwrap(),
         ..ProxyConfig::default()
     };
     let proxy = SessionProxy::start(listener, config).unwrap();
@@ -222,20 +289,29 @@ async fn socks5_resolves_remotely_and_tls_names_must_match() {
     assert_eq!(denied_accepts.load(Ordering::SeqCst), 0);
     // CONNECT to an allowed name carrying a TLS ClientHello for another name is cut.
     let mut s = tokio::net::TcpStream::connect(("127.0.0.1", p)).await.unwrap();
-    s.write_all(format!("CONNECT ok.test:{port} HTTP/1.1\r\nHost: ok.test\r\n\r\n").as_bytes()).await.unwrap();
+    s.write_all(format!("CONNECT ok.test:{port} HTTP/1.1\r\nHost: ok.test\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
     let mut head = [0u8; 39];
     s.read_exact(&mut head).await.unwrap();
     assert!(head.starts_with(b"HTTP/1.1 200"));
     s.write_all(&client_hello("evil.test")).await.unwrap();
     let mut rest = Vec::new();
     let _ = s.read_to_end(&mut rest).await;
-    assert!(proxy.log().entries().iter().any(|e| e.reason.contains("TLS server name `evil.test`")), "{:?}", proxy.log().entries());
+    assert!(
+        proxy.log().entries().iter().any(|e| e.reason.contains("TLS server name `evil.test`")),
+        "{:?}",
+        proxy.log().entries()
+    );
     // A name on no list is refused with the rule that would allow it; allowing it on the spot works.
     let mut s = tokio::net::TcpStream::connect(("127.0.0.1", p)).await.unwrap();
     s.write_all(b"GET http://inside.test/ HTTP/1.1\r\nHost: inside.test\r\n\r\n").await.unwrap();
     let mut answer = String::new();
     s.read_to_string(&mut answer).await.unwrap();
-    assert!(answer.starts_with("HTTP/1.1 403") && answer.contains("allow = [\"inside.test\"]"), "{answer}");
+    assert!(
+        answer.starts_with("HTTP/1.1 403") && answer.contains("allow = [\"inside.test\"]"),
+        "{answer}"
+    );
     proxy.allow("inside.test");
     assert!(proxy.rules().allowed().contains(&"inside.test".to_owned()));
 }

@@ -25,7 +25,8 @@ struct VettedResolver(Vetted);
 
 impl reqwest::dns::Resolve for VettedResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let found = self.0.lock().ok().and_then(|map| map.get(&normalize_host(name.as_str())).cloned());
+        let found =
+            self.0.lock().ok().and_then(|map| map.get(&normalize_host(name.as_str())).cloned());
         Box::pin(async move {
             match found {
                 Some(addrs) => Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs),
@@ -242,7 +243,8 @@ impl Client {
             )));
         }
         let port = url.port_or_known_default().unwrap_or(80);
-        let resolved = resolver.resolve(&host, port).await.map_err(|r| failed(format!("{via}: {r}")))?;
+        let resolved =
+            resolver.resolve(&host, port).await.map_err(|r| failed(format!("{via}: {r}")))?;
         let addrs = Resolver::vet(&resolved, opened).map_err(|refusal| {
             refused(format!(
                 "{via}: {refusal}; web_fetch does not reach internal addresses unless an allow rule opens the host: {open_with}"

@@ -163,9 +163,10 @@ fn is_element(node: &Node, tag: &str) -> bool {
 
 fn has_attr(node: &Node, attr: &str, value: &str) -> bool {
     match &node.data {
-        NodeData::Element { attrs, .. } => attrs.borrow().iter().any(|a| {
-            a.name.local.as_ref() == attr && a.value.as_ref().eq_ignore_ascii_case(value)
-        }),
+        NodeData::Element { attrs, .. } => attrs
+            .borrow()
+            .iter()
+            .any(|a| a.name.local.as_ref() == attr && a.value.as_ref().eq_ignore_ascii_case(value)),
         _ => false,
     }
 }
@@ -229,9 +230,18 @@ mod tests {
         assert_eq!(kind(Some("text/html; charset=utf-8"), b""), Ok(Kind::Html));
         assert_eq!(kind(Some("application/json"), b""), Ok(Kind::Text));
         assert_eq!(kind(Some("application/pdf"), b""), Err("application/pdf".to_owned()));
-        assert_eq!(kind(None, b"%PDF-1.4\0"), Err("application/octet-stream (no Content-Type, and the body is binary)".to_owned()));
+        assert_eq!(
+            kind(None, b"%PDF-1.4\0"),
+            Err("application/octet-stream (no Content-Type, and the body is binary)".to_owned())
+        );
         assert_eq!(decode(b"caf\xe9", Some("text/plain; charset=iso-8859-1"), Kind::Text), "café");
-        assert_eq!(decode(b"<meta charset=\"windows-1252\">\x93q\x94", None, Kind::Html), "<meta charset=\"windows-1252\">“q”");
-        assert_eq!(markdown_to_text("See [docs](https://x) and ![logo](l.png)."), "See docs and logo.");
+        assert_eq!(
+            decode(b"<meta charset=\"windows-1252\">\x93q\x94", None, Kind::Html),
+            "<meta charset=\"windows-1252\">“q”"
+        );
+        assert_eq!(
+            markdown_to_text("See [docs](https://x) and ![logo](l.png)."),
+            "See docs and logo."
+        );
     }
 }

@@ -29,7 +29,11 @@ struct Route {
 }
 
 fn route(content_type: &str, body: impl Into<Vec<u8>>) -> Route {
-    Route { status: 200, headers: vec![("content-type".into(), content_type.into())], body: body.into() }
+    Route {
+        status: 200,
+        headers: vec![("content-type".into(), content_type.into())],
+        body: body.into(),
+    }
 }
 
 fn redirect(to: &str) -> Route {
@@ -70,13 +74,19 @@ async fn serve_on(addr: &str, routes: HashMap<String, Route>) -> Server {
                     let _ = socket.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await;
                     return;
                 };
-                let etag = route.headers.iter().find(|(n, _)| n == "etag").map(|(_, v)| v.to_lowercase());
-                let fresh = etag.is_some_and(|etag| head.contains(&format!("if-none-match: {etag}")));
-                let (status, body) = if fresh { (304, &b""[..]) } else { (route.status, &route.body[..]) };
+                let etag =
+                    route.headers.iter().find(|(n, _)| n == "etag").map(|(_, v)| v.to_lowercase());
+                let fresh =
+                    etag.is_some_and(|etag| head.contains(&format!("if-none-match: {etag}")));
+                let (status, body) =
+                    if fresh { (304, &b""[..]) } else { (route.status, &route.body[..]) };
                 if !fresh && !body.is_empty() {
                     sent.fetch_add(1, Ordering::SeqCst);
                 }
-                let mut out = format!("HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n", body.len());
+                let mut out = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n",
+                    body.len()
+                );
                 for (name, value) in &route.headers {
                     out.push_str(&format!("{name}: {value}\r\n"));
                 }
@@ -102,7 +112,8 @@ fn fixture(pins: &[(&str, &str)], rules: &[&str]) -> Fixture {
         ..BuiltinConfig::default()
     };
     let mut fixture = Fixture::with_config(config);
-    let mut builder = PolicyBuilder::new(Workspace::new(fixture.root()).unwrap(), PermissionMode::Default);
+    let mut builder =
+        PolicyBuilder::new(Workspace::new(fixture.root()).unwrap(), PermissionMode::Default);
     for rule in rules {
         match rule.strip_prefix("deny:") {
             Some(rule) => builder.rule(RuleAction::Deny, rule, "test").unwrap(),
@@ -136,7 +147,9 @@ fn fenced(out: &str) -> String {
 
 #[tokio::test]
 async fn a_3_mb_page_pages_back_with_nothing_lost_or_repeated() {
-    let mut html = String::from("<html><head><title>Big  book</title></head><body><nav><a href=/>MENU-ITEM</a></nav><main>");
+    let mut html = String::from(
+        "<html><head><title>Big  book</title></head><body><nav><a href=/>MENU-ITEM</a></nav><main>",
+    );
     let mut n = 0;
     while html.len() < 3 * 1024 * 1024 {
         html.push_str(&format!("<p>Paragraph {n} — café text to read.</p>\n"));
@@ -154,7 +167,12 @@ async fn a_3_mb_page_pages_back_with_nothing_lost_or_repeated() {
     let mut calls = 0;
     loop {
         let out = fetch(&fixture, &url, json!({ "offset": offset, "max_bytes": 262144 })).await;
-        assert_eq!(field(&out, "offset"), Some(offset.to_string()), "{}", &out[..out.len().min(600)]);
+        assert_eq!(
+            field(&out, "offset"),
+            Some(offset.to_string()),
+            "{}",
+            &out[..out.len().min(600)]
+        );
         assert_eq!(field(&out, "Title").as_deref(), Some("Big book"));
         let slice = fenced(&out);
         assert_eq!(field(&out, "bytes_returned"), Some(slice.len().to_string()));
@@ -194,7 +212,8 @@ async fn binary_types_are_refused_by_type() {
     let fixture = fixture(&[("files.test", "127.0.0.1")], &[]);
     let out = fetch(&fixture, &format!("http://files.test:{}/a.pdf", server.port), json!({})).await;
     assert!(out.contains("binary_file") && out.contains("is application/pdf, not text"), "{out}");
-    let out = fetch(&fixture, &format!("http://files.test:{}/notes.txt", server.port), json!({})).await;
+    let out =
+        fetch(&fixture, &format!("http://files.test:{}/notes.txt", server.port), json!({})).await;
     assert_eq!(fenced(&out), "café ok");
 }
 
@@ -215,7 +234,10 @@ async fn internal_addresses_are_refused_in_every_spelling() {
         format!("http://[::1]:{}/", v6.port),
     ] {
         let out = fetch(&fixture, &url, json!({})).await;
-        assert!(out.contains("permission_denied") && out.contains("loopback address"), "{url}: {out}");
+        assert!(
+            out.contains("permission_denied") && out.contains("loopback address"),
+            "{url}: {out}"
+        );
         assert!(out.contains("WebFetch(domain:"), "{url}: {out}");
     }
     assert_eq!(server.accepts.load(Ordering::SeqCst), 0);
@@ -232,7 +254,12 @@ async fn internal_addresses_are_refused_in_every_spelling() {
 async fn a_redirect_to_loopback_is_refused_before_any_connection() {
     let secret = serve(vec![("/secret", route("text/plain", "the secret"))]).await;
     let target = format!("http://127.0.0.1:{}/secret", secret.port);
-    let page = serve(vec![("/go", redirect(&target)), ("/same", redirect("/final")), ("/final", route("text/plain", "landed"))]).await;
+    let page = serve(vec![
+        ("/go", redirect(&target)),
+        ("/same", redirect("/final")),
+        ("/final", route("text/plain", "landed")),
+    ])
+    .await;
     let fixture = fixture(&[("page.test", "127.0.0.1")], &[]);
     let out = fetch(&fixture, &format!("http://page.test:{}/go", page.port), json!({})).await;
     assert!(out.contains("(a redirect): 127.0.0.1 is a loopback address"), "{out}");
@@ -251,7 +278,8 @@ async fn a_redirect_to_loopback_is_refused_before_any_connection() {
 #[tokio::test]
 async fn redirects_to_other_hosts_and_loops_are_not_followed() {
     let other = serve(vec![("/", route("text/plain", "other"))]).await;
-    let mut routes: Vec<(String, Route)> = (0..7).map(|i| (format!("/r{i}"), redirect(&format!("/r{}", i + 1)))).collect();
+    let mut routes: Vec<(String, Route)> =
+        (0..7).map(|i| (format!("/r{i}"), redirect(&format!("/r{}", i + 1)))).collect();
     routes.push(("/away".into(), redirect(&format!("http://other.test:{}/", other.port))));
     let page = serve_on("127.0.0.1:0", routes.into_iter().collect()).await;
     let pins = [("page.test", "127.0.0.1"), ("other.test", "127.0.0.1")];
@@ -259,7 +287,11 @@ async fn redirects_to_other_hosts_and_loops_are_not_followed() {
     let out = fetch(&fixture, &format!("http://page.test:{}/r0", page.port), json!({})).await;
     assert!(out.contains("redirects more than 5 times"), "{out}");
     let out = fetch(&fixture, &format!("http://page.test:{}/away", page.port), json!({})).await;
-    assert!(out.contains("is on another host (other.test)") && out.contains("Call web_fetch with that URL"), "{out}");
+    assert!(
+        out.contains("is on another host (other.test)")
+            && out.contains("Call web_fetch with that URL"),
+        "{out}"
+    );
     assert_eq!(other.accepts.load(Ordering::SeqCst), 0);
     let allowed = self::fixture(&pins, &["WebFetch(domain:other.test)"]);
     let out = fetch(&allowed, &format!("http://page.test:{}/away", page.port), json!({})).await;
