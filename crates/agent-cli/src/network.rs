@@ -99,10 +99,10 @@ pub(crate) fn log_path(id: Option<&str>) -> anyhow::Result<PathBuf> {
     let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
     for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
         let path = entry.path().join(LOG_FILE);
-        if let Ok(modified) = std::fs::metadata(&path).and_then(|m| m.modified()) {
-            if newest.as_ref().is_none_or(|(when, _)| modified > *when) {
-                newest = Some((modified, path));
-            }
+        if let Ok(modified) = std::fs::metadata(&path).and_then(|m| m.modified())
+            && newest.as_ref().is_none_or(|(when, _)| modified > *when)
+        {
+            newest = Some((modified, path));
         }
     }
     newest.map(|(_, path)| path).ok_or_else(|| {

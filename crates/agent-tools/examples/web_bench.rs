@@ -122,7 +122,7 @@ fn main() {
         let mut overhead = Vec::new();
         for i in 0..runs * 5 + 1 {
             let started = Instant::now();
-            get(small_port, &direct).await;
+            get(small_port, direct).await;
             let plain = started.elapsed().as_secs_f64() * 1000.0;
             let started = Instant::now();
             get(proxy.port(), &proxied).await;

@@ -153,13 +153,12 @@ impl WebFetch {
     ) -> Result<std::sync::Arc<Entry>, ToolError> {
         let key = (url.to_string(), format);
         let cached = self.cache.get(&key);
-        if let Some(entry) = &cached {
-            if offset > 0
-                && entry.validators.etag.is_none()
-                && entry.validators.last_modified.is_none()
-            {
-                return Ok(entry.clone());
-            }
+        if let Some(entry) = &cached
+            && offset > 0
+            && entry.validators.etag.is_none()
+            && entry.validators.last_modified.is_none()
+        {
+            return Ok(entry.clone());
         }
         let fetched = self
             .client
@@ -236,10 +235,10 @@ fn window(text: &str, offset: usize, max: usize) -> (usize, usize) {
         while !text.is_char_boundary(end) {
             end -= 1;
         }
-        if let Some(newline) = text[start..end].rfind('\n') {
-            if newline + 1 > (end - start) / 2 {
-                end = start + newline + 1;
-            }
+        if let Some(newline) = text[start..end].rfind('\n')
+            && newline + 1 > (end - start) / 2
+        {
+            end = start + newline + 1;
         }
         if end == start {
             // A window smaller than one character still makes progress.

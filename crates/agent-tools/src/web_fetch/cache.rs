@@ -26,10 +26,12 @@ pub(crate) struct Entry {
 }
 
 type Key = (String, Format);
+/// A logical clock (for eviction) and the entries with the tick they were stored at.
+type Entries = (u64, HashMap<Key, (u64, Arc<Entry>)>);
 
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
-    entries: Mutex<(u64, HashMap<Key, (u64, Arc<Entry>)>)>,
+    entries: Mutex<Entries>,
 }
 
 impl Cache {

@@ -165,8 +165,10 @@ impl Client {
                 });
             }
             // A binary type is refused before its body is read.
-            if let Some(kind) = content_type.as_deref() {
-                if let Err(essence) = super::convert::kind(Some(kind), b"") {
+            if let Some(kind) = content_type.as_deref()
+                && let Err(essence) = super::convert::kind(Some(kind), b"")
+            {
+                {
                     return Err(ToolError::new(
                         ToolErrorKind::BinaryFile,
                         format!(
@@ -226,13 +228,14 @@ impl Client {
         let via = if hop > 0 { format!("{url} (a redirect)") } else { url.to_string() };
         // An address written in the URL is judged before any rule about names, so the answer
         // names the real reason.
-        if let Some(ip) = address::parse_host_ip(&host) {
+        if let Some(ip) = address::parse_host_ip(&host)
+            && !address::classify(ip).is_public()
+            && !opened
+        {
             let class = address::classify(ip);
-            if !class.is_public() && !opened {
-                return Err(refused(format!(
-                    "{via}: {ip} is a {class} address; web_fetch does not reach internal addresses unless an allow rule opens the host: {open_with}"
-                )));
-            }
+            return Err(refused(format!(
+                "{via}: {ip} is a {class} address; web_fetch does not reach internal addresses unless an allow rule opens the host: {open_with}"
+            )));
         }
         if let DomainRule::Denied(rule) = &rule {
             return Err(refused(format!("{via}: the deny rule `{rule}` forbids {host}")));

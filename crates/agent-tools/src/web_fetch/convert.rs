@@ -24,7 +24,7 @@ const CHROME: &[&str] = &[
 /// The kind of a body from its `Content-Type` (the essence, lower case), or from its first bytes
 /// when the server sent none. `Err` carries the type of a body that is not text.
 pub(crate) fn kind(content_type: Option<&str>, head: &[u8]) -> Result<Kind, String> {
-    let Some(essence) = content_type.map(|t| essence(t)) else {
+    let Some(essence) = content_type.map(essence) else {
         return sniff(head);
     };
     if essence == "text/html" || essence == "application/xhtml+xml" {

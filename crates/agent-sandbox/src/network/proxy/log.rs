@@ -82,13 +82,11 @@ impl NetLog {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         let decision = NetDecision { at_ms, via, host: host.to_owned(), port, allowed, reason };
-        if let Some(path) = &self.inner.file {
-            if let Ok(line) = serde_json::to_string(&decision) {
-                let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
-                if let Ok(mut file) = file {
-                    let _ = writeln!(file, "{line}");
-                }
-            }
+        if let Some(path) = &self.inner.file
+            && let Ok(line) = serde_json::to_string(&decision)
+            && let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path)
+        {
+            let _ = writeln!(file, "{line}");
         }
         let subscriber = self.inner.subscriber.lock().ok().and_then(|s| s.clone());
         if let Some(subscriber) = subscriber {
