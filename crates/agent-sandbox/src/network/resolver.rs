@@ -71,6 +71,10 @@ impl fmt::Display for Refusal {
             Refusal::Internal { host, addr, class } if host == &addr.to_string() => {
                 write!(f, "{addr} is a {class} address")
             }
+            // Another spelling of an address (`0x7f.1`): the address it spells.
+            Refusal::Internal { host, addr, class } if parse_host_ip(host).is_some() => {
+                write!(f, "`{host}` is {addr}, a {class} address")
+            }
             Refusal::Internal { host, addr, class } => {
                 write!(f, "`{host}` resolves to {addr}, a {class} address")
             }
@@ -187,7 +191,10 @@ mod tests {
     async fn pins_pass_and_literals_are_judged() {
         let resolver = Resolver::new([("Docs.Example", "127.0.0.1")]).unwrap();
         assert_eq!(check(&resolver, "docs.example.", false).await, "ok [127.0.0.1:80]");
-        assert_eq!(check(&resolver, "0x7f.1", false).await, "127.0.0.1 is a loopback address");
+        assert_eq!(
+            check(&resolver, "0x7f.1", false).await,
+            "`0x7f.1` is 127.0.0.1, a loopback address"
+        );
         assert_eq!(check(&resolver, "[::1]", false).await, "::1 is a loopback address");
         assert_eq!(check(&resolver, "127.1", true).await, "ok [127.0.0.1:80]");
         assert!(Resolver::new([("x", "not-an-ip")]).is_err());
