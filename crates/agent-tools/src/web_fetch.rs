@@ -4,7 +4,7 @@
 //! (`htmd`, with menus, sidebars and scripts dropped), other text types come as they are, and
 //! binary types are refused by their type. Every answer says how long the whole text is, how
 //! much was returned and the offset to continue from, and fences the text as untrusted.
-//! The SSRF guard ([`client`]) refuses internal addresses unless a rule opens the host, and
+//! The SSRF guard (`web_fetch/client.rs`) refuses internal addresses unless a rule opens the host, and
 //! checks every redirect again. Responses are cached per session by URL and validator, so the
 //! pages of one document come from one copy.
 
