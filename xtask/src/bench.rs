@@ -100,6 +100,8 @@ const IN_PROCESS: &[&str] = &[
     // agent-tools: apply_patch.ms (20 files of a 1 MB tree in one patch) beside edit_file.ms.
     "apply_patch",
     telemetry::EXAMPLE,
+    // agent-tools: web_fetch.ms (a 1 MB page from loopback, converted) and proxy.overhead_ms.
+    "web_bench",
 ];
 
 /// Builds everything, runs every benchmark and prints the table or the JSON array.

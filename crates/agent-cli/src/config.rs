@@ -10,8 +10,11 @@ use std::{
 };
 
 pub(crate) mod lsp;
+mod network;
 pub(crate) mod skills;
 pub(crate) mod telemetry;
+
+pub(crate) use self::network::{NetworkTable, ProfileNetwork};
 
 use agent_model::ApiKey;
 use anyhow::{Context, bail};
@@ -231,7 +234,7 @@ pub(crate) struct Profile {
     /// The environment variable that holds this server's key (default `OPENAI_API_KEY`).
     pub(crate) api_key_env: Option<String>,
     pub(crate) sandbox: Option<String>,
-    pub(crate) network: Option<bool>,
+    pub(crate) network: Option<ProfileNetwork>,
     pub(crate) permission_mode: Option<String>,
     pub(crate) max_turns: Option<usize>,
     pub(crate) stream: Option<bool>,
@@ -268,6 +271,9 @@ pub(crate) struct ConfigFile {
     #[serde(default)]
     pub(crate) permissions: Permissions,
     pub(crate) web_search: Option<WebSearch>,
+    /// `[network]`: the mode, allow and deny lists, and resolver pins (docs/network.md).
+    #[serde(default)]
+    pub(crate) network: NetworkTable,
     #[serde(default)]
     pub(crate) limits: Limits,
     /// `[[hooks.EVENT]]` tables.

@@ -17,6 +17,7 @@ mod events;
 mod hooks;
 mod markdown;
 mod mcp;
+mod network;
 mod options;
 mod preview;
 mod render;
@@ -88,7 +89,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Exec(args)) => cmd::exec::run(&cli.options, args),
         Some(Command::Tools(command)) => cmd::tools::run(&cli.options, command),
-        Some(Command::Sandbox(command)) => Ok(cmd::sandbox::run(command)),
+        Some(Command::Sandbox(command)) => Ok(cmd::sandbox::run(command, &cli.options)),
         Some(Command::Skills(command)) => cmd::skills::run(&cli.options, command),
         Some(Command::Mcp(command)) => mcp::run(&cli.options, command),
         Some(Command::Acp) => cmd::acp::run(&cli.options),

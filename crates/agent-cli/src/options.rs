@@ -29,9 +29,18 @@ pub(crate) struct Options {
     /// OS sandbox for commands: read-only, workspace-write (default) or danger-full-access.
     #[arg(long, global = true, value_enum, hide_possible_values = true)]
     pub(crate) sandbox: Option<Sandbox>,
-    /// Let sandboxed commands use the network.
-    #[arg(long, global = true)]
-    pub(crate) network: bool,
+    /// Network for commands: `--network` (on), `--network=allow-list` (only the names
+    /// `[network] allow` lists, through the session's proxy) or `--network=off`.
+    #[arg(
+        long,
+        global = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "on",
+        value_name = "MODE",
+        value_enum
+    )]
+    pub(crate) network: Option<NetworkArg>,
     /// default (the REPL's default: asks), accept-edits, plan, dont-ask (`exec`'s default) or bypass.
     #[arg(long, global = true, value_enum, hide_possible_values = true)]
     pub(crate) permission_mode: Option<Mode>,
@@ -151,5 +160,26 @@ mod tests {
             }
         }
         assert_eq!(Sandbox::value_variants().len(), SandboxPolicy::ALL.len());
+    }
+}
+
+/// `--network[=MODE]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum NetworkArg {
+    /// Only the session's own loopback.
+    Off,
+    /// The host's network.
+    On,
+    /// Only `[network] allow`, through the session proxy.
+    AllowList,
+}
+
+impl From<NetworkArg> for agent_exec::network::NetworkMode {
+    fn from(arg: NetworkArg) -> Self {
+        match arg {
+            NetworkArg::Off => Self::Off,
+            NetworkArg::On => Self::On,
+            NetworkArg::AllowList => Self::AllowList,
+        }
     }
 }

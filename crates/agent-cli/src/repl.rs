@@ -42,6 +42,7 @@ Ctrl-D or /exit quits and kills the jobs.
   /tools  the tools the model may call
   /jobs   the background jobs, running and finished
   /status  the model, server, session, sandbox, permissions, tokens used and context filled
+  /network [allow NAME]  the session proxy's refusals, or allow NAME on the spot (allow-list mode)
   /model [NAME]  show the model, or switch to NAME from the next prompt on
   /context  what the next request carries, the window, and the AGENTS.md files read
   /compact  compact the conversation now (summary and ledger of the older turns)
@@ -75,6 +76,8 @@ enum Line {
     Exit,
     /// Nothing to do (a blank line).
     Empty,
+    /// `/network` shows the proxy's refusals; `/network allow NAME` allows a name on the spot.
+    Network(Option<String>),
     /// A slash command that does not exist.
     Unknown(String),
 }
@@ -83,6 +86,11 @@ fn parse_line(line: &str) -> Line {
     let trimmed = line.trim();
     if trimmed.is_empty() {
         return Line::Empty;
+    }
+    if let Some(rest) = trimmed.strip_prefix("/network")
+        && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+    {
+        return Line::Network(rest.trim().strip_prefix("allow").map(|name| name.trim().to_owned()));
     }
     // `/model NAME` is the one command with an argument; model names hold no spaces.
     if let Some(rest) = trimmed.strip_prefix("/model")
@@ -195,6 +203,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 eprintln!("{}", context_report(&session));
             }
             Line::Status => eprintln!("{}", status::report(&session.facts(tokens))),
+            Line::Network(allow) => eprintln!("{}", crate::network::repl(allow.as_deref())),
             Line::Model(None) => eprintln!("  {}", session.model_name()),
             Line::Model(Some(name)) => match session.switch_model(&name) {
                 Ok(()) => eprintln!("agent: model {name} from the next prompt on"),

@@ -7,6 +7,7 @@ use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
     jobs::{Jobs, JobsConfig},
+    network::NetworkMode,
     project_doc::ProjectDocs,
     sandbox::{NetNamespace, SandboxConfig, SandboxPolicy},
 };
@@ -146,7 +147,6 @@ impl Settings {
         let profile_name = options.profile.clone().or_else(|| file.default_profile.clone());
         let mut options = options.clone();
         options.max_turns = options.max_turns.or(profile.max_turns);
-        options.network = options.network || profile.network.unwrap_or(false);
         options.tools = options.tools.clone().or(profile.tools.clone());
         let settings = Self { file, profile_name, profile, model, options, every_tool: false };
         settings.check_bash_limits()?;
@@ -259,6 +259,16 @@ impl Settings {
     }
 
     /// The OS sandbox policy for commands: the flag or the profile's, else workspace-write.
+    /// The `[network]` table in force: the file's, with the profile's on top.
+    pub(crate) fn network(&self) -> crate::config::NetworkTable {
+        self.file.network.with_profile(self.profile.network.as_ref())
+    }
+
+    /// The network mode of commands: the flag, else the profile's or the file's, else off.
+    pub(crate) fn network_mode(&self) -> NetworkMode {
+        self.options.network.map(NetworkMode::from).or(self.network().mode).unwrap_or_default()
+    }
+
     pub(crate) fn sandbox_policy(&self) -> anyhow::Result<SandboxPolicy> {
         Ok(match (self.options.sandbox, &self.profile.sandbox) {
             (Some(flag), _) => flag.into(),
@@ -348,15 +358,30 @@ impl Settings {
         tracker: Arc<FileTracker>,
         executor: &ExecutorConfig,
     ) -> anyhow::Result<BuiltinConfig> {
-        let options = &self.options;
         let policy = self.sandbox_policy()?;
         let limits = self.limits();
         // With the network off, commands share one private network namespace holding only
         // `lo`: a server one call starts answers the next, and nothing else is reachable. Where
         // the kernel refuses, they get no IP socket at all (`agent sandbox check` says which).
-        let loopback = (!options.network && policy.is_restricted())
-            .then(NetNamespace::create)
-            .and_then(Result::ok);
+        // In allow-list mode the same namespace holds the session proxy's port, its only way out.
+        let network = self.network();
+        let mode = self.network_mode();
+        let on = mode == NetworkMode::On;
+        let loopback =
+            (!on && policy.is_restricted()).then(NetNamespace::create).and_then(Result::ok);
+        let resolver = network.resolver()?;
+        let proxy_env = match (mode, &loopback) {
+            (NetworkMode::AllowList, Some(namespace)) => crate::network::start_proxy(
+                namespace,
+                &network,
+                resolver.clone(),
+                executor.session_dir.as_deref(),
+            )?,
+            (NetworkMode::AllowList, None) if policy.is_restricted() => anyhow::bail!(
+                "--network=allow-list needs the session's private network namespace, which this machine refuses; `agent sandbox check` says why"
+            ),
+            _ => Vec::new(),
+        };
         let jobs = Jobs::new(JobsConfig {
             dir: executor.session_dir.as_ref().map(|dir| dir.join("jobs")),
             ..JobsConfig::default()
@@ -364,7 +389,7 @@ impl Settings {
         let mut bash = BashConfig {
             sandbox: SandboxConfig::new(PathBuf::new())
                 .with_policy(policy)
-                .with_network(options.network)
+                .with_network(on)
                 .with_loopback(loopback),
             jobs,
             ..BashConfig::default()
@@ -375,8 +400,13 @@ impl Settings {
         if let Some(secs) = limits.bash_max_timeout_secs {
             bash.max_timeout = Duration::from_secs(secs);
         }
+        bash.sandbox.proxy_env = proxy_env;
         let web_search = self.profile.web_search.as_ref().or(self.file.web_search.as_ref());
         Ok(BuiltinConfig {
+            web_fetch: agent_tools::WebFetchConfig {
+                resolver,
+                ..agent_tools::WebFetchConfig::default()
+            },
             bash,
             web_search: web_search.map(web_search_config),
             view_image: ViewImageConfig { model_sees_images: self.model.sees_images() },

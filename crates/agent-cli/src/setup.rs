@@ -61,7 +61,7 @@ pub(crate) struct Session {
     /// The context window set by a flag or the profile, which outranks the model's own.
     configured_window: Option<u64>,
     /// How commands are sandboxed: the policy, and whether they may use the network.
-    sandbox: (SandboxPolicy, bool),
+    sandbox: (SandboxPolicy, agent_exec::network::NetworkMode),
     /// What the terminal needs to preview the session's calls.
     pub(crate) previewer: Arc<Previewer>,
     /// Whether a failed log write was already reported, so it is reported once.
@@ -119,8 +119,11 @@ pub(crate) fn open(
     executor.telemetry = agent_exec::telemetry::Telemetry::new(capture, secrets);
     executor.session_dir = Some(log.dir().to_path_buf());
     let tracker = FileTracker::new();
+    // The session proxy of allow-list mode starts on the runtime the session runs on.
+    let entered = runtime.enter();
     let (mut builder, jobs) =
         settings.session_builder(launch.default_mode, tracker.clone(), executor)?;
+    drop(entered);
     let docs = settings.project_docs()?;
     if docs.cut_bytes > 0 {
         eprintln!(
@@ -185,7 +188,7 @@ pub(crate) fn open(
         replay: launch.replay.is_some(),
         tool_choice: options.tool_choice.clone(),
         configured_window,
-        sandbox: (settings.sandbox_policy()?, settings.options.network),
+        sandbox: (settings.sandbox_policy()?, settings.network_mode()),
         previewer,
         log_failed: false,
         window_probe,
@@ -324,7 +327,7 @@ impl Session {
     pub(crate) fn facts(&self, tokens: Tally) -> Facts<'_> {
         let policy = self.agent.executor().policy();
         let (sandbox, network) = self.sandbox;
-        let network = if network { "network on" } else { "network off" };
+        let network = crate::network::words(network);
         let api = match (self.replay, self.model.api) {
             (true, _) => "replay",
             (false, Api::Chat) => "chat",
@@ -395,7 +398,7 @@ fn cancel_on_ctrl_c(
 /// The sandbox commands run under, in words: `workspace-write, network off`.
 fn sandbox_words(settings: &Settings) -> anyhow::Result<String> {
     let policy = settings.sandbox_policy()?;
-    let network = if settings.options.network { "network on" } else { "network off" };
+    let network = crate::network::words(settings.network_mode());
     Ok(match policy {
         SandboxPolicy::DangerFullAccess => format!("{policy} (no OS sandbox)"),
         _ => format!("{policy}, {network}"),

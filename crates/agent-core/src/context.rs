@@ -57,6 +57,26 @@ pub trait Boundary: fmt::Debug + Send + Sync {
         let _ = home;
         None
     }
+
+    /// What the session's rules say about `domain` for the network tool with `rule_name`
+    /// (`WebFetch`): the first deny rule naming it, else the first allow rule. A tool that
+    /// reaches addresses the user must open deliberately (a server on loopback) asks this, and a
+    /// tool that follows a redirect to another host asks it for the new host.
+    fn domain_rule(&self, rule_name: &str, domain: &str) -> DomainRule {
+        let _ = (rule_name, domain);
+        DomainRule::Unlisted
+    }
+}
+
+/// The verdict of the session's `Tool(domain:…)` rules on one domain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DomainRule {
+    /// An allow rule names the domain (its text, such as `WebFetch(domain:localhost)`).
+    Allowed(String),
+    /// A deny rule names it.
+    Denied(String),
+    /// No rule names it.
+    Unlisted,
 }
 
 /// A path the session keeps from what tools show, and the allow rule that would expose it.

@@ -65,7 +65,7 @@ mod typed;
 
 pub use crate::{
     api_key::ApiKey,
-    context::{Boundary, HiddenPath, ToolContext},
+    context::{Boundary, DomainRule, HiddenPath, ToolContext},
     edits::{EditNote, EditObserver, EditedFile},
     error::{ToolError, ToolErrorKind},
     item::{CallOutput, Image, Item, Message, Reasoning, Role, ToolCall},

@@ -28,7 +28,7 @@ use agent_core::{Access, ToolError, ToolErrorKind, ToolSpec};
 use serde::Serialize;
 
 use self::judge::{Combined, Judged, Target};
-pub(crate) use self::rule::{KnownTool, Rule, Specifier};
+pub(crate) use self::rule::{KnownTool, Rule, Specifier, domain_matches};
 pub use self::{
     approver::{Approval, ApprovalRequest, Approver},
     rule::{RuleAction, RuleWarning},
@@ -271,6 +271,20 @@ impl PolicyBuilder {
             })
             .collect();
         let workspace = workspace.with_read_denied(read_denied);
+        // Network tools check some things themselves (a server on loopback, a redirect to
+        // another host) and ask the boundary what the domain rules say.
+        let domain_rules = deny
+            .iter()
+            .map(|rule| (true, rule))
+            .chain(allow.iter().map(|rule| (false, rule)))
+            .filter_map(|(is_deny, rule)| match &rule.specifier {
+                Specifier::Domain(domain) => {
+                    Some((is_deny, rule.tool.clone(), domain.clone(), rule.text.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        let workspace = workspace.with_domain_rules(domain_rules);
         let has_command_denies =
             deny.iter().any(|rule| matches!(rule.specifier, Specifier::Command(_)));
         PermissionPolicy {

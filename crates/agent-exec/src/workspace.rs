@@ -33,6 +33,9 @@ pub struct Workspace {
     secrets: Secrets,
     /// `Read(…)` deny rules with path specifiers, as (rule text, paths), for walks.
     read_denied: Arc<[(String, PathSet)]>,
+    /// `Tool(domain:…)` allow and deny rules, as (deny?, rule name, domain, rule text), for the
+    /// network tools' own checks (`Boundary::domain_rule`).
+    domain_rules: Arc<[(bool, String, String, String)]>,
 }
 
 impl Workspace {
@@ -49,6 +52,7 @@ impl Workspace {
             outside_write: PathSet::default(),
             secrets: Secrets::default(),
             read_denied: Arc::new([]),
+            domain_rules: Arc::new([]),
         })
     }
 
@@ -72,6 +76,32 @@ impl Workspace {
     pub(crate) fn with_read_denied(mut self, rules: Vec<(String, PathSet)>) -> Self {
         self.read_denied = rules.into();
         self
+    }
+
+    /// The same workspace with the session's `Tool(domain:…)` rules (built by the permission
+    /// policy), as (deny?, rule name, domain, rule text).
+    pub(crate) fn with_domain_rules(mut self, rules: Vec<(bool, String, String, String)>) -> Self {
+        self.domain_rules = rules.into();
+        self
+    }
+
+    /// What the `Tool(domain:…)` rules of `rule_name` say about `domain`: deny rules first.
+    pub fn domain_rule(&self, rule_name: &str, domain: &str) -> agent_core::DomainRule {
+        let find = |deny: bool| {
+            self.domain_rules
+                .iter()
+                .find(|(d, tool, pattern, _)| {
+                    *d == deny
+                        && tool == rule_name
+                        && crate::permission::domain_matches(pattern, domain)
+                })
+                .map(|(_, _, _, text)| text.clone())
+        };
+        match (find(true), find(false)) {
+            (Some(rule), _) => agent_core::DomainRule::Denied(rule),
+            (None, Some(rule)) => agent_core::DomainRule::Allowed(rule),
+            (None, None) => agent_core::DomainRule::Unlisted,
+        }
     }
 
     /// The text of the first `Read(…)` deny rule matching the canonical `path`.
@@ -201,6 +231,10 @@ impl Boundary for Workspace {
 
     fn read_denied(&self, path: &Path) -> Option<String> {
         Workspace::read_denied(self, path)
+    }
+
+    fn domain_rule(&self, rule_name: &str, domain: &str) -> agent_core::DomainRule {
+        Workspace::domain_rule(self, rule_name, domain)
     }
 
     fn hidden_paths(&self, home: Option<&Path>) -> Option<Vec<HiddenPath>> {

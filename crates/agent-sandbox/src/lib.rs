@@ -14,6 +14,8 @@
 //! - [`jobs`]: background processes of a session, with output rings and exit notices.
 //! - [`secret`]: the one list of secret files that every path able to reveal content keeps from
 //!   the model.
+//! - [`network`]: the SSRF guard, the resolver with the user's pins, domain lists and the
+//!   session proxy of allow-list mode.
 //! - [`paths`]: gitignore-style path globs, anchored the way permission rules spell them.
 //!
 //! Linux only: the sandbox is built from Landlock, seccomp and Linux namespaces, and on any other
@@ -56,6 +58,8 @@ compile_error!(
 
 #[cfg(target_os = "linux")]
 pub mod jobs;
+#[cfg(target_os = "linux")]
+pub mod network;
 #[cfg(target_os = "linux")]
 pub mod paths;
 #[cfg(target_os = "linux")]

@@ -207,12 +207,16 @@ pub(crate) fn resolve(spec: &ProcessSpec, config: &SandboxConfig) -> io::Result<
         .clone()
         .or_else(|| fresh_temp.as_ref().map(|dir| dir.path().to_path_buf()))
         .unwrap_or_else(std::env::temp_dir);
-    let env = sandbox::sandbox_env(
+    let mut env = sandbox::sandbox_env(
         spec.base_env.clone().unwrap_or_else(|| std::env::vars_os().collect()),
         config.policy,
         config.network,
         Some(&temp_dir),
     );
+    if !config.proxy_env.is_empty() {
+        env.retain(|(name, _)| !config.proxy_env.iter().any(|(set, _)| name == set.as_str()));
+        env.extend(config.proxy_env.iter().map(|(n, v)| (n.into(), v.into())));
+    }
     let cwd = spec.cwd.clone().unwrap_or_else(|| config.workspace.clone());
     // Resolved once, here, with the environment and directory the process gets, so the files
     // are the ones its shell would run.

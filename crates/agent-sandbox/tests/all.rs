@@ -7,6 +7,7 @@
 
 mod suite {
     mod jobs;
+    mod proxy;
     mod sandbox;
     mod secrets;
 }

@@ -48,6 +48,7 @@ mod read_file;
 mod shell;
 mod uppercase;
 mod view_image;
+pub mod web_fetch;
 mod web_search;
 mod write_file;
 
@@ -92,6 +93,7 @@ pub use crate::{
         MAX_PIXELS as VIEW_IMAGE_MAX_PIXELS, MAX_SIDE as VIEW_IMAGE_MAX_SIDE, ViewImage,
         ViewImageConfig, ViewImageInput,
     },
+    web_fetch::{WebFetch, WebFetchConfig, WebFetchInput},
     web_search::{ApiKey, ProviderKind, WebSearch, WebSearchConfig, WebSearchInput},
     write_file::{WriteFile, WriteFileInput},
 };
@@ -101,6 +103,8 @@ pub use crate::{
 pub struct BuiltinConfig {
     /// The web search provider; `None` makes web_search answer `not_configured`.
     pub web_search: Option<WebSearchConfig>,
+    /// How web_fetch resolves names (the user's pins) and its time limit.
+    pub web_fetch: WebFetchConfig,
     /// Timeouts and the sandbox of the bash tool.
     pub bash: BashConfig,
     /// Deadline and memory of execute_code.
@@ -173,6 +177,7 @@ pub fn builtin_with_tracker(
         Arc::new(Typed::new(Glob)?),
         Arc::new(Typed::new(ViewImage::new(config.view_image))?),
         Arc::new(Typed::new(WebSearch::new(config.web_search.clone()))?),
+        Arc::new(Typed::new(WebFetch::new(config.web_fetch.clone()))?),
     ];
     #[cfg(feature = "execute-code")]
     tools.push(Arc::new(Typed::new(ExecuteCode::new(config.code))?));

@@ -126,6 +126,7 @@ fn list_names_every_builtin_tool_with_its_effects() {
             "glob",
             "view_image",
             "web_search",
+            "web_fetch",
             "execute_code"
         ]
     );

@@ -116,3 +116,117 @@ fn loopback_up() -> io::Result<()> {
         result
     }
 }
+
+impl NetNamespace {
+    /// A TCP listener on `127.0.0.1` (a port the kernel picks) *inside* the namespace, for the
+    /// session proxy: commands reach it on their loopback, while the agent accepts on it from
+    /// outside. A short-lived helper joins the namespace (`setns` needs a single-threaded
+    /// process when a user namespace is involved), opens the socket and hands it back over a
+    /// UNIX socket pair (`SCM_RIGHTS`).
+    pub fn listen_loopback(&self) -> Result<std::net::TcpListener, SandboxError> {
+        let setup = |what: &str, err: io::Error| {
+            SandboxError::Setup(format!("proxy listener in the network namespace: {what}: {err}"))
+        };
+        let mut pair = [0 as libc::c_int; 2];
+        // SAFETY: `socketpair` writes two descriptors into the array.
+        child::check(unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+                0,
+                pair.as_mut_ptr(),
+            )
+        })
+        .map_err(|err| setup("socketpair", err))?;
+        // SAFETY: both descriptors were just created and are owned here.
+        let (ours, theirs) = unsafe {
+            use std::os::fd::FromRawFd;
+            (OwnedFd::from_raw_fd(pair[0]), OwnedFd::from_raw_fd(pair[1]))
+        };
+        let (user, net) = self.raw();
+        let send_on = theirs.as_raw_fd();
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "a helper that only opens a socket in the namespace: it runs no code of the \
+                      model's"
+        )]
+        let mut command = std::process::Command::new("true");
+        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        // SAFETY: the closure makes only async-signal-safe system calls on plain integers.
+        unsafe {
+            command.pre_exec(move || listen_and_send(user, net, send_on));
+        }
+        let status = command.status().map_err(|err| setup("running the helper", err))?;
+        drop(theirs);
+        if !status.success() {
+            return Err(setup("the helper", io::Error::other(format!("exited with {status}"))));
+        }
+        receive_fd(ours.as_raw_fd())
+            .map(std::net::TcpListener::from)
+            .map_err(|err| setup("receiving the socket", err))
+    }
+}
+
+/// In the helper, before `exec`: join the namespace, listen on `127.0.0.1:0`, send the socket.
+fn listen_and_send(user: Option<RawFd>, net: RawFd, send_on: RawFd) -> io::Result<()> {
+    // SAFETY: plain system calls on descriptors the parent keeps open and on local structs.
+    unsafe {
+        if let Some(user) = user {
+            child::check(libc::setns(user, libc::CLONE_NEWUSER))?;
+        }
+        child::check(libc::setns(net, libc::CLONE_NEWNET))?;
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        child::check(fd)?;
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
+        child::check(libc::bind(
+            fd,
+            (&raw const addr).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        ))?;
+        child::check(libc::listen(fd, 128))?;
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+        let mut space = [0u8; 64];
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd);
+        if libc::sendmsg(send_on, &raw const msg, 0) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Receives one descriptor sent with `SCM_RIGHTS`.
+fn receive_fd(on: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: `recvmsg` into local buffers; the descriptor it returns is owned from here on.
+    unsafe {
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+        let mut space = [0u8; 64];
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        msg.msg_controllen = space.len() as _;
+        if libc::recvmsg(on, &raw mut msg, libc::MSG_CMSG_CLOEXEC) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        if cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
+            return Err(io::Error::other("no descriptor came back"));
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+        use std::os::fd::FromRawFd;
+        Ok(OwnedFd::from_raw_fd(fd))
+    }
+}

@@ -139,6 +139,10 @@ pub struct SandboxConfig {
     /// commands join it and reach their own loopback (`127.0.0.1`, `::1`) and nothing else.
     /// `None` keeps the plain rule: no socket but `AF_UNIX`. Ignored with `network` on.
     pub loopback: Option<super::NetNamespace>,
+    /// Variables every process gets on top of the sandbox's own: in allow-list mode, the
+    /// session proxy's (`HTTP_PROXY`, `NODE_OPTIONS`, …; see
+    /// [`crate::network::SessionProxy::env`]), which replace any of the same name.
+    pub proxy_env: Vec<(String, String)>,
 }
 
 impl SandboxConfig {
@@ -156,6 +160,7 @@ impl SandboxConfig {
             hide: None,
             exec_allowlist: None,
             loopback: None,
+            proxy_env: Vec::new(),
         }
     }
 

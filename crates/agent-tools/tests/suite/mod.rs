@@ -21,6 +21,7 @@ mod secrets;
 mod specs;
 mod uppercase;
 mod view_image;
+mod web_fetch;
 mod web_search;
 mod write_file;
 

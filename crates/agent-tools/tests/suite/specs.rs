@@ -40,6 +40,7 @@ fn rule_names_match_the_permission_vocabulary() {
         ("glob", "Glob"),
         ("list_dir", "ListDir"),
         ("web_search", "WebSearch"),
+        ("web_fetch", "WebFetch"),
         ("execute_code", "ExecuteCode"),
     ];
     assert_eq!(names.len(), expected.len(), "{names:?}");

@@ -1,0 +1,111 @@
+//! The session's network in the binary: the proxy of allow-list mode (started once per
+//! session and kept for its life), what `/status` says, and the decision log on disk
+//! (`agent sandbox net-log`).
+
+use std::{
+    path::{Path, PathBuf},
+    sync::OnceLock,
+};
+
+use agent_exec::{
+    network::{NetLog, NetworkMode, ProxyConfig, Resolver, SessionProxy},
+    sandbox::NetNamespace,
+};
+
+use crate::config::NetworkTable;
+
+/// The file of a session's proxy decisions, in its folder.
+pub(crate) const LOG_FILE: &str = "net-log.jsonl";
+
+/// The session's proxy: one per process, alive until it exits.
+static PROXY: OnceLock<SessionProxy> = OnceLock::new();
+
+/// Starts the session proxy inside `namespace` and returns the environment commands get.
+pub(crate) fn start_proxy(
+    namespace: &NetNamespace,
+    network: &NetworkTable,
+    resolver: Resolver,
+    session_dir: Option<&Path>,
+) -> anyhow::Result<Vec<(String, String)>> {
+    if let Some(proxy) = PROXY.get() {
+        return Ok(proxy.env());
+    }
+    let dir = match session_dir {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::temp_dir(),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let config = ProxyConfig {
+        rules: network.rules(),
+        resolver,
+        log: NetLog::to_file(Some(dir.join(LOG_FILE))),
+        node_preload: Some(dir.join("node-preload.cjs")),
+    };
+    let proxy = SessionProxy::start_in(namespace, config)?;
+    let env = proxy.env();
+    let _ = PROXY.set(proxy);
+    Ok(env)
+}
+
+/// The running proxy, if this session has one.
+pub(crate) fn proxy() -> Option<&'static SessionProxy> {
+    PROXY.get()
+}
+
+/// `/network`: the refusals so far, each with the command that allows it; with `allow`, the
+/// name is allowed for the rest of the session (the config file is not changed).
+pub(crate) fn repl(allow: Option<&str>) -> String {
+    let Some(proxy) = proxy() else {
+        return "this session is not in allow-list mode (`--network=allow-list`)".to_owned();
+    };
+    if let Some(name) = allow.filter(|name| !name.is_empty()) {
+        proxy.allow(name);
+        return format!(
+            "allowed `{name}` for this session; to keep it, add it to [network] allow in the config"
+        );
+    }
+    let refused: Vec<_> = proxy.log().entries().into_iter().filter(|e| !e.allowed).collect();
+    if refused.is_empty() {
+        return format!(
+            "network allow-list: {} (no refusals yet)",
+            proxy.rules().allowed().join(", ")
+        );
+    }
+    let mut out = String::from("refused by the session proxy:\n");
+    for entry in refused.iter().rev().take(20) {
+        out.push_str(&format!(
+            "  {}:{}  {}\n    allow it: /network allow {}\n",
+            entry.host, entry.port, entry.reason, entry.host
+        ));
+    }
+    out
+}
+
+/// The mode in words for `/status` and the banner.
+pub(crate) fn words(mode: NetworkMode) -> &'static str {
+    match mode {
+        NetworkMode::Off => "network off",
+        NetworkMode::On => "network on",
+        NetworkMode::AllowList => "network allow-list",
+    }
+}
+
+/// The log file of session `id`, or of the newest session with one.
+pub(crate) fn log_path(id: Option<&str>) -> anyhow::Result<PathBuf> {
+    let root = crate::session::SessionLog::root()?;
+    if let Some(id) = id {
+        return Ok(root.join(id).join(LOG_FILE));
+    }
+    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+    for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        let path = entry.path().join(LOG_FILE);
+        if let Ok(modified) = std::fs::metadata(&path).and_then(|m| m.modified())
+            && newest.as_ref().is_none_or(|(when, _)| modified > *when)
+        {
+            newest = Some((modified, path));
+        }
+    }
+    newest.map(|(_, path)| path).ok_or_else(|| {
+        anyhow::anyhow!("no session has a network log yet (one is written in allow-list mode)")
+    })
+}
