@@ -124,6 +124,7 @@ pub(crate) fn open(
     let server = launch.replay.is_none().then(|| runtime.handle());
     let (context, window_probe) = context_config(&settings.model, configured_window, server);
     builder = builder.project_instructions(&docs.text).context(context);
+    let mcp_approver = launch.approver.clone();
     if let Some(approver) = launch.approver {
         builder = builder.approver(approver);
     }
@@ -136,7 +137,7 @@ pub(crate) fn open(
     // each joins from the first turn after it is ready.
     let mcp = {
         let _inside = runtime.enter();
-        settings.session_mcp_tools(Some(log.dir().to_path_buf()), launch.trust)?
+        settings.session_mcp_tools(Some(log.dir().to_path_buf()), launch.trust, mcp_approver)?
     };
     if let Some(mcp) = mcp {
         // Servers marked `required` are the exception: the session starts only with them.

@@ -21,11 +21,15 @@ use agent_core::{ToolError, ToolErrorKind};
 use agent_sandbox::process::{ProcessSpec, ServiceChild, SpawnError, spawn_service};
 use futures_util::FutureExt as _;
 use rmcp::{
-    ClientHandler, Peer, RoleClient, ServiceExt as _,
+    ClientHandler, ErrorData, Peer, RoleClient,
     model::{
-        ClientCapabilities, ClientConfig, Implementation, ServerNotification, SubscriptionFilter,
+        ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+        ElicitationCapability, FormElicitationCapability, Implementation, ServerNotification,
+        SubscriptionFilter,
     },
-    service::{NotificationContext, RunningService, Subscription},
+    service::{
+        ClientServiceExt as _, NotificationContext, RequestContext, RunningService, Subscription,
+    },
     transport::{
         StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
     },
@@ -34,6 +38,8 @@ use rmcp::{
 use crate::{
     config::{ServerConfig, TransportKind},
     incoming::{Dropped, DroppedTool, Relay},
+    protocol,
+    questions::Questions,
 };
 
 /// Restarts tried in a row before a server is given up for the session.
@@ -96,18 +102,38 @@ enum LaunchError {
     Client(#[from] reqwest::Error),
 }
 
-/// The client side of one connection: reports `tools/list_changed`.
+/// The client side of one connection: reports `tools/list_changed` and answers a legacy
+/// server's `elicitation/create`.
 #[derive(Debug, Clone)]
 struct Handler {
+    server: String,
     changed: Arc<AtomicBool>,
+    questions: Arc<Questions>,
 }
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("agent", env!("CARGO_PKG_VERSION")),
-        )
+        // Elicitation (form mode) is declared only when someone answers: a client that declares
+        // it and declines everything would make servers ask questions no one sees.
+        let mut capabilities = ClientCapabilities::default();
+        if self.questions.answered() {
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+        }
+        let mut config =
+            ClientConfig::new(capabilities, Implementation::new("agent", env!("CARGO_PKG_VERSION")));
+        // Used by the `initialize` handshake only (the 2026 probe names its own version), which
+        // must name a version that has one.
+        config.protocol_version = protocol::handshake_version();
+        config
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(self.questions.elicit(&self.server, None, request).await)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -142,6 +168,9 @@ pub struct Server {
     changed: Arc<AtomicBool>,
     /// Tools the relay left out of a listing (their definitions nest too deep).
     dropped: Dropped,
+    questions: Arc<Questions>,
+    /// The protocol version the last connection negotiated.
+    revision: std::sync::Mutex<Option<String>>,
     state: tokio::sync::Mutex<State>,
 }
 
@@ -154,7 +183,19 @@ impl std::fmt::Debug for Server {
 impl Server {
     /// A server not yet started.
     pub fn new(name: &str, config: ServerConfig, env: ServerEnv) -> Arc<Self> {
+        Self::asking(name, config, env, Arc::default())
+    }
+
+    /// A server not yet started whose questions are answered through `questions`.
+    pub fn asking(
+        name: &str,
+        config: ServerConfig,
+        env: ServerEnv,
+        questions: Arc<Questions>,
+    ) -> Arc<Self> {
         Arc::new(Self {
+            questions,
+            revision: std::sync::Mutex::new(None),
             name: name.to_owned(),
             config,
             env,
@@ -177,6 +218,16 @@ impl Server {
     /// The server's table.
     pub fn config(&self) -> &ServerConfig {
         &self.config
+    }
+
+    /// The protocol revision the server speaks (`2026-07-28`, `2025-11-25`, …), once connected.
+    pub fn revision(&self) -> Option<String> {
+        self.revision.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Who answers this server's questions.
+    pub(crate) fn questions(&self) -> &Questions {
+        &self.questions
     }
 
     /// Whether the server announced `tools/list_changed` since the last call of this method.
@@ -338,11 +389,17 @@ impl Server {
     async fn connect(&self) -> Result<Connection, StartError> {
         let kind =
             self.config.check(&self.name).map_err(|err| self.start_error(err.to_string()))?;
-        let handler = Handler { changed: self.changed.clone() };
+        let handler = Handler {
+            server: self.name.clone(),
+            changed: self.changed.clone(),
+            questions: self.questions.clone(),
+        };
+        let lifecycle = self.config.protocol.lifecycle();
         let timeout = self.config.startup_timeout();
         let timed_out = || {
             self.timed_out(format!(
-                "it did not finish `initialize` within {}s (startup_timeout_sec)",
+                "it did not finish `server/discover` or `initialize` within {}s \
+                 (startup_timeout_sec)",
                 self.config.startup_timeout_sec
             ))
         };
@@ -356,28 +413,37 @@ impl Server {
                 // rmcp reads the server's lines through the relay, which answers at once for
                 // what rmcp would drop in silence (a line over its cap, a message too deep).
                 let (reader, relay) = Relay::start(stdout, self.dropped.clone());
-                match tokio::time::timeout(timeout, handler.serve((reader, stdin))).await {
+                let serving = handler.serve_with_lifecycle((reader, stdin), lifecycle);
+                match tokio::time::timeout(timeout, serving).await {
                     Ok(Ok(service)) => {
+                        self.note_revision(&service);
                         let (subscription, child) = (listen(&service).await, Some(child));
                         Ok(Connection { service, subscription, _child: child, _relay: Some(relay) })
                     }
-                    Ok(Err(err)) => Err(self.start_error(format!("initialize failed: {err}"))),
+                    Ok(Err(err)) => Err(self.start_error(format!("the handshake failed: {err}"))),
                     Err(_) => Err(timed_out()),
                 }
             }
             TransportKind::Http => {
                 let transport =
                     self.http_transport().map_err(|err| self.start_error(err.to_string()))?;
-                match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                let serving = handler.serve_with_lifecycle(transport, lifecycle);
+                match tokio::time::timeout(timeout, serving).await {
                     Ok(Ok(service)) => {
+                        self.note_revision(&service);
                         let subscription = listen(&service).await;
                         Ok(Connection { service, subscription, _child: None, _relay: None })
                     }
-                    Ok(Err(err)) => Err(self.start_error(format!("initialize failed: {err}"))),
+                    Ok(Err(err)) => Err(self.start_error(format!("the handshake failed: {err}"))),
                     Err(_) => Err(timed_out()),
                 }
             }
         }
+    }
+
+    fn note_revision(&self, service: &RunningService<RoleClient, Handler>) {
+        let version = service.peer().peer_info().map(|info| info.protocol_version.to_string());
+        *self.revision.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = version;
     }
 
     async fn spawn(&self) -> Result<ServiceChild, LaunchError> {
