@@ -109,9 +109,16 @@ fn check(
     serde_json::from_str(text.trim()).unwrap_or_else(|err| panic!("{err}: {text}"))
 }
 
+/// The server named itself to the client: in `initialize`'s answer or `server/discover`'s. A
+/// client pinned to 2026-07-28 sends neither (it adopts the version without asking), so it knows
+/// no name.
+fn assert_server_name(report: &Value, mode: &str) {
+    let name = if mode == "2026-07-28" { Value::Null } else { json!("agent") };
+    assert_eq!(report["server"], name, "{mode}: {report}");
+}
+
 /// What a whole session must show, whatever the transport.
 fn assert_session(report: &Value, workspace: &Path) {
-    assert_eq!(report["server"], "agent");
     // Annotations come from each tool's effects.
     assert_eq!(report["tools"]["read_file"], json!({"read_only": true, "destructive": false}));
     assert_eq!(report["tools"]["bash"], json!({"read_only": false, "destructive": true}));
@@ -160,6 +167,7 @@ fn a_python_sdk_client_session_over_stdio() {
         let sleep = format!("31.2{index}");
         let report = check(&python, ("session", mode), &transport, dir.path(), &sleep);
         assert_eq!(report["protocol"], spoken, "{mode}: {report}");
+        assert_server_name(&report, mode);
         assert_session(&report, dir.path());
     }
 }
@@ -177,6 +185,7 @@ fn a_python_sdk_client_session_over_http_with_a_bearer_token() {
         let sleep = format!("31.5{index}");
         let report = check(&python, ("session", mode), &Transport::Http(&served), dir.path(), &sleep);
         assert_eq!(report["protocol"], spoken, "{mode}: {report}");
+        assert_server_name(&report, mode);
         assert_session(&report, dir.path());
     }
     // The token never reaches the server's output.
