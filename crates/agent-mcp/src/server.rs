@@ -28,7 +28,7 @@ use rmcp::{
         SubscriptionFilter,
     },
     service::{
-        ClientServiceExt as _, NotificationContext, RequestContext, RunningService, Subscription,
+        ClientInitializeError, ClientServiceExt as _, NotificationContext, RequestContext, RunningService, Subscription,
     },
     transport::{
         StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
@@ -38,7 +38,7 @@ use rmcp::{
 use crate::{
     config::{ServerConfig, TransportKind},
     incoming::{Dropped, DroppedTool, Relay},
-    protocol,
+    protocol::{self, Protocol},
     questions::Questions,
 };
 
@@ -100,6 +100,19 @@ enum LaunchError {
     HeaderValue { name: String, source: reqwest::header::InvalidHeaderValue },
     #[error("building the HTTP client: {0}")]
     Client(#[from] reqwest::Error),
+}
+
+/// A failed start, and whether the server answered `server/discover` with something that is
+/// neither a discovery result nor an error.
+struct Failed {
+    error: StartError,
+    odd_discover: bool,
+}
+
+impl From<StartError> for Failed {
+    fn from(error: StartError) -> Self {
+        Self { error, odd_discover: false }
+    }
 }
 
 /// The client side of one connection: reports `tools/list_changed` and answers a legacy
@@ -387,6 +400,19 @@ impl Server {
     }
 
     async fn connect(&self) -> Result<Connection, StartError> {
+        match self.connect_as(self.config.protocol).await {
+            // rmcp takes any answer to `server/discover` other than a discovery result or a
+            // JSON-RPC error for a failure; the official SDKs take it for a 2025 server that
+            // answers what it does not know with an empty result, and so do we: the handshake
+            // follows, on a new connection (the probe's is spent).
+            Err(Failed { odd_discover: true, .. }) if self.config.protocol == Protocol::Auto => {
+                self.connect_as(Protocol::Legacy).await.map_err(|failed| failed.error)
+            }
+            connected => connected.map_err(|failed| failed.error),
+        }
+    }
+
+    async fn connect_as(&self, protocol: Protocol) -> Result<Connection, Failed> {
         let kind =
             self.config.check(&self.name).map_err(|err| self.start_error(err.to_string()))?;
         let handler = Handler {
@@ -394,7 +420,7 @@ impl Server {
             changed: self.changed.clone(),
             questions: self.questions.clone(),
         };
-        let lifecycle = self.config.protocol.lifecycle();
+        let lifecycle = protocol.lifecycle();
         let timeout = self.config.startup_timeout();
         let timed_out = || {
             self.timed_out(format!(
@@ -408,7 +434,7 @@ impl Server {
                 let mut child =
                     self.spawn().await.map_err(|err| self.start_error(err.to_string()))?;
                 let Some((stdout, stdin)) = child.take_stdio() else {
-                    return Err(self.start_error("the child has no pipes".to_owned()));
+                    return Err(self.start_error("the child has no pipes".to_owned()).into());
                 };
                 // rmcp reads the server's lines through the relay, which answers at once for
                 // what rmcp would drop in silence (a line over its cap, a message too deep).
@@ -420,8 +446,8 @@ impl Server {
                         let (subscription, child) = (listen(&service).await, Some(child));
                         Ok(Connection { service, subscription, _child: child, _relay: Some(relay) })
                     }
-                    Ok(Err(err)) => Err(self.start_error(format!("the handshake failed: {err}"))),
-                    Err(_) => Err(timed_out()),
+                    Ok(Err(err)) => Err(self.handshake_failed(&err)),
+                    Err(_) => Err(timed_out().into()),
                 }
             }
             TransportKind::Http => {
@@ -434,10 +460,17 @@ impl Server {
                         let subscription = listen(&service).await;
                         Ok(Connection { service, subscription, _child: None, _relay: None })
                     }
-                    Ok(Err(err)) => Err(self.start_error(format!("the handshake failed: {err}"))),
-                    Err(_) => Err(timed_out()),
+                    Ok(Err(err)) => Err(self.handshake_failed(&err)),
+                    Err(_) => Err(timed_out().into()),
                 }
             }
+        }
+    }
+
+    fn handshake_failed(&self, err: &ClientInitializeError) -> Failed {
+        Failed {
+            error: self.start_error(format!("the handshake failed: {err}")),
+            odd_discover: matches!(err, ClientInitializeError::ExpectedInitResult(_)),
         }
     }
 

@@ -271,3 +271,37 @@ fn http_requests_without_the_bearer_token_are_refused_and_run_nothing() {
         assert!(dir.path().join("control").exists(), "{mode}: {report}");
     }
 }
+
+/// The MCP conformance suite's server mode (its active scenarios) against `agent mcp serve
+/// --http`, judged against the committed baseline (`scripts/mcp/conformance-baseline.yml`): a
+/// new failure and a baseline entry that now passes both fail the test.
+#[test]
+fn every_applicable_conformance_server_scenario_passes() {
+    let Some(modules) = agent_test_support::mcp_peer(
+        "node/node_modules/@modelcontextprotocol/conformance",
+        "the MCP conformance suite",
+    ) else {
+        return;
+    };
+    let modules = modules.parent().unwrap().parent().unwrap().to_path_buf();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::start(dir.path(), &["--allow", "Bash(*)"], &[]);
+    let results = tempfile::tempdir().unwrap();
+    let mut suite = std::process::Command::new("node");
+    suite
+        .arg(repo.join("scripts/mcp/conformance.mjs"))
+        .arg(modules)
+        .args(["server", "--url", &served.url, "--expected-failures"])
+        .arg(repo.join("scripts/mcp/conformance-baseline.yml"))
+        .arg("-o")
+        .arg(results.path())
+        .current_dir(results.path());
+    let output = Running::spawn(&mut suite).finish("the conformance suite");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", stderr(&output));
+    for scenario in ["server-initialize", "tools-list", "dns-rebinding-protection"] {
+        assert!(stdout.contains(&format!("✓ {scenario}:")), "{scenario}: {stdout}");
+    }
+    assert!(stdout.contains("Baseline check passed"), "{stdout}");
+}
