@@ -99,7 +99,8 @@ impl Stateless {
             requested_schema: ElicitationSchema::new(BTreeMap::new()),
         };
         let mut requests = InputRequests::new();
-        requests.insert(APPROVAL_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
+        requests
+            .insert(APPROVAL_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
         Some(InputRequiredResult::from_input_requests(requests))
     }
 }

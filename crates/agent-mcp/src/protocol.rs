@@ -79,7 +79,10 @@ mod tests {
             "Auto { preferred_versions: [ProtocolVersion(\"2026-07-28\")], legacy_version: \
              Some(ProtocolVersion(\"2025-11-25\")) }",
         );
-        check(Protocol::Modern, "Discover { preferred_versions: [ProtocolVersion(\"2026-07-28\")] }");
+        check(
+            Protocol::Modern,
+            "Discover { preferred_versions: [ProtocolVersion(\"2026-07-28\")] }",
+        );
         check(Protocol::Legacy, "Initialize");
         assert_eq!(handshake_version().as_str(), "2025-11-25");
         assert!(handshake_version().has_initialize());

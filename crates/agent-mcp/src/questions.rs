@@ -233,9 +233,11 @@ mod tests {
     #[track_caller]
     fn check(questions: &Questions, schema: Value, expect: Value) {
         let runtime = tokio::runtime::Builder::new_current_thread().build();
-        let result = runtime
-            .unwrap_or_else(|err| panic!("{err}"))
-            .block_on(questions.elicit("s", Some("c1"), form(schema)));
+        let result = runtime.unwrap_or_else(|err| panic!("{err}")).block_on(questions.elicit(
+            "s",
+            Some("c1"),
+            form(schema),
+        ));
         assert_eq!(serde_json::to_value(result).unwrap_or_default(), expect);
     }
 

@@ -23,12 +23,12 @@ use futures_util::FutureExt as _;
 use rmcp::{
     ClientHandler, ErrorData, Peer, RoleClient,
     model::{
-        ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-        ElicitationCapability, FormElicitationCapability, Implementation, ServerNotification,
-        SubscriptionFilter,
+        ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
+        FormElicitationCapability, Implementation, ServerNotification, SubscriptionFilter,
     },
     service::{
-        ClientInitializeError, ClientServiceExt as _, NotificationContext, RequestContext, RunningService, Subscription,
+        ClientInitializeError, ClientServiceExt as _, NotificationContext, RequestContext,
+        RunningService, Subscription,
     },
     transport::{
         StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
@@ -133,8 +133,10 @@ impl ClientHandler for Handler {
             capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
         }
-        let mut config =
-            ClientConfig::new(capabilities, Implementation::new("agent", env!("CARGO_PKG_VERSION")));
+        let mut config = ClientConfig::new(
+            capabilities,
+            Implementation::new("agent", env!("CARGO_PKG_VERSION")),
+        );
         // Used by the `initialize` handshake only (the 2026 probe names its own version), which
         // must name a version that has one.
         config.protocol_version = protocol::handshake_version();

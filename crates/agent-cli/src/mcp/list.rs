@@ -213,9 +213,10 @@ pub(crate) fn masked(config: &ServerConfig) -> Value {
 
 /// The table `agent mcp list` prints.
 pub(crate) fn table(reports: &[Report]) -> String {
-    let mut rows =
-        vec![["NAME", "SOURCE", "TRANSPORT", "STATE", "PROTOCOL", "TOOLS", "SCHEMA TOKENS"]
-            .map(String::from)];
+    let mut rows = vec![
+        ["NAME", "SOURCE", "TRANSPORT", "STATE", "PROTOCOL", "TOOLS", "SCHEMA TOKENS"]
+            .map(String::from),
+    ];
     for report in reports {
         let counted = report.state == State::Connected;
         rows.push([

@@ -183,7 +183,8 @@ fn a_python_sdk_client_session_over_http_with_a_bearer_token() {
     );
     for (index, (mode, spoken)) in MODES.into_iter().enumerate() {
         let sleep = format!("31.5{index}");
-        let report = check(&python, ("session", mode), &Transport::Http(&served), dir.path(), &sleep);
+        let report =
+            check(&python, ("session", mode), &Transport::Http(&served), dir.path(), &sleep);
         assert_eq!(report["protocol"], spoken, "{mode}: {report}");
         assert_server_name(&report, mode);
         assert_session(&report, dir.path());

@@ -44,11 +44,7 @@ fn every_applicable_client_scenario_passes() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     // The handshake scenario is the one that failed before the client named 2025-11-25.
     assert!(stdout.contains("✓ initialize: 1 passed, 0 failed"), "{stdout}");
     assert!(stdout.contains("Baseline check passed"), "{stdout}");

@@ -53,7 +53,11 @@ fn user(yes: bool, fill: Value) -> Arc<User> {
 }
 
 /// An executor over the one server `s` of `config`, its questions answered by `user`.
-async fn connect(workspace: &Path, config: ServerConfig, user: Arc<User>) -> (Executor, Arc<Server>) {
+async fn connect(
+    workspace: &Path,
+    config: ServerConfig,
+    user: Arc<User>,
+) -> (Executor, Arc<Server>) {
     let env = ServerEnv { workspace: workspace.to_path_buf(), session_dir: None };
     let session = McpSession::new(&BTreeMap::from([("s".to_owned(), config)]), env).unwrap();
     session.questions().answer_with(user);
@@ -93,7 +97,8 @@ fn python_in(python: &Path, markers: &Path, era: &str) -> ServerConfig {
 async fn check_python(python: &Path, era: &str, speaks: &str) {
     let dir = tempfile::tempdir().unwrap();
     let yes = user(true, Value::Null);
-    let (executor, server) = connect(dir.path(), python_in(python, dir.path(), era), yes.clone()).await;
+    let (executor, server) =
+        connect(dir.path(), python_in(python, dir.path(), era), yes.clone()).await;
     assert_eq!(server.revision().as_deref(), Some(speaks), "{era}");
 
     let echoed = run(&executor, "echo", r#"{"text":"hi"}"#).await;
@@ -209,12 +214,16 @@ async fn server_everything_is_spoken_to_in_2025() {
     assert_eq!(echoed.text, "Echo: hi");
 
     // 3 s of work with progress every 0.5 s outlives the 1 s idle timeout.
-    let long = run(&executor, "trigger-long-running-operation", r#"{"duration":3,"steps":6}"#).await;
+    let long =
+        run(&executor, "trigger-long-running-operation", r#"{"duration":3,"steps":6}"#).await;
     assert!(long.ok && long.text.contains("completed"), "{}", long.text);
 
     let asked = run(&executor, "trigger-elicitation-request", "{}").await;
     assert!(asked.ok && asked.text.contains("Ada Lovelace"), "{}", asked.text);
-    assert_eq!(yes.asked.lock().unwrap()[0].message, "Please provide inputs for the following fields:");
+    assert_eq!(
+        yes.asked.lock().unwrap()[0].message,
+        "Please provide inputs for the following fields:"
+    );
 
     assert_eq!(run(&executor, "echo", r#"{"message":"again"}"#).await.text, "Echo: again");
 }
