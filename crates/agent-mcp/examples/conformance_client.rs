@@ -33,7 +33,7 @@ impl Elicit for Yes {
 }
 
 fn main() -> ExitCode {
-    let Some(url) = std::env::args().last() else { return ExitCode::from(2) };
+    let Some(url) = std::env::args().next_back() else { return ExitCode::from(2) };
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let mut config = ServerConfig::http(url);
     if let Ok(protocol) = std::env::var("MCP_PROTOCOL") {

@@ -8,8 +8,10 @@
 mod config;
 mod content;
 mod elicitation;
+mod handler;
 mod incoming;
 mod late;
+mod launch;
 mod name;
 mod protocol;
 mod questions;

@@ -18,18 +18,12 @@ use std::{
 };
 
 use agent_core::{ToolError, ToolErrorKind};
-use agent_sandbox::process::{ProcessSpec, ServiceChild, SpawnError, spawn_service};
+use agent_sandbox::process::{ProcessSpec, ServiceChild, spawn_service};
 use futures_util::FutureExt as _;
 use rmcp::{
-    ClientHandler, ErrorData, Peer, RoleClient,
-    model::{
-        ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
-        FormElicitationCapability, Implementation, ServerNotification, SubscriptionFilter,
-    },
-    service::{
-        ClientInitializeError, ClientServiceExt as _, NotificationContext, RequestContext,
-        RunningService, Subscription,
-    },
+    Peer, RoleClient,
+    model::ServerNotification,
+    service::{ClientInitializeError, ClientServiceExt as _, RunningService, Subscription},
     transport::{
         StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
     },
@@ -37,8 +31,10 @@ use rmcp::{
 
 use crate::{
     config::{ServerConfig, TransportKind},
+    handler::{Handler, listen},
     incoming::{Dropped, DroppedTool, Relay},
-    protocol::{self, Protocol},
+    launch::{LaunchError, findable, open_log},
+    protocol::Protocol,
     questions::Questions,
 };
 
@@ -78,30 +74,6 @@ pub struct StartError {
     pub timed_out: bool,
 }
 
-/// Why a server's process or HTTP session could not be set up; its text becomes the
-/// [`StartError`]'s reason.
-#[derive(Debug, thiserror::Error)]
-enum LaunchError {
-    #[error("could not start `{0}`: no such program")]
-    NoSuchProgram(String),
-    #[error("creating {}: {source}", dir.display())]
-    LogDir { dir: PathBuf, source: std::io::Error },
-    #[error("opening {}: {source}", path.display())]
-    Log { path: PathBuf, source: std::io::Error },
-    #[error(transparent)]
-    Spawn(#[from] SpawnError),
-    #[error("starting the server: {0}")]
-    Thread(#[from] tokio::task::JoinError),
-    #[error("the variable `{0}` (bearer_token_env_var) is not set")]
-    NoToken(String),
-    #[error("http_headers `{name}`: {source}")]
-    HeaderName { name: String, source: reqwest::header::InvalidHeaderName },
-    #[error("http_headers `{name}`: {source}")]
-    HeaderValue { name: String, source: reqwest::header::InvalidHeaderValue },
-    #[error("building the HTTP client: {0}")]
-    Client(#[from] reqwest::Error),
-}
-
 /// A failed start, and whether the server answered `server/discover` with something that is
 /// neither a discovery result nor an error.
 struct Failed {
@@ -112,47 +84,6 @@ struct Failed {
 impl From<StartError> for Failed {
     fn from(error: StartError) -> Self {
         Self { error, odd_discover: false }
-    }
-}
-
-/// The client side of one connection: reports `tools/list_changed` and answers a legacy
-/// server's `elicitation/create`.
-#[derive(Debug, Clone)]
-struct Handler {
-    server: String,
-    changed: Arc<AtomicBool>,
-    questions: Arc<Questions>,
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        // Elicitation (form mode) is declared only when someone answers: a client that declares
-        // it and declines everything would make servers ask questions no one sees.
-        let mut capabilities = ClientCapabilities::default();
-        if self.questions.answered() {
-            capabilities.elicitation =
-                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
-        }
-        let mut config = ClientConfig::new(
-            capabilities,
-            Implementation::new("agent", env!("CARGO_PKG_VERSION")),
-        );
-        // Used by the `initialize` handshake only (the 2026 probe names its own version), which
-        // must name a version that has one.
-        config.protocol_version = protocol::handshake_version();
-        config
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        Ok(self.questions.elicit(&self.server, None, request).await)
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.changed.store(true, Ordering::Release);
     }
 }
 
@@ -538,60 +469,9 @@ impl Server {
     }
 }
 
-/// Asks a server that announces `tools.listChanged` for those notifications, where the protocol
-/// needs a subscription for them; `None` when it does not announce them or refuses (then they
-/// come unasked, if at all).
-async fn listen(service: &RunningService<RoleClient, Handler>) -> Option<Subscription> {
-    let announces = service
-        .peer()
-        .peer_info()
-        .and_then(|info| info.capabilities.tools.as_ref().and_then(|tools| tools.list_changed))
-        .unwrap_or(false);
-    if !announces {
-        return None;
-    }
-    let filter = SubscriptionFilter::builder().tools_list_changed().build();
-    let listening = service.peer().listen(filter);
-    match tokio::time::timeout(Duration::from_secs(5), listening).await {
-        Ok(Ok(subscription)) => Some(subscription),
-        _ => None,
-    }
-}
-
 fn last(error: &Option<String>) -> String {
     match error {
         Some(error) => format!(" (last error: {error})"),
         None => String::new(),
-    }
-}
-
-/// Whether `program` may exist: a path (with a `/`) as it is or from `cwd`, a bare name in a
-/// directory of `path`. Only a certain miss is false; the spawn itself has the last word.
-fn findable(program: &str, cwd: Option<&std::path::Path>, path: Option<&std::ffi::OsStr>) -> bool {
-    if program.contains('/') {
-        let program = std::path::Path::new(program);
-        return program.exists() || cwd.is_some_and(|cwd| cwd.join(program).exists());
-    }
-    path.is_none_or(|path| std::env::split_paths(path).any(|dir| dir.join(program).exists()))
-}
-
-/// The server's stderr log, appended to (`/dev/null` without a session folder).
-fn open_log(path: Option<&std::path::Path>) -> Result<std::fs::File, LaunchError> {
-    let opening = |path: &std::path::Path| {
-        let path = path.to_path_buf();
-        move |source| LaunchError::Log { path, source }
-    };
-    match path {
-        Some(path) => {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)
-                    .map_err(|source| LaunchError::LogDir { dir: dir.to_path_buf(), source })?;
-            }
-            std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(opening(path))
-        }
-        None => {
-            let null = std::path::Path::new("/dev/null");
-            std::fs::File::options().write(true).open(null).map_err(opening(null))
-        }
     }
 }

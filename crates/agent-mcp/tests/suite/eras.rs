@@ -62,7 +62,7 @@ async fn connect(
     let session = McpSession::new(&BTreeMap::from([("s".to_owned(), config)]), env).unwrap();
     session.questions().answer_with(user);
     let server = Arc::clone(&session.servers()[0]);
-    let tools = McpTools::start(session, |problem| eprintln!("{problem}"));
+    let tools = McpTools::start(session, |_| {});
     tools.wait_all().await;
     let executor = AgentBuilder::new(workspace)
         .late_tools(tools)
