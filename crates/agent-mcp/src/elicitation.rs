@@ -268,6 +268,43 @@ mod tests {
         assert!(text.chars().count() < QUOTED_ARGUMENTS + 200);
     }
 
+    /// The 2026 way: unanswered, the approver refuses and leaves the question for an
+    /// `input_required` result; answered, the answer is the verdict and nothing is asked.
+    #[test]
+    fn a_stateless_client_is_asked_with_an_input_required_result() {
+        let run = |future: BoxFuture<'_, Approval>| {
+            tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(future)
+        };
+        let elicitor = Arc::new(Elicitor::default());
+        let asked = Arc::new(Stateless::new(true, None));
+        let _guard = elicitor.register("mcp_1", Caller::Stateless(Arc::clone(&asked)));
+        assert!(elicitor.can_answer(&request("{}", &[])));
+        let verdict = run(elicitor.approve(&request("{}", &[])));
+        assert!(matches!(verdict, Approval::Deny { .. }), "{verdict:?}");
+        let result = serde_json::to_value(asked.asking().unwrap()).unwrap();
+        assert_eq!(result["resultType"], "input_required");
+        let question = &result["inputRequests"][APPROVAL_KEY];
+        assert_eq!(question["method"], "elicitation/create");
+        assert!(question["params"]["message"].as_str().unwrap().starts_with("Allow `write_file`"));
+        assert!(asked.asking().is_none(), "asked once");
+
+        for (action, allowed) in [("accept", true), ("decline", false), ("cancel", false)] {
+            let responses = InputResponses::from([(
+                APPROVAL_KEY.to_owned(),
+                serde_json::json!({"action": action}),
+            )]);
+            let answered = Arc::new(Stateless::new(true, Some(&responses)));
+            let _guard = elicitor.register("mcp_1", Caller::Stateless(Arc::clone(&answered)));
+            let verdict = run(elicitor.approve(&request("{}", &[])));
+            assert_eq!(verdict == Approval::AllowOnce, allowed, "{action}: {verdict:?}");
+            assert!(answered.asking().is_none(), "{action}: asked again");
+        }
+        // A client that declared no elicitation in its request's `_meta` cannot be asked.
+        let _guard =
+            elicitor.register("mcp_1", Caller::Stateless(Arc::new(Stateless::new(false, None))));
+        assert!(!elicitor.can_answer(&request("{}", &[])));
+    }
+
     #[test]
     fn a_call_with_no_registered_client_cannot_be_asked() {
         let elicitor = Elicitor::default();
