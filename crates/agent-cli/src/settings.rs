@@ -222,21 +222,23 @@ impl Settings {
         session_dir: Option<PathBuf>,
         trust: Trust,
     ) -> anyhow::Result<Option<Arc<McpTools>>> {
-        self.start_mcp(session_dir, trust, None)
+        self.start_mcp(session_dir, trust, None, None)
     }
 
     /// [`Settings::mcp_tools`] for a model's session: while the tools' schemas together take
     /// more than `mcp_tool_budget_tokens`, the model gets `tool_search` instead (docs/mcp.md).
+    /// The servers' questions (elicitations) go to `approver`, when the session has one.
     pub(crate) fn session_mcp_tools(
         &self,
         session_dir: Option<PathBuf>,
         trust: Trust,
+        approver: Option<Arc<dyn agent_exec::Approver>>,
     ) -> anyhow::Result<Option<Arc<McpTools>>> {
         let tokens = self.file.mcp_tool_budget_tokens.unwrap_or(ToolBudget::DEFAULT_TOKENS);
         // Counted as the schema is sent (its Chat Completions entry) with `o200k_base`, the
         // same count `agent mcp list` shows.
         let budget = ToolBudget { tokens, cost: Arc::new(agent_model::tool_tokens) };
-        self.start_mcp(session_dir, trust, Some(budget))
+        self.start_mcp(session_dir, trust, Some(budget), approver)
     }
 
     fn start_mcp(
@@ -244,6 +246,7 @@ impl Settings {
         session_dir: Option<PathBuf>,
         trust: Trust,
         budget: Option<ToolBudget>,
+        approver: Option<Arc<dyn agent_exec::Approver>>,
     ) -> anyhow::Result<Option<Arc<McpTools>>> {
         let workspace = self.workspace()?;
         let mut servers = self.file.mcp_servers.clone();
@@ -253,6 +256,9 @@ impl Settings {
         }
         let env = ServerEnv { workspace, session_dir };
         let session = McpSession::new(&servers, env)?;
+        if let Some(approver) = approver {
+            session.questions().answer_with(Arc::new(agent_mcp::AskApprover(approver)));
+        }
         // A problem may quote the server (its stderr, its error message).
         let report = |problem: &str| eprintln!("agent: {}", crate::terminal::visible(problem));
         Ok(Some(McpTools::start_with_budget(session, budget, report)))

@@ -140,6 +140,7 @@ pub(crate) fn open(
     let budget = settings.file.skills.budget(context.window);
     builder = crate::skills::attach(builder, &extras.catalog, budget, context.counter.as_ref());
     builder = builder.context(context);
+    let mcp_approver = launch.approver.clone();
     if let Some(approver) = launch.approver {
         builder = builder.approver(approver);
     }
@@ -152,7 +153,7 @@ pub(crate) fn open(
     // each joins from the first turn after it is ready.
     let mcp = {
         let _inside = runtime.enter();
-        settings.session_mcp_tools(Some(log.dir().to_path_buf()), launch.trust)?
+        settings.session_mcp_tools(Some(log.dir().to_path_buf()), launch.trust, mcp_approver)?
     };
     if let Some(mcp) = mcp {
         // Servers marked `required` are the exception: the session starts only with them.

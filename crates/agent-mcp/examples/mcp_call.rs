@@ -11,6 +11,11 @@
 //! `cargo xtask bench` collects as `mcp.call_overhead` (µs per call, ours),
 //! `mcp.call_overhead.python_sdk` and `mcp.call_overhead.ratio` (ours ÷ theirs, per round); each
 //! run is one round of calls.
+//!
+//! Both protocol eras: `mcp.call_overhead.py_2025` and `mcp.call_overhead.py_2026` are the same
+//! rounds of `echo` calls to the Python SDK's test server (`tests/peers/py_server.py`) forced to
+//! 2025-11-25 and to 2026-07-28 (where every request carries its `_meta`), so the two figures
+//! differ only by the era.
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::disallowed_methods)]
 
@@ -38,10 +43,15 @@ async fn executor(everything: &Path, workspace: &Path) -> Executor {
     let config: ServerConfig =
         serde_json::from_value(serde_json::json!({"command": everything, "args": ["stdio"]}))
             .unwrap();
-    let configs = BTreeMap::from([("everything".to_owned(), config)]);
+    executor_of("everything", config, workspace).await
+}
+
+/// Our executor with the tools of the one server `name`, ready.
+async fn executor_of(name: &str, config: ServerConfig, workspace: &Path) -> Executor {
+    let configs = BTreeMap::from([(name.to_owned(), config)]);
     let env = ServerEnv { workspace: workspace.to_path_buf(), session_dir: None };
     let tools = McpTools::start(McpSession::new(&configs, env).unwrap(), |problem| {
-        panic!("server-everything did not start: {problem}")
+        panic!("the server did not start: {problem}")
     });
     tools.wait_all().await;
     let executor = AgentBuilder::new(workspace)
@@ -55,10 +65,21 @@ async fn executor(everything: &Path, workspace: &Path) -> Executor {
 
 /// Microseconds per call of `calls` `echo` calls, one after the other.
 async fn round(executor: &Executor, calls: usize) -> f64 {
+    round_of(executor, calls, "mcp__everything__echo", r#"{"message":"hi"}"#, "Echo: hi").await
+}
+
+/// Microseconds per call of `calls` calls of `tool` with `arguments`, each answering `expect`.
+async fn round_of(
+    executor: &Executor,
+    calls: usize,
+    tool: &str,
+    arguments: &str,
+    expect: &str,
+) -> f64 {
     let call = ToolCall {
         call_id: "c1".to_owned(),
-        name: "mcp__everything__echo".to_owned(),
-        arguments: r#"{"message":"hi"}"#.to_owned(),
+        name: tool.to_owned(),
+        arguments: arguments.to_owned(),
         item_id: None,
         shape: agent_core::CallShape::Function,
     };
@@ -66,7 +87,7 @@ async fn round(executor: &Executor, calls: usize) -> f64 {
     let started = Instant::now();
     for _ in 0..calls {
         let outcome = executor.execute(&call, &token).await;
-        assert!(outcome.ok && outcome.text == "Echo: hi", "{}", outcome.text);
+        assert!(outcome.ok && outcome.text == expect, "{}", outcome.text);
     }
     started.elapsed().as_secs_f64() * 1e6 / calls as f64
 }
@@ -133,8 +154,33 @@ fn main() {
     writeln!(to_theirs).unwrap();
     theirs.wait().unwrap();
 
+    // The same calls to one server in each era, rounds in turns.
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_server.py");
+    let (mut py_2025, mut py_2026) = (Vec::new(), Vec::new());
+    runtime.block_on(async {
+        let forced = |era: &str| {
+            let args = vec![server.display().to_string(), "--era".to_owned(), era.to_owned()];
+            let mut config = ServerConfig::stdio(python.display().to_string(), args);
+            config.startup_timeout_sec = 120.0;
+            config
+        };
+        let legacy = executor_of("py", forced("legacy"), workspace.path()).await;
+        let modern = executor_of("py", forced("modern"), workspace.path()).await;
+        let echo =
+            |executor, calls| round_of(executor, calls, "mcp__py__echo", r#"{"text":"hi"}"#, "hi");
+        echo(&legacy, 20).await;
+        echo(&modern, 20).await;
+        for _ in 0..rounds {
+            py_2025.push(echo(&legacy, calls).await);
+            py_2026.push(echo(&modern, calls).await);
+        }
+    });
+
     let what = format!("{calls} echo calls to server-everything over stdio, per round");
     figure(json, "mcp.call_overhead", "µs", ours, &format!("ours (Executor::execute); {what}"));
     figure(json, "mcp.call_overhead.python_sdk", "µs", python_sdk, &format!("Python SDK; {what}"));
     figure(json, "mcp.call_overhead.ratio", "×", ratio, "ours ÷ Python SDK, per round");
+    let what = format!("{calls} echo calls to the Python SDK's server over stdio, per round");
+    figure(json, "mcp.call_overhead.py_2025", "µs", py_2025, &format!("ours, 2025-11-25; {what}"));
+    figure(json, "mcp.call_overhead.py_2026", "µs", py_2026, &format!("ours, 2026-07-28; {what}"));
 }

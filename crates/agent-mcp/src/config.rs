@@ -8,6 +8,8 @@ use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::Protocol;
+
 /// One configured server. Unknown keys are errors, so a typo never silently falls back.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -59,6 +61,10 @@ pub struct ServerConfig {
     /// reads. Off by default, since a hint is only the server's word.
     #[serde(default, skip_serializing_if = "is_false")]
     pub trust: bool,
+    /// Which MCP revision to speak: `auto` (probe with `server/discover`, fall back to
+    /// `initialize` naming 2025-11-25), `2026-07-28` or `2025-11-25` only.
+    #[serde(default, skip_serializing_if = "Protocol::is_auto")]
+    pub protocol: Protocol,
 }
 
 const DEFAULT_STARTUP_SECS: f64 = 10.0;
@@ -162,6 +168,7 @@ impl ServerConfig {
             disabled_tools: Vec::new(),
             required: false,
             trust: false,
+            protocol: Protocol::Auto,
         }
     }
 

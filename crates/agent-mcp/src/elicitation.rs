@@ -1,5 +1,13 @@
 //! `Elicitor`: the served executor's approver, which puts an `ask` verdict to the MCP client
-//! that made the call, as an elicitation.
+//! that made the call: as an `elicitation/create` request to a client of the 2025 era, and as an
+//! `input_required` result (SEP-2322) to a 2026-07-28 client, which has no server-to-client
+//! requests.
+//!
+//! The 2026 way is stateless: the first `tools/call` gets the question instead of a result (the
+//! executor's approver refuses the call, so nothing ran), and the client calls again with the
+//! answer in `inputResponses` under [`APPROVAL_KEY`]; that request's approval is the answer.
+//! The answer is the calling client's own, so a client that sends an `accept` it was never asked
+//! for gains nothing it could not get by answering the question.
 //!
 //! The executor has one approver, but an MCP server has many callers (one per HTTP session, and
 //! each may or may not support elicitation). So the server registers the client of every running
@@ -16,9 +24,15 @@ use agent_core::BoxFuture;
 use agent_exec::{Approval, ApprovalRequest, Approver};
 use rmcp::{
     Peer, RoleServer,
-    model::{ElicitRequestParams, ElicitationAction, ElicitationSchema},
+    model::{
+        ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+        InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    },
     service::ElicitationMode,
 };
+
+/// The key of the approval question in `inputRequests` and of its answer in `inputResponses`.
+pub const APPROVAL_KEY: &str = "approval";
 
 /// How much of a call's argument text the approval question quotes: enough to judge a command
 /// or a path, without flooding the client's dialog with a whole file's content.
@@ -36,13 +50,58 @@ pub type RuleAdvice = Arc<dyn Fn(&[String]) -> String + Send + Sync>;
 /// The clients of the running calls, by call id, asked when a call needs approval.
 #[derive(Default)]
 pub(crate) struct Elicitor {
-    callers: Mutex<HashMap<String, Peer<RoleServer>>>,
+    callers: Mutex<HashMap<String, Caller>>,
     advice: Option<RuleAdvice>,
 }
 
 impl std::fmt::Debug for Elicitor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Elicitor").field("callers", &self.callers().len()).finish_non_exhaustive()
+    }
+}
+
+/// The client of a running call.
+#[derive(Clone)]
+pub(crate) enum Caller {
+    /// A client that opened a session (2025-11-25 and earlier): asked with a request.
+    Session(Peer<RoleServer>),
+    /// A 2026-07-28 client: asked with an `input_required` result.
+    Stateless(Arc<Stateless>),
+}
+
+/// What one 2026-07-28 request carries about the approval question, and the question it needs.
+#[derive(Default)]
+pub(crate) struct Stateless {
+    /// The client declared form elicitation in this request's `_meta`.
+    pub(crate) can_ask: bool,
+    /// Its answer to the approval question, when the request carries one.
+    pub(crate) answer: Option<ElicitationAction>,
+    /// The question the call needs answered, set when the approver found no answer.
+    question: Mutex<Option<String>>,
+}
+
+impl Stateless {
+    /// A request's state: whether the client can be asked, and its answer in `responses`.
+    pub(crate) fn new(can_ask: bool, responses: Option<&InputResponses>) -> Self {
+        let answer = responses
+            .and_then(|responses| responses.get(APPROVAL_KEY))
+            .and_then(|value| serde_json::from_value::<ElicitResult>(value.clone()).ok())
+            .map(|result| result.action);
+        Self { can_ask, answer, question: Mutex::default() }
+    }
+
+    /// The `input_required` result asking the question the call needs, if it needs one.
+    pub(crate) fn asking(&self) -> Option<InputRequiredResult> {
+        let message = self.question.lock().unwrap_or_else(PoisonError::into_inner).take()?;
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema: ElicitationSchema::new(BTreeMap::new()),
+        };
+        let mut requests = InputRequests::new();
+        requests
+            .insert(APPROVAL_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
+        Some(InputRequiredResult::from_input_requests(requests))
     }
 }
 
@@ -66,35 +125,48 @@ impl Elicitor {
     }
 
     /// Registers `peer` as the client of `call_id` until the returned guard is dropped.
-    pub(crate) fn register(
-        self: &Arc<Self>,
-        call_id: &str,
-        peer: Peer<RoleServer>,
-    ) -> Registration {
-        self.callers().insert(call_id.to_owned(), peer);
+    pub(crate) fn register(self: &Arc<Self>, call_id: &str, caller: Caller) -> Registration {
+        self.callers().insert(call_id.to_owned(), caller);
         Registration { elicitor: Arc::clone(self), call_id: call_id.to_owned() }
     }
 
-    fn callers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Peer<RoleServer>>> {
+    fn callers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Caller>> {
         // The map holds no invariant a panicking holder could break.
         self.callers.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn caller(&self, call_id: &str) -> Option<Peer<RoleServer>> {
+    fn caller(&self, call_id: &str) -> Option<Caller> {
         self.callers().get(call_id).cloned()
     }
 }
 
 impl Approver for Elicitor {
     fn can_answer(&self, request: &ApprovalRequest) -> bool {
-        self.caller(&request.call_id)
-            .is_some_and(|peer| peer.supported_elicitation_modes().contains(&ElicitationMode::Form))
+        match self.caller(&request.call_id) {
+            Some(Caller::Session(peer)) => {
+                peer.supported_elicitation_modes().contains(&ElicitationMode::Form)
+            }
+            Some(Caller::Stateless(state)) => state.can_ask,
+            None => false,
+        }
     }
 
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
         Box::pin(async move {
-            let Some(peer) = self.caller(&request.call_id) else {
-                return refused("the MCP client that made the call is gone");
+            let peer = match self.caller(&request.call_id) {
+                Some(Caller::Session(peer)) => peer,
+                Some(Caller::Stateless(state)) => {
+                    return match &state.answer {
+                        Some(action) => verdict(action.clone()),
+                        None => {
+                            let question = question(request, self.advice.as_ref());
+                            *state.question.lock().unwrap_or_else(PoisonError::into_inner) =
+                                Some(question);
+                            refused("the MCP client has not answered yet")
+                        }
+                    };
+                }
+                None => return refused("the MCP client that made the call is gone"),
             };
             // An empty form: the question is the message, and the answer is the action alone.
             let params = ElicitRequestParams::FormElicitationParams {
@@ -103,14 +175,19 @@ impl Approver for Elicitor {
                 requested_schema: ElicitationSchema::new(BTreeMap::new()),
             };
             match peer.create_elicitation(params).await {
-                Ok(result) => match result.action {
-                    ElicitationAction::Accept => Approval::AllowOnce,
-                    ElicitationAction::Decline => refused("declined in the MCP client"),
-                    _ => refused("the MCP client's approval request was dismissed"),
-                },
+                Ok(result) => verdict(result.action),
                 Err(err) => refused(&format!("the MCP client could not be asked ({err})")),
             }
         })
+    }
+}
+
+/// The approval a client's answer gives.
+fn verdict(action: ElicitationAction) -> Approval {
+    match action {
+        ElicitationAction::Accept => Approval::AllowOnce,
+        ElicitationAction::Decline => refused("declined in the MCP client"),
+        _ => refused("the MCP client's approval request was dismissed"),
     }
 }
 
@@ -189,6 +266,43 @@ mod tests {
         let text = question(&request(&"é".repeat(5_000), &[]), None);
         assert!(text.ends_with(" …"), "{text}");
         assert!(text.chars().count() < QUOTED_ARGUMENTS + 200);
+    }
+
+    /// The 2026 way: unanswered, the approver refuses and leaves the question for an
+    /// `input_required` result; answered, the answer is the verdict and nothing is asked.
+    #[test]
+    fn a_stateless_client_is_asked_with_an_input_required_result() {
+        let run = |future: BoxFuture<'_, Approval>| {
+            tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(future)
+        };
+        let elicitor = Arc::new(Elicitor::default());
+        let asked = Arc::new(Stateless::new(true, None));
+        let _guard = elicitor.register("mcp_1", Caller::Stateless(Arc::clone(&asked)));
+        assert!(elicitor.can_answer(&request("{}", &[])));
+        let verdict = run(elicitor.approve(&request("{}", &[])));
+        assert!(matches!(verdict, Approval::Deny { .. }), "{verdict:?}");
+        let result = serde_json::to_value(asked.asking().unwrap()).unwrap();
+        assert_eq!(result["resultType"], "input_required");
+        let question = &result["inputRequests"][APPROVAL_KEY];
+        assert_eq!(question["method"], "elicitation/create");
+        assert!(question["params"]["message"].as_str().unwrap().starts_with("Allow `write_file`"));
+        assert!(asked.asking().is_none(), "asked once");
+
+        for (action, allowed) in [("accept", true), ("decline", false), ("cancel", false)] {
+            let responses = InputResponses::from([(
+                APPROVAL_KEY.to_owned(),
+                serde_json::json!({"action": action}),
+            )]);
+            let answered = Arc::new(Stateless::new(true, Some(&responses)));
+            let _guard = elicitor.register("mcp_1", Caller::Stateless(Arc::clone(&answered)));
+            let verdict = run(elicitor.approve(&request("{}", &[])));
+            assert_eq!(verdict == Approval::AllowOnce, allowed, "{action}: {verdict:?}");
+            assert!(answered.asking().is_none(), "{action}: asked again");
+        }
+        // A client that declared no elicitation in its request's `_meta` cannot be asked.
+        let _guard =
+            elicitor.register("mcp_1", Caller::Stateless(Arc::new(Stateless::new(false, None))));
+        assert!(!elicitor.can_answer(&request("{}", &[])));
     }
 
     #[test]

@@ -8,9 +8,13 @@
 mod config;
 mod content;
 mod elicitation;
+mod handler;
 mod incoming;
 mod late;
+mod launch;
 mod name;
+mod protocol;
+mod questions;
 mod search;
 mod serve;
 mod serve_http;
@@ -20,12 +24,14 @@ mod tool;
 
 pub use crate::{
     config::{ConfigError, MAX_TIMEOUT_SECS, ServerConfig, TransportKind},
-    elicitation::RuleAdvice,
+    elicitation::{APPROVAL_KEY, RuleAdvice},
     late::{McpTools, ToolBudget, ToolCost},
     name::{MAX_NAME, hashed_name, tool_name},
+    protocol::{Protocol, is_modern},
+    questions::{Answer, AskApprover, Elicit, Field, Question, Questions, defaults},
     serve::{ServeError, ToolServer, annotations, mcp_tool},
     serve_http::{HttpAccess, HttpServer},
     server::{MAX_RESTARTS, Server, ServerEnv, StartError, UNAVAILABLE},
     session::{McpSession, ServerStatus, Started},
-    tool::{BadTool, McpTool, effects},
+    tool::{BadTool, MAX_ROUNDS, McpTool, effects},
 };

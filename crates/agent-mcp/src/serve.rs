@@ -29,7 +29,7 @@ use rmcp::{
 };
 use serde_json::Value;
 
-use crate::elicitation::{Elicitor, RuleAdvice};
+use crate::elicitation::{Caller, Elicitor, RuleAdvice, Stateless};
 
 /// How often a running call tells a client that asked for progress that it is still running.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -159,7 +159,21 @@ impl ServerHandler for ToolServer {
             item_id: None,
             shape: agent_core::CallShape::Function,
         };
-        let _caller = self.elicitor.register(&call.call_id, context.peer.clone());
+        // A 2026-07-28 request stands alone: its `_meta` says whether the client can be asked,
+        // and a retried call carries the answer. A session client is asked during the call.
+        let modern = context.protocol_version().is_some_and(|v| crate::is_modern(v.as_str()));
+        let stateless = modern.then(|| {
+            let can_ask = context
+                .client_capabilities()
+                .and_then(|capabilities| capabilities.elicitation)
+                .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
+            Arc::new(Stateless::new(can_ask, request.input_responses.as_ref()))
+        });
+        let caller = match &stateless {
+            Some(state) => Caller::Stateless(Arc::clone(state)),
+            None => Caller::Session(context.peer.clone()),
+        };
+        let _caller = self.elicitor.register(&call.call_id, caller);
         // `context.ct` is cancelled by the client's notifications/cancelled.
         let running = self.executor.execute(&call, &context.ct);
         tokio::pin!(running);
@@ -179,6 +193,11 @@ impl ServerHandler for ToolServer {
                 }
             }
         };
+        // The call needed an answer the request did not carry: it was refused before it ran,
+        // and the client gets the question instead of that refusal.
+        if let Some(asking) = stateless.as_ref().and_then(|state| state.asking()) {
+            return Ok(asking.into());
+        }
         let content = vec![ContentBlock::text(outcome.text)];
         let result = if outcome.ok {
             CallToolResult::success(content)

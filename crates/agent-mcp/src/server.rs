@@ -18,14 +18,12 @@ use std::{
 };
 
 use agent_core::{ToolError, ToolErrorKind};
-use agent_sandbox::process::{ProcessSpec, ServiceChild, SpawnError, spawn_service};
+use agent_sandbox::process::{ProcessSpec, ServiceChild, spawn_service};
 use futures_util::FutureExt as _;
 use rmcp::{
-    ClientHandler, Peer, RoleClient, ServiceExt as _,
-    model::{
-        ClientCapabilities, ClientConfig, Implementation, ServerNotification, SubscriptionFilter,
-    },
-    service::{NotificationContext, RunningService, Subscription},
+    Peer, RoleClient,
+    model::ServerNotification,
+    service::{ClientInitializeError, ClientServiceExt as _, RunningService, Subscription},
     transport::{
         StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
     },
@@ -33,7 +31,11 @@ use rmcp::{
 
 use crate::{
     config::{ServerConfig, TransportKind},
+    handler::{Handler, listen},
     incoming::{Dropped, DroppedTool, Relay},
+    launch::{LaunchError, findable, open_log},
+    protocol::Protocol,
+    questions::Questions,
 };
 
 /// Restarts tried in a row before a server is given up for the session.
@@ -72,46 +74,16 @@ pub struct StartError {
     pub timed_out: bool,
 }
 
-/// Why a server's process or HTTP session could not be set up; its text becomes the
-/// [`StartError`]'s reason.
-#[derive(Debug, thiserror::Error)]
-enum LaunchError {
-    #[error("could not start `{0}`: no such program")]
-    NoSuchProgram(String),
-    #[error("creating {}: {source}", dir.display())]
-    LogDir { dir: PathBuf, source: std::io::Error },
-    #[error("opening {}: {source}", path.display())]
-    Log { path: PathBuf, source: std::io::Error },
-    #[error(transparent)]
-    Spawn(#[from] SpawnError),
-    #[error("starting the server: {0}")]
-    Thread(#[from] tokio::task::JoinError),
-    #[error("the variable `{0}` (bearer_token_env_var) is not set")]
-    NoToken(String),
-    #[error("http_headers `{name}`: {source}")]
-    HeaderName { name: String, source: reqwest::header::InvalidHeaderName },
-    #[error("http_headers `{name}`: {source}")]
-    HeaderValue { name: String, source: reqwest::header::InvalidHeaderValue },
-    #[error("building the HTTP client: {0}")]
-    Client(#[from] reqwest::Error),
+/// A failed start, and whether the server answered `server/discover` with something that is
+/// neither a discovery result nor an error.
+struct Failed {
+    error: StartError,
+    odd_discover: bool,
 }
 
-/// The client side of one connection: reports `tools/list_changed`.
-#[derive(Debug, Clone)]
-struct Handler {
-    changed: Arc<AtomicBool>,
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("agent", env!("CARGO_PKG_VERSION")),
-        )
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.changed.store(true, Ordering::Release);
+impl From<StartError> for Failed {
+    fn from(error: StartError) -> Self {
+        Self { error, odd_discover: false }
     }
 }
 
@@ -142,6 +114,9 @@ pub struct Server {
     changed: Arc<AtomicBool>,
     /// Tools the relay left out of a listing (their definitions nest too deep).
     dropped: Dropped,
+    questions: Arc<Questions>,
+    /// The protocol version the last connection negotiated.
+    revision: std::sync::Mutex<Option<String>>,
     state: tokio::sync::Mutex<State>,
 }
 
@@ -154,7 +129,19 @@ impl std::fmt::Debug for Server {
 impl Server {
     /// A server not yet started.
     pub fn new(name: &str, config: ServerConfig, env: ServerEnv) -> Arc<Self> {
+        Self::asking(name, config, env, Arc::default())
+    }
+
+    /// A server not yet started whose questions are answered through `questions`.
+    pub fn asking(
+        name: &str,
+        config: ServerConfig,
+        env: ServerEnv,
+        questions: Arc<Questions>,
+    ) -> Arc<Self> {
         Arc::new(Self {
+            questions,
+            revision: std::sync::Mutex::new(None),
             name: name.to_owned(),
             config,
             env,
@@ -177,6 +164,16 @@ impl Server {
     /// The server's table.
     pub fn config(&self) -> &ServerConfig {
         &self.config
+    }
+
+    /// The protocol revision the server speaks (`2026-07-28`, `2025-11-25`, …), once connected.
+    pub fn revision(&self) -> Option<String> {
+        self.revision.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Who answers this server's questions.
+    pub(crate) fn questions(&self) -> &Questions {
+        &self.questions
     }
 
     /// Whether the server announced `tools/list_changed` since the last call of this method.
@@ -336,13 +333,32 @@ impl Server {
     }
 
     async fn connect(&self) -> Result<Connection, StartError> {
+        match self.connect_as(self.config.protocol).await {
+            // rmcp takes any answer to `server/discover` other than a discovery result or a
+            // JSON-RPC error for a failure; the official SDKs take it for a 2025 server that
+            // answers what it does not know with an empty result, and so do we: the handshake
+            // follows, on a new connection (the probe's is spent).
+            Err(Failed { odd_discover: true, .. }) if self.config.protocol == Protocol::Auto => {
+                self.connect_as(Protocol::Legacy).await.map_err(|failed| failed.error)
+            }
+            connected => connected.map_err(|failed| failed.error),
+        }
+    }
+
+    async fn connect_as(&self, protocol: Protocol) -> Result<Connection, Failed> {
         let kind =
             self.config.check(&self.name).map_err(|err| self.start_error(err.to_string()))?;
-        let handler = Handler { changed: self.changed.clone() };
+        let handler = Handler {
+            server: self.name.clone(),
+            changed: self.changed.clone(),
+            questions: self.questions.clone(),
+        };
+        let lifecycle = protocol.lifecycle();
         let timeout = self.config.startup_timeout();
         let timed_out = || {
             self.timed_out(format!(
-                "it did not finish `initialize` within {}s (startup_timeout_sec)",
+                "it did not finish `server/discover` or `initialize` within {}s \
+                 (startup_timeout_sec)",
                 self.config.startup_timeout_sec
             ))
         };
@@ -351,33 +367,49 @@ impl Server {
                 let mut child =
                     self.spawn().await.map_err(|err| self.start_error(err.to_string()))?;
                 let Some((stdout, stdin)) = child.take_stdio() else {
-                    return Err(self.start_error("the child has no pipes".to_owned()));
+                    return Err(self.start_error("the child has no pipes".to_owned()).into());
                 };
                 // rmcp reads the server's lines through the relay, which answers at once for
                 // what rmcp would drop in silence (a line over its cap, a message too deep).
                 let (reader, relay) = Relay::start(stdout, self.dropped.clone());
-                match tokio::time::timeout(timeout, handler.serve((reader, stdin))).await {
+                let serving = handler.serve_with_lifecycle((reader, stdin), lifecycle);
+                match tokio::time::timeout(timeout, serving).await {
                     Ok(Ok(service)) => {
+                        self.note_revision(&service);
                         let (subscription, child) = (listen(&service).await, Some(child));
                         Ok(Connection { service, subscription, _child: child, _relay: Some(relay) })
                     }
-                    Ok(Err(err)) => Err(self.start_error(format!("initialize failed: {err}"))),
-                    Err(_) => Err(timed_out()),
+                    Ok(Err(err)) => Err(self.handshake_failed(&err)),
+                    Err(_) => Err(timed_out().into()),
                 }
             }
             TransportKind::Http => {
                 let transport =
                     self.http_transport().map_err(|err| self.start_error(err.to_string()))?;
-                match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                let serving = handler.serve_with_lifecycle(transport, lifecycle);
+                match tokio::time::timeout(timeout, serving).await {
                     Ok(Ok(service)) => {
+                        self.note_revision(&service);
                         let subscription = listen(&service).await;
                         Ok(Connection { service, subscription, _child: None, _relay: None })
                     }
-                    Ok(Err(err)) => Err(self.start_error(format!("initialize failed: {err}"))),
-                    Err(_) => Err(timed_out()),
+                    Ok(Err(err)) => Err(self.handshake_failed(&err)),
+                    Err(_) => Err(timed_out().into()),
                 }
             }
         }
+    }
+
+    fn handshake_failed(&self, err: &ClientInitializeError) -> Failed {
+        Failed {
+            error: self.start_error(format!("the handshake failed: {err}")),
+            odd_discover: matches!(err, ClientInitializeError::ExpectedInitResult(_)),
+        }
+    }
+
+    fn note_revision(&self, service: &RunningService<RoleClient, Handler>) {
+        let version = service.peer().peer_info().map(|info| info.protocol_version.to_string());
+        *self.revision.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = version;
     }
 
     async fn spawn(&self) -> Result<ServiceChild, LaunchError> {
@@ -437,60 +469,9 @@ impl Server {
     }
 }
 
-/// Asks a server that announces `tools.listChanged` for those notifications, where the protocol
-/// needs a subscription for them; `None` when it does not announce them or refuses (then they
-/// come unasked, if at all).
-async fn listen(service: &RunningService<RoleClient, Handler>) -> Option<Subscription> {
-    let announces = service
-        .peer()
-        .peer_info()
-        .and_then(|info| info.capabilities.tools.as_ref().and_then(|tools| tools.list_changed))
-        .unwrap_or(false);
-    if !announces {
-        return None;
-    }
-    let filter = SubscriptionFilter::builder().tools_list_changed().build();
-    let listening = service.peer().listen(filter);
-    match tokio::time::timeout(Duration::from_secs(5), listening).await {
-        Ok(Ok(subscription)) => Some(subscription),
-        _ => None,
-    }
-}
-
 fn last(error: &Option<String>) -> String {
     match error {
         Some(error) => format!(" (last error: {error})"),
         None => String::new(),
-    }
-}
-
-/// Whether `program` may exist: a path (with a `/`) as it is or from `cwd`, a bare name in a
-/// directory of `path`. Only a certain miss is false; the spawn itself has the last word.
-fn findable(program: &str, cwd: Option<&std::path::Path>, path: Option<&std::ffi::OsStr>) -> bool {
-    if program.contains('/') {
-        let program = std::path::Path::new(program);
-        return program.exists() || cwd.is_some_and(|cwd| cwd.join(program).exists());
-    }
-    path.is_none_or(|path| std::env::split_paths(path).any(|dir| dir.join(program).exists()))
-}
-
-/// The server's stderr log, appended to (`/dev/null` without a session folder).
-fn open_log(path: Option<&std::path::Path>) -> Result<std::fs::File, LaunchError> {
-    let opening = |path: &std::path::Path| {
-        let path = path.to_path_buf();
-        move |source| LaunchError::Log { path, source }
-    };
-    match path {
-        Some(path) => {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)
-                    .map_err(|source| LaunchError::LogDir { dir: dir.to_path_buf(), source })?;
-            }
-            std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(opening(path))
-        }
-        None => {
-            let null = std::path::Path::new("/dev/null");
-            std::fs::File::options().write(true).open(null).map_err(opening(null))
-        }
     }
 }

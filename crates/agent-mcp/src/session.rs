@@ -5,6 +5,7 @@ use std::{collections::BTreeMap, sync::Arc};
 use crate::{
     config::{ConfigError, ServerConfig},
     name,
+    questions::Questions,
     server::{Server, ServerEnv, StartError},
     tool::{BadTool, McpTool},
 };
@@ -14,6 +15,7 @@ use crate::{
 pub struct McpSession {
     servers: Vec<Arc<Server>>,
     env: ServerEnv,
+    questions: Arc<Questions>,
 }
 
 /// One server's start: its tools, or why it did not start.
@@ -45,13 +47,20 @@ impl McpSession {
         env: ServerEnv,
     ) -> Result<Self, ConfigError> {
         let mut servers = Vec::new();
+        let questions = Arc::<Questions>::default();
         for (name, config) in configs {
             config.check(name)?;
             if config.enabled {
-                servers.push(Server::new(name, config.clone(), env.clone()));
+                servers.push(Server::asking(name, config.clone(), env.clone(), questions.clone()));
             }
         }
-        Ok(Self { servers, env })
+        Ok(Self { servers, env, questions })
+    }
+
+    /// Who answers the servers' questions (elicitations, in both protocol eras): give it an
+    /// [`Elicit`](crate::Elicit) before the servers start, so that they know they may ask.
+    pub fn questions(&self) -> &Arc<Questions> {
+        &self.questions
     }
 
     /// The enabled servers.

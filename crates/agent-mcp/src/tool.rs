@@ -25,6 +25,15 @@ use serde_json::Value;
 
 use crate::{content, server::Server};
 
+/// How many `input_required` rounds one call may take (the official SDKs' default).
+pub const MAX_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+
+/// What one request of a call came back with.
+enum Round {
+    Done(ToolOutput),
+    Asked(rmcp::model::InputRequiredResult),
+}
+
 /// One tool of one server.
 pub struct McpTool {
     spec: ToolSpec,
@@ -128,6 +137,43 @@ impl McpTool {
         if let Value::Object(map) = args {
             params = params.with_arguments(map);
         }
+        // A 2026-07-28 server asks its questions as `input_required` results: each round is
+        // answered and the call made again with the answers (and the server's opaque state),
+        // at most MAX_ROUNDS times, so a server cannot keep a call going round for ever.
+        for _ in 0..MAX_ROUNDS {
+            match self.round(&peer, params.clone(), &ctx).await? {
+                Round::Done(output) => return Ok(output),
+                Round::Asked(asked) => {
+                    let requests = asked.input_requests.unwrap_or_default();
+                    let questions = self.server.questions();
+                    let call_id = Some(&*ctx.call_id);
+                    let answers = tokio::select! {
+                        answers = questions.fulfil(self.server.name(), call_id, requests) => answers,
+                        () = ctx.cancel.cancelled() => {
+                            return Err(ToolError::new(ToolErrorKind::Cancelled, "the call was cancelled"));
+                        }
+                    };
+                    params.input_responses = (!answers.is_empty()).then_some(answers);
+                    params.request_state = asked.request_state;
+                }
+            }
+        }
+        Err(ToolError::new(
+            ToolErrorKind::ToolError,
+            format!(
+                "the server asked for input {MAX_ROUNDS} times without finishing the call; it \
+                 was given up"
+            ),
+        ))
+    }
+
+    /// One `tools/call` request: its result, or the server's questions.
+    async fn round(
+        &self,
+        peer: &rmcp::Peer<rmcp::RoleClient>,
+        params: CallToolRequestParams,
+        ctx: &ToolContext,
+    ) -> Result<Round, ToolError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         // rmcp sends a progressToken with every request; progress on it resets the idle timeout.
         let idle = self.server.config().tool_timeout();
@@ -151,8 +197,11 @@ impl McpTool {
         };
         match response {
             Ok(ServerResult::CallToolResult(result)) => {
-                content::to_output(&result, self.files_dir.as_deref(), &ctx.call_id).await
+                content::to_output(&result, self.files_dir.as_deref(), &ctx.call_id)
+                    .await
+                    .map(Round::Done)
             }
+            Ok(ServerResult::InputRequiredResult(asked)) => Ok(Round::Asked(asked)),
             Ok(_) => Err(ToolError::new(
                 ToolErrorKind::ToolError,
                 "the server answered tools/call with something other than a tool result",

@@ -59,6 +59,9 @@ pub(crate) struct Report {
     pub(crate) source: Origin,
     pub(crate) transport: &'static str,
     pub(crate) state: State,
+    /// The MCP revision it speaks (`2026-07-28`, `2025-11-25`, …), once connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) protocol: Option<String>,
     /// Its tools as the model sees them, with the tokens each schema costs.
     pub(crate) tools: Vec<ToolReport>,
     pub(crate) schema_tokens: usize,
@@ -139,6 +142,7 @@ fn report(entry: &Entry, started: Option<Started>, counter: &dyn TokenCounter) -
             _ => "stdio",
         },
         state: State::Failed,
+        protocol: None,
         tools: Vec::new(),
         schema_tokens: 0,
         error: None,
@@ -165,6 +169,7 @@ fn report(entry: &Entry, started: Option<Started>, counter: &dyn TokenCounter) -
         report.error = Some("it was not started".to_owned());
         return report;
     };
+    report.protocol = started.server.revision();
     match started.tools {
         Ok(tools) => {
             report.state = State::Connected;
@@ -208,8 +213,10 @@ pub(crate) fn masked(config: &ServerConfig) -> Value {
 
 /// The table `agent mcp list` prints.
 pub(crate) fn table(reports: &[Report]) -> String {
-    let mut rows =
-        vec![["NAME", "SOURCE", "TRANSPORT", "STATE", "TOOLS", "SCHEMA TOKENS"].map(String::from)];
+    let mut rows = vec![
+        ["NAME", "SOURCE", "TRANSPORT", "STATE", "PROTOCOL", "TOOLS", "SCHEMA TOKENS"]
+            .map(String::from),
+    ];
     for report in reports {
         let counted = report.state == State::Connected;
         rows.push([
@@ -217,12 +224,13 @@ pub(crate) fn table(reports: &[Report]) -> String {
             word(&report.source),
             report.transport.to_owned(),
             word(&report.state),
+            report.protocol.clone().unwrap_or_else(|| "-".to_owned()),
             if counted { report.tools.len().to_string() } else { "-".to_owned() },
             if counted { report.schema_tokens.to_string() } else { "-".to_owned() },
         ]);
     }
     let widths: Vec<usize> =
-        (0..6).map(|column| rows.iter().map(|row| row[column].len()).max().unwrap_or(0)).collect();
+        (0..7).map(|column| rows.iter().map(|row| row[column].len()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for row in &rows {
         let cells: Vec<String> =
@@ -257,6 +265,9 @@ pub(crate) fn details(report: &Report) -> String {
     let mut out = format!("{}\n", visible_line(&report.name));
     out.push_str(&format!("  source: {}\n", word(&report.source)));
     out.push_str(&format!("  state: {}\n", word(&report.state)));
+    if let Some(protocol) = &report.protocol {
+        out.push_str(&format!("  protocol: {}\n", visible_line(protocol)));
+    }
     if let Some(map) = report.config.as_object() {
         for (key, text) in map {
             let shown = match text {

@@ -118,6 +118,11 @@ fn add_list_get_remove_against_real_servers() {
     let sum: u64 = tools.iter().map(|tool| tool["tokens"].as_u64().unwrap()).sum();
     assert_eq!(everything["schema_tokens"].as_u64(), Some(sum));
     assert_eq!(by_name(&list, "remote")["transport"], "http");
+    // server-everything speaks 2025-11-25 over both transports: the probe fell back.
+    for name in ["everything", "remote"] {
+        assert_eq!(by_name(&list, name)["protocol"], "2025-11-25", "{name}");
+    }
+    assert!(by_name(&list, "broken").get("protocol").is_none());
     assert_eq!(by_name(&list, "remote")["tools"].as_array().unwrap().len(), tools.len());
     let broken = by_name(&list, "broken");
     assert!(broken["stderr_tail"].as_str().unwrap().contains("boom-on-stderr"), "{broken}");
@@ -133,13 +138,18 @@ fn add_list_get_remove_against_real_servers() {
 
     let out = check(d, &config, &["mcp", "list"], 0);
     let table = stdout(&out);
-    assert!(table.lines().any(|line| line.starts_with("everything") && line.contains("connected")));
+    assert!(table.lines().any(|line| line.starts_with("everything")
+        && line.contains("connected")
+        && line.contains("2025-11-25")));
+    assert!(table.lines().next().unwrap().contains("PROTOCOL"), "{table}");
     assert!(table.contains("| boom-on-stderr"), "{table}");
 
     let out = check(d, &config, &["mcp", "get", "everything"], 0);
     let text = stdout(&out);
     assert!(
-        text.contains("SECRET_TOKEN=*****") && text.contains("mcp__everything__echo"),
+        text.contains("SECRET_TOKEN=*****")
+            && text.contains("mcp__everything__echo")
+            && text.contains("  protocol: 2025-11-25\n"),
         "{text}"
     );
     let out = check(d, &config, &["mcp", "get", "remote", "--json"], 0);

@@ -2,8 +2,10 @@
 //! (`agent-mcp/tests/peers/py_client.py`), over stdio and over streamable HTTP on 127.0.0.1: a whole
 //! session (list, call, progress, cancellation), elicitation for `ask` verdicts, and the HTTP
 //! gate (foreign Origin and Host, bearer token) tried the way an attacker would, each checked by
-//! its effect in the workspace or in /proc. Without the peers these tests say SKIPPED (see
-//! `mcp.rs`).
+//! its effect in the workspace or in /proc. Each runs in the client's three modes: `auto` (it
+//! probes `server/discover` and so speaks 2026-07-28 to us), `legacy` (the 2025-11-25
+//! `initialize` handshake) and `2026-07-28` (no handshake at all), and checks which revision was
+//! spoken. Without the peers these tests say SKIPPED (see `mcp.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -74,18 +76,22 @@ fn client_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-mcp/tests/peers/py_client.py")
 }
 
-/// Runs the client's `scenario` against the server in `workspace` and returns its report.
-/// `sleep` is the seconds of the long call the session scenario cancels: unique per test, so the
-/// client finds that call's process and no other test's.
+/// The client's modes (`MCP_MODE`) and the revision each must end up speaking with us.
+const MODES: [(&str, &str); 3] =
+    [("auto", "2026-07-28"), ("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")];
+
+/// Runs the client's `scenario` in `mode` against the server in `workspace` and returns its
+/// report. `sleep` is the seconds of the long call the session scenario cancels: unique per test,
+/// so the client finds that call's process and no other test's.
 fn check(
     python: &Path,
-    scenario: &str,
+    (scenario, mode): (&str, &str),
     transport: &Transport<'_>,
     workspace: &Path,
     sleep: &str,
 ) -> Value {
     let mut client = std::process::Command::new(python);
-    client.arg(client_script()).arg(scenario).env("SLEEP", sleep);
+    client.arg(client_script()).arg(scenario).env("SLEEP", sleep).env("MCP_MODE", mode);
     match transport {
         Transport::Stdio(args) => {
             client.args(["stdio", env!("CARGO_BIN_EXE_agent")]).arg(workspace).args(*args);
@@ -103,9 +109,16 @@ fn check(
     serde_json::from_str(text.trim()).unwrap_or_else(|err| panic!("{err}: {text}"))
 }
 
+/// The server named itself to the client: in `initialize`'s answer or `server/discover`'s. A
+/// client pinned to 2026-07-28 sends neither (it adopts the version without asking), so it knows
+/// no name.
+fn assert_server_name(report: &Value, mode: &str) {
+    let name = if mode == "2026-07-28" { Value::Null } else { json!("agent") };
+    assert_eq!(report["server"], name, "{mode}: {report}");
+}
+
 /// What a whole session must show, whatever the transport.
 fn assert_session(report: &Value, workspace: &Path) {
-    assert_eq!(report["server"], "agent");
     // Annotations come from each tool's effects.
     assert_eq!(report["tools"]["read_file"], json!({"read_only": true, "destructive": false}));
     assert_eq!(report["tools"]["bash"], json!({"read_only": false, "destructive": true}));
@@ -148,10 +161,15 @@ fn assert_elicitation(report: &Value, workspace: &Path) {
 #[test]
 fn a_python_sdk_client_session_over_stdio() {
     let Some(python) = python() else { return };
-    let dir = tempfile::tempdir().unwrap();
     let transport = Transport::Stdio(&["--allow", "Bash(sleep *)"]);
-    let report = check(&python, "session", &transport, dir.path(), "31.25");
-    assert_session(&report, dir.path());
+    for (index, (mode, spoken)) in MODES.into_iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let sleep = format!("31.2{index}");
+        let report = check(&python, ("session", mode), &transport, dir.path(), &sleep);
+        assert_eq!(report["protocol"], spoken, "{mode}: {report}");
+        assert_server_name(&report, mode);
+        assert_session(&report, dir.path());
+    }
 }
 
 #[test]
@@ -163,8 +181,14 @@ fn a_python_sdk_client_session_over_http_with_a_bearer_token() {
         &["--allow", "Bash(sleep *)"],
         &["--bearer-token-env", TOKEN_VAR],
     );
-    let report = check(&python, "session", &Transport::Http(&served), dir.path(), "31.5");
-    assert_session(&report, dir.path());
+    for (index, (mode, spoken)) in MODES.into_iter().enumerate() {
+        let sleep = format!("31.5{index}");
+        let report =
+            check(&python, ("session", mode), &Transport::Http(&served), dir.path(), &sleep);
+        assert_eq!(report["protocol"], spoken, "{mode}: {report}");
+        assert_server_name(&report, mode);
+        assert_session(&report, dir.path());
+    }
     // The token never reaches the server's output.
     let running = served.running.as_ref().unwrap();
     assert!(!running.stderr_so_far().contains(TOKEN));
@@ -187,53 +211,98 @@ fn a_bearer_token_variable_that_is_not_set_stops_the_server_from_starting() {
 #[test]
 fn an_ask_verdict_is_elicited_over_stdio() {
     let Some(python) = python() else { return };
-    let dir = tempfile::tempdir().unwrap();
     let transport = Transport::Stdio(&["--permission-mode", "default"]);
-    let report = check(&python, "elicit", &transport, dir.path(), "0");
-    assert_elicitation(&report, dir.path());
+    for (mode, spoken) in MODES {
+        let dir = tempfile::tempdir().unwrap();
+        let report = check(&python, ("elicit", mode), &transport, dir.path(), "0");
+        assert_eq!(report["protocol"], spoken, "{mode}: {report}");
+        assert_elicitation(&report, dir.path());
+    }
 }
 
 #[test]
 fn an_ask_verdict_is_elicited_over_http() {
     let Some(python) = python() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let served = Served::start(dir.path(), &["--permission-mode", "default"], &[]);
-    let report = check(&python, "elicit", &Transport::Http(&served), dir.path(), "0");
-    assert_elicitation(&report, dir.path());
+    for (mode, spoken) in MODES {
+        let dir = tempfile::tempdir().unwrap();
+        let served = Served::start(dir.path(), &["--permission-mode", "default"], &[]);
+        let report = check(&python, ("elicit", mode), &Transport::Http(&served), dir.path(), "0");
+        assert_eq!(report["protocol"], spoken, "{mode}: {report}");
+        assert_elicitation(&report, dir.path());
+    }
 }
 
 #[test]
 fn http_requests_with_a_foreign_origin_or_host_are_refused_and_run_nothing() {
     let Some(python) = python() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let served = Served::start(dir.path(), &["--allow", "Bash(touch *)"], &[]);
-    let report = check(&python, "attack", &Transport::Http(&served), dir.path(), "0");
-    for name in ["origin", "host"] {
-        assert_eq!(report[format!("initialize_{name}")], 403, "{report}");
-        assert_eq!(report[format!("call_{name}")], 403, "{report}");
-        assert!(!dir.path().join(name).exists(), "the {name} attack ran a command");
+    // Both eras: a 2025 session opened with `initialize`, and 2026 requests that stand alone.
+    for mode in ["legacy", "2026-07-28"] {
+        let dir = tempfile::tempdir().unwrap();
+        let served = Served::start(dir.path(), &["--allow", "Bash(touch *)"], &[]);
+        let report = check(&python, ("attack", mode), &Transport::Http(&served), dir.path(), "0");
+        for name in ["origin", "host"] {
+            assert_eq!(report[format!("initialize_{name}")], 403, "{mode}: {report}");
+            assert_eq!(report[format!("call_{name}")], 403, "{mode}: {report}");
+            assert!(!dir.path().join(name).exists(), "{mode}: the {name} attack ran a command");
+        }
+        // The same call, made properly, runs: the refusals were the gate's.
+        assert_eq!(report["initialize"], 200, "{mode}: {report}");
+        assert_eq!(report["call_control"], 200, "{mode}: {report}");
+        assert!(dir.path().join("control").exists(), "{mode}: {report}");
     }
-    // The same call, made properly in the same session, runs: the refusals were the gate's.
-    assert_eq!(report["initialize"], 200, "{report}");
-    assert_eq!(report["call_control"], 200, "{report}");
-    assert!(dir.path().join("control").exists(), "{report}");
 }
 
 #[test]
 fn http_requests_without_the_bearer_token_are_refused_and_run_nothing() {
     let Some(python) = python() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let served = Served::start(
-        dir.path(),
-        &["--allow", "Bash(touch *)"],
-        &["--bearer-token-env", TOKEN_VAR],
-    );
-    let report = check(&python, "attack", &Transport::Http(&served), dir.path(), "0");
-    for name in ["no_token", "wrong_token"] {
-        assert_eq!(report[format!("initialize_{name}")], 401, "{report}");
-        assert_eq!(report[format!("call_{name}")], 401, "{report}");
-        assert!(!dir.path().join(name).exists(), "the {name} request ran a command");
+    for mode in ["legacy", "2026-07-28"] {
+        let dir = tempfile::tempdir().unwrap();
+        let served = Served::start(
+            dir.path(),
+            &["--allow", "Bash(touch *)"],
+            &["--bearer-token-env", TOKEN_VAR],
+        );
+        let report = check(&python, ("attack", mode), &Transport::Http(&served), dir.path(), "0");
+        for name in ["no_token", "wrong_token"] {
+            assert_eq!(report[format!("initialize_{name}")], 401, "{mode}: {report}");
+            assert_eq!(report[format!("call_{name}")], 401, "{mode}: {report}");
+            assert!(!dir.path().join(name).exists(), "{mode}: the {name} request ran a command");
+        }
+        assert_eq!(report["call_control"], 200, "{mode}: {report}");
+        assert!(dir.path().join("control").exists(), "{mode}: {report}");
     }
-    assert_eq!(report["call_control"], 200, "{report}");
-    assert!(dir.path().join("control").exists(), "{report}");
+}
+
+/// The MCP conformance suite's server mode (its active scenarios) against `agent mcp serve
+/// --http`, judged against the committed baseline (`scripts/mcp/conformance-baseline.yml`): a
+/// new failure and a baseline entry that now passes both fail the test.
+#[test]
+fn every_applicable_conformance_server_scenario_passes() {
+    let Some(modules) = agent_test_support::mcp_peer(
+        "node/node_modules/@modelcontextprotocol/conformance",
+        "the MCP conformance suite",
+    ) else {
+        return;
+    };
+    let modules = modules.parent().unwrap().parent().unwrap().to_path_buf();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::start(dir.path(), &["--allow", "Bash(*)"], &[]);
+    let results = tempfile::tempdir().unwrap();
+    let mut suite = std::process::Command::new("node");
+    suite
+        .arg(repo.join("scripts/mcp/conformance.mjs"))
+        .arg(modules)
+        .args(["server", "--url", &served.url, "--expected-failures"])
+        .arg(repo.join("scripts/mcp/conformance-baseline.yml"))
+        .arg("-o")
+        .arg(results.path())
+        .current_dir(results.path());
+    let output = Running::spawn(&mut suite).finish("the conformance suite");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}", stderr(&output));
+    for scenario in ["server-initialize", "tools-list", "dns-rebinding-protection"] {
+        assert!(stdout.contains(&format!("✓ {scenario}:")), "{scenario}: {stdout}");
+    }
+    assert!(stdout.contains("Baseline check passed"), "{stdout}");
 }

@@ -4,6 +4,9 @@ Usage: py_client.py SCENARIO stdio AGENT WORKSPACE [AGENT_ARGS...]
        py_client.py SCENARIO http URL WORKSPACE
 Over stdio the client starts `AGENT [AGENT_ARGS...] mcp serve` in WORKSPACE; over HTTP it
 connects to URL, sending `Authorization: Bearer $MCP_TOKEN` when that variable is set.
+$MCP_MODE is the SDK's `mode`: `auto` (the default: probe `server/discover`, fall back to
+`initialize`), `legacy` (the 2025-11-25 handshake) or `2026-07-28` (the 2026 era, no handshake).
+Every report says which protocol version was spoken (`protocol`).
 
 Scenarios:
   session  initialize, list the tools, call uppercase, call bash with progress, cancel a long
@@ -15,7 +18,9 @@ Scenarios:
            by hand with httpx2 as a browser would: initialize and `bash touch NAME` calls with a
            foreign Origin, a foreign Host, no token and a wrong token (each NAME says which),
            inside a session opened properly, plus the same call made properly (`touch control`).
-           Prints each request's HTTP status.
+           Prints each request's HTTP status. With MCP_MODE=2026-07-28 the requests are the 2026
+           era's: no session, `server/discover` in place of initialize, and every request
+           carrying its protocol version and capabilities in `_meta` and in the HTTP headers.
 """
 
 import contextlib
@@ -28,7 +33,7 @@ import time
 import anyio
 import httpx2
 import mcp_types as types
-from mcp.client.session import ClientSession
+from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -64,11 +69,14 @@ async def until(check, seconds):
     return check()
 
 
-class connect:
-    """An initialized `ClientSession` to the server, over the transport named on the command line."""
+MODE = os.environ.get("MCP_MODE", "auto")
 
-    def __init__(self, **session_args):
-        self.session_args = session_args
+
+class connect:
+    """A connected `mcp.Client` (in $MCP_MODE), over the transport named on the command line."""
+
+    def __init__(self, **client_args):
+        self.client_args = client_args
 
     async def __aenter__(self):
         self.stack = contextlib.AsyncExitStack()
@@ -79,17 +87,18 @@ class connect:
                 cwd=workspace,
                 env={"HOME": workspace, "PATH": os.environ["PATH"]},
             )
-            read, write = await self.stack.enter_async_context(stdio_client(params))
+            server = params
         else:
             headers = {}
             if os.environ.get("MCP_TOKEN"):
                 headers["Authorization"] = f"Bearer {os.environ['MCP_TOKEN']}"
             client = await self.stack.enter_async_context(create_mcp_http_client(headers=headers))
-            read, write = await self.stack.enter_async_context(
-                streamable_http_client(target, http_client=client)
-            )
-        session = await self.stack.enter_async_context(ClientSession(read, write, **self.session_args))
-        self.init = await session.initialize()
+            server = streamable_http_client(target, http_client=client)
+        session = await self.stack.enter_async_context(
+            Client(server, mode=MODE, cache=None, **self.client_args)
+        )
+        self.protocol = session.protocol_version
+        self.server_name = session.server_info.name if session.server_info else None
         return session
 
     async def __aexit__(self, *exc):
@@ -99,7 +108,8 @@ class connect:
 async def session_scenario(report):
     connection = connect()
     async with connection as session:
-        report["server"] = connection.init.server_info.name
+        report["server"] = connection.server_name
+        report["protocol"] = connection.protocol
         tools = await session.list_tools()
         report["tools"] = {
             tool.name: {
@@ -152,7 +162,9 @@ async def elicit_scenario(report):
                 return types.ElicitResult(action=action, content={} if action == "accept" else None)
         return types.ErrorData(code=types.INVALID_REQUEST, message="unexpected question")
 
-    async with connect(elicitation_callback=answer) as session:
+    connection = connect(elicitation_callback=answer)
+    async with connection as session:
+        report["protocol"] = connection.protocol
         for name in ["yes.txt", "no.txt", "cancel.txt"]:
             result = await session.call_tool("write_file", {"path": name, "content": "written"})
             report[name] = [text(result), result.is_error]
@@ -164,6 +176,8 @@ async def elicit_scenario(report):
 
 
 async def attack_scenario(report):
+    if MODE == "2026-07-28":
+        return await attack_2026(report)
     version = "2025-11-25"
     token = os.environ.get("MCP_TOKEN")
     auth = {"Authorization": f"Bearer {token}"} if token else {}
@@ -215,6 +229,56 @@ async def attack_scenario(report):
         for number, (name, headers) in enumerate(attacks.items(), start=2):
             report[f"call_{name}"] = (await post(touch(number, name), headers, session)).status_code
         report["call_control"] = (await post(touch(99, "control"), auth, session)).status_code
+
+
+async def attack_2026(report):
+    """The attack scenario in the 2026 era: each request stands alone (no session to open)."""
+    version = "2026-07-28"
+    token = os.environ.get("MCP_TOKEN")
+    auth = {"Authorization": f"Bearer {token}"} if token else {}
+    attacks = {
+        "origin": {**auth, "Origin": "http://evil.example"},
+        "host": {**auth, "Host": "evil.example"},
+    }
+    if token:
+        attacks["no_token"] = {}
+        attacks["wrong_token"] = {"Authorization": f"Bearer {token}x"}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientInfo": {"name": "attack", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+
+    def request(number, method, params, name=None):
+        return {"jsonrpc": "2.0", "id": number, "method": method, "params": {**params, "_meta": meta}}
+
+    async with httpx2.AsyncClient(timeout=60) as http:
+
+        async def post(body, headers):
+            headers = {
+                "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json",
+                "MCP-Protocol-Version": version,
+                "Mcp-Method": body["method"],
+                **headers,
+            }
+            if body["method"] == "tools/call":
+                headers["Mcp-Name"] = body["params"]["name"]
+            response = await http.post(target, json=body, headers=headers)
+            await response.aread()
+            return response
+
+        def touch(number, name):
+            return request(number, "tools/call", {"name": "bash", "arguments": {"command": f"touch {name}"}})
+
+        for name, headers in attacks.items():
+            report[f"initialize_{name}"] = (await post(request(1, "server/discover", {}), headers)).status_code
+        report["initialize"] = (await post(request(1, "server/discover", {}), auth)).status_code
+        for number, (name, headers) in enumerate(attacks.items(), start=2):
+            report[f"call_{name}"] = (await post(touch(number, name), headers)).status_code
+        control = await post(touch(99, "control"), auth)
+        report["call_control"] = control.status_code
+        report["control_body"] = control.text[:2000]
 
 
 async def main():

@@ -1,7 +1,11 @@
 """An MCP server written with the Python `mcp` SDK, for the agent's end-to-end tests.
 
 Each tool exercises one behaviour a real server may show: progress, a hang, a crash, a changed
-tool list, a side effect the tests look for. `--slow-start SECONDS` delays the handshake.
+tool list, a side effect the tests look for, a question to the user. `--slow-start SECONDS`
+delays the handshake. `--era legacy|modern|auto` (default auto, as the SDK serves) forces one
+protocol era: `legacy` serves only the 2025-11-25 handshake (a `server/discover` is refused as a
+2025 server refuses it), `modern` only 2026-07-28 (an `initialize` gets -32022). The forcing uses
+the SDK's own two serving loops (`mcp.server.runner`, private in mcp 2.3.0, pinned).
 """
 
 import argparse
@@ -10,12 +14,16 @@ import os
 import pathlib
 import time
 
+import anyio
+import mcp_types as types
+from pydantic import BaseModel
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--slow-start", type=float, default=0.0)
 parser.add_argument("--marker-dir", default=".")
+parser.add_argument("--era", choices=["auto", "legacy", "modern"], default="auto")
 args = parser.parse_args()
 markers = pathlib.Path(args.marker_dir)
 
@@ -49,7 +57,9 @@ async def slow(seconds: float, step: float, ctx: Context) -> str:
 
 @server.tool()
 async def hang(name: str) -> str:
-    """Never answers and reports no progress; writes the marker `name` when it is cancelled."""
+    """Never answers and reports no progress; writes `name.started` at once and the marker `name`
+    when it is cancelled."""
+    (markers / f"{name}.started").write_text("running\n")
     try:
         await asyncio.sleep(3600)
     except asyncio.CancelledError:
@@ -86,6 +96,51 @@ async def grow(ctx: Context) -> str:
     return "added late"
 
 
+class Confirm(BaseModel):
+    ok: bool = True
+
+
+QUESTION = "Create the marker {name}?"
+
+
+@server.tool()
+async def ask(name: str, ctx: Context):
+    """Asks the user whether to create the marker `name`, and creates it on a yes."""
+    question = QUESTION.format(name=name)
+    if ctx.protocol_version and ctx.protocol_version >= "2026-07-28":
+        # The 2026 way: answer with the question, and find the answer in the retried call.
+        answer = (ctx.input_responses or {}).get("confirm")
+        if answer is None:
+            schema = {"type": "object", "properties": {"ok": {"type": "boolean", "default": True}}}
+            params = types.ElicitRequestFormParams(message=question, requested_schema=schema)
+            return types.InputRequiredResult(input_requests={"confirm": types.ElicitRequest(params=params)})
+        action = answer.action if hasattr(answer, "action") else answer["action"]
+    else:
+        action = (await ctx.elicit(question, Confirm)).action
+    if action == "accept":
+        (markers / name).write_text("confirmed\n")
+        return f"created {name}"
+    return f"not created: {action}"
+
+
+async def serve_forced(era):
+    from mcp.server import runner
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read, write), lowlevel.lifespan(lowlevel) as state:
+        if era == "modern":
+            await runner._serve_modern_stream(lowlevel, read, write, lifespan_state=state, raise_exceptions=False)
+        else:
+            options = lowlevel.create_initialization_options()
+            await runner._serve_legacy_stream(
+                lowlevel, read, write, lifespan_state=state, session_id=None, init_options=options, raise_exceptions=False
+            )
+
+
 if args.slow_start:
     time.sleep(args.slow_start)
-server.run("stdio")
+if args.era == "auto":
+    server.run("stdio")
+else:
+    anyio.run(serve_forced, args.era)

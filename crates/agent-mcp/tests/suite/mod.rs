@@ -5,6 +5,8 @@
 #![allow(clippy::disallowed_methods, clippy::unwrap_used, clippy::expect_used)]
 
 mod client;
+mod conformance;
+mod eras;
 mod hostile;
 mod serve;
 
