@@ -13,6 +13,8 @@ use agent_model::ApiKey;
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
+pub(crate) mod agents;
+
 /// The default model server.
 pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 const DEFAULT_MODEL: &str = "gpt-4.1-mini";
@@ -270,6 +272,9 @@ pub(crate) struct ConfigFile {
     /// The most tokens the MCP tools' schemas may take together before the model gets
     /// `tool_search` in their place (default 8000; docs/mcp.md).
     pub(crate) mcp_tool_budget_tokens: Option<usize>,
+    /// `[agents]`: the limits on child agents (docs/agents.md).
+    #[serde(default)]
+    pub(crate) agents: agents::Agents,
 }
 
 impl ConfigFile {
@@ -297,6 +302,7 @@ impl ConfigFile {
     /// Refuses every bounded value outside its range ([`RANGES`]).
     pub(crate) fn check(&self) -> anyhow::Result<()> {
         self.limits.check("[limits]")?;
+        self.agents.check()?;
         check_web_search("[web_search]", self.web_search.as_ref())?;
         for (event, entries) in &self.hooks {
             for entry in entries {

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod agents;
 mod approval;
 mod cmd;
 mod config;
