@@ -1,6 +1,7 @@
 //! The one-shot commands: `agent exec` (one prompt), `agent tools` (the tools without a model) and
 //! `agent sandbox` (the OS sandbox's report).
 
+pub(crate) mod agents;
 pub(crate) mod exec;
 pub(crate) mod sandbox;
 pub(crate) mod tools;

@@ -68,6 +68,9 @@ enum Command {
     /// Inspect the OS sandbox that confines every command the agent runs.
     #[command(subcommand)]
     Sandbox(cmd::sandbox::SandboxCommand),
+    /// The agent definitions a `task` call may name (`list`).
+    #[command(subcommand)]
+    Agents(cmd::agents::AgentsCommand),
     /// Print a shell completion script, e.g. `agent completions bash > ~/.local/share/bash-completion/completions/agent`.
     Completions {
         /// The shell.
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Some(Command::Exec(args)) => cmd::exec::run(&cli.options, args),
         Some(Command::Tools(command)) => cmd::tools::run(&cli.options, command),
         Some(Command::Sandbox(command)) => Ok(cmd::sandbox::run(command)),
+        Some(Command::Agents(command)) => cmd::agents::run(&cli.options, command),
         Some(Command::Mcp(command)) => mcp::run(&cli.options, command),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),
         Some(Command::Completions { shell }) => {

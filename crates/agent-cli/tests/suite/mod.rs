@@ -1,5 +1,6 @@
 //! Test modules and the helpers they share: running the binary and a scripted model server.
 
+mod agents;
 mod apply_patch;
 mod config;
 mod crash;

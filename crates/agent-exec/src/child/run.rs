@@ -176,9 +176,11 @@ pub(super) async fn run(
                         tally.usage.output_tokens += usage.output_tokens;
                         tally.usage.reasoning_tokens += usage.reasoning_tokens;
                         let session = inner.add_usage(usage);
-                        let which = if session >= limits.session_tokens {
+                        // Reaching a ceiling exactly is allowed; passing it stops the child, and a
+                        // session at its ceiling starts no further child.
+                        let which = if session > limits.session_tokens {
                             SESSION
-                        } else if tally.tokens >= limits.max_tokens {
+                        } else if tally.tokens > limits.max_tokens {
                             TOKENS
                         } else {
                             NONE
