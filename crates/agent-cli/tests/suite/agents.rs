@@ -279,3 +279,24 @@ async fn max_turns_depth_and_the_session_ceiling_stop_children() {
     let end = json_events(&output).pop().unwrap();
     assert_eq!(end["child_usage"]["input_tokens"], 84, "{end}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_during_a_child_leaves_no_process_of_it() {
+    use crate::suite::{Running, all_gone, command, processes_with};
+    let dir = tempfile::tempdir().unwrap();
+    // A duration no other process on the machine uses, so the check sees only ours.
+    let marker = format!("31.{}", std::process::id());
+    let sleep = ScriptedCall::new("s", "bash", json!({"command": format!("sleep {marker}")}));
+    let script = Script::new([Turn::tool_calls([task("t", "general", "wait \"A1\"")])])
+        .with_standing("\\\"A1\\\"", Turn::tool_calls([sleep]));
+    let server = ScriptedServer::start(script).await.unwrap();
+    let url = server.url();
+    let args = ["--base-url", &url, "--model", "m", "--api", "chat", "--permission-mode", "bypass", "exec", "wait"];
+    let mut running = Running::spawn(command(dir.path(), &args).stdin(std::process::Stdio::null()));
+    running.wait_until("the child's sleep", |_| !processes_with(&marker).is_empty());
+    let pid = running.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let output = tokio::task::spawn_blocking(move || running.finish("agent exec after Ctrl-C")).await.unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    all_gone(&marker);
+}
