@@ -11,10 +11,15 @@ use serde_json::{Value, json};
 use crate::suite::{agent, data_dir, json_events, stderr};
 
 /// Runs `agent exec` with `script`; the POST requests the server saw, in arrival order.
-async fn run(dir: &Path, script: Script, args: &[&str]) -> (std::process::Output, Vec<RecordedRequest>) {
+async fn run(
+    dir: &Path,
+    script: Script,
+    args: &[&str],
+) -> (std::process::Output, Vec<RecordedRequest>) {
     let server = ScriptedServer::start(script).await.unwrap();
     let url = server.url();
-    let mut full: Vec<String> = ["--base-url", &url, "--model", "m", "--api", "chat"].map(String::from).to_vec();
+    let mut full: Vec<String> =
+        ["--base-url", &url, "--model", "m", "--api", "chat"].map(String::from).to_vec();
     full.extend(args.iter().map(|arg| (*arg).to_owned()));
     let dir = dir.to_path_buf();
     let output = tokio::task::spawn_blocking(move || {
@@ -55,7 +60,10 @@ fn answered(requests: &[RecordedRequest], call_id: &str) -> String {
 
 /// The index of the first request whose body contains `text`.
 fn first(requests: &[RecordedRequest], text: &str) -> usize {
-    requests.iter().position(|r| r.body.contains(text)).unwrap_or_else(|| panic!("no request holds {text}"))
+    requests
+        .iter()
+        .position(|r| r.body.contains(text))
+        .unwrap_or_else(|| panic!("no request holds {text}"))
 }
 
 fn session_dir(dir: &Path, events: &[Value]) -> std::path::PathBuf {
@@ -85,7 +93,8 @@ async fn the_plan_is_kept_refuses_a_silent_drop_and_survives_resume() {
         Turn::tool_calls([plan_call("p2", dropping)]),
         Turn::text("planned"),
     ];
-    let (output, requests) = run(dir.path(), Script::new(turns), &["exec", "--json", "plan it"]).await;
+    let (output, requests) =
+        run(dir.path(), Script::new(turns), &["exec", "--json", "plan it"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let refused = output_of(&requests[2], "p2");
     assert!(refused.contains("leaves out unfinished items: `2` (fix)"), "{refused}");
@@ -93,14 +102,21 @@ async fn the_plan_is_kept_refuses_a_silent_drop_and_survives_resume() {
     let plans: Vec<&Value> = events.iter().filter(|e| e["type"] == "plan.updated").collect();
     assert_eq!(plans.len(), 1, "only the accepted change is an event: {plans:?}");
     assert_eq!(plans[0]["plan_schema_version"], 1);
-    assert_eq!(plans[0]["plan"]["items"][1], json!({"id": "2", "text": "fix", "status": "pending"}));
+    assert_eq!(
+        plans[0]["plan"]["items"][1],
+        json!({"id": "2", "text": "fix", "status": "pending"})
+    );
     let folder = session_dir(dir.path(), &events);
     let log = std::fs::read_to_string(folder.join("plan.jsonl")).unwrap();
     assert_eq!(log.lines().count(), 1, "{log}");
 
     // Resumed, the same plan goes on: an operation on item 2 finds it.
     let id = events[0]["session_id"].as_str().unwrap().to_owned();
-    let op = ScriptedCall::new("p3", "update_plan", json!({"explanation": null, "plan": null, "ops": [{"op": "set_status", "id": "2", "text": null, "status": "completed"}]}));
+    let op = ScriptedCall::new(
+        "p3",
+        "update_plan",
+        json!({"explanation": null, "plan": null, "ops": [{"op": "set_status", "id": "2", "text": null, "status": "completed"}]}),
+    );
     let turns = vec![Turn::tool_calls([op]), Turn::text("going on")];
     let (output, requests) =
         run(dir.path(), Script::new(turns), &["exec", "--json", "--resume", &id, "go on"]).await;
@@ -128,9 +144,14 @@ async fn plan_mode_writes_the_plan_and_refuses_an_edit() {
 async fn two_explore_children_overlap_and_their_usage_rolls_up() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "alpha \"OUTA\"\nbeta \"OUTB\"\n").unwrap();
-    let grep = |id: &str, pattern: &str| ScriptedCall::new(id, "grep", json!({"pattern": pattern, "output_mode": "content"}));
+    let grep = |id: &str, pattern: &str| {
+        ScriptedCall::new(id, "grep", json!({"pattern": pattern, "output_mode": "content"}))
+    };
     let script = Script::new([
-        Turn::tool_calls([task("ta", "explore", "inspect \"A1\""), task("tb", "explore", "inspect \"B1\"")]),
+        Turn::tool_calls([
+            task("ta", "explore", "inspect \"A1\""),
+            task("tb", "explore", "inspect \"B1\""),
+        ]),
         Turn::text("both done"),
     ])
     .with_standing("\\\"OUTA\\\"", Turn::text("A found alpha"))
@@ -159,9 +180,9 @@ async fn two_explore_children_overlap_and_their_usage_rolls_up() {
     let child_events = events.iter().filter(|e| e["type"] == "agent.event").count();
     assert!(child_events > 0);
     let folder = session_dir(dir.path(), &events).join("children");
-    let transcripts = std::fs::read_dir(&folder).unwrap().filter(|e| {
-        e.as_ref().unwrap().path().extension().is_some_and(|x| x == "jsonl")
-    });
+    let transcripts = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "jsonl"));
     assert_eq!(transcripts.count(), 2, "{}", folder.display());
 }
 
@@ -170,7 +191,10 @@ async fn a_write_capable_child_runs_alone() {
     let dir = tempfile::tempdir().unwrap();
     let list = |id: &str| ScriptedCall::new(id, "list_dir", json!({"path": "."}));
     let script = Script::new([
-        Turn::tool_calls([task("ta", "general", "work \"A1\""), task("tb", "general", "work \"B1\"")]),
+        Turn::tool_calls([
+            task("ta", "general", "work \"A1\""),
+            task("tb", "general", "work \"B1\""),
+        ]),
         Turn::text("both done"),
     ])
     .with_standing("\"la\"", Turn::text("A done"))
@@ -190,9 +214,10 @@ async fn child_removes(hooks: &str) -> (tempfile::TempDir, std::process::Output)
     std::fs::write(dir.path().join("victim.txt"), "keep me").unwrap();
     let config = config(dir.path(), hooks);
     let rm = ScriptedCall::new("rm", "bash", json!({"command": "rm victim.txt"}));
-    let script = Script::new([Turn::tool_calls([task("t", "general", "clean \"A1\"")]), Turn::text("done")])
-        .with_standing("\"rm\"", Turn::text("tried"))
-        .with_standing("\\\"A1\\\"", Turn::tool_calls([rm]));
+    let script =
+        Script::new([Turn::tool_calls([task("t", "general", "clean \"A1\"")]), Turn::text("done")])
+            .with_standing("\"rm\"", Turn::text("tried"))
+            .with_standing("\\\"A1\\\"", Turn::tool_calls([rm]));
     let args = ["--config", &config, "--permission-mode", "bypass", "exec", "--json", "clean"];
     let (output, _) = run(dir.path(), script, &args).await;
     (dir, output)
@@ -204,7 +229,9 @@ async fn a_pre_tool_use_hook_blocks_rm_inside_a_child() {
     let (dir, output) = child_removes(hook).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(dir.path().join("victim.txt").exists(), "the hook did not block rm in the child");
-    let input: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("hook-input.json")).unwrap()).unwrap();
+    let input: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("hook-input.json")).unwrap())
+            .unwrap();
     let events = json_events(&output);
     let session = events[0]["session_id"].as_str().unwrap();
     assert_eq!(input["session_id"], session, "{input}");
@@ -221,9 +248,10 @@ async fn child_touches(front: &str, args: &[&str]) -> bool {
     let dir = tempfile::tempdir().unwrap();
     define(dir.path(), "sh", front);
     let touch = ScriptedCall::new("touch", "bash", json!({"command": "touch made.txt"}));
-    let script = Script::new([Turn::tool_calls([task("t", "sh", "make \"A1\"")]), Turn::text("done")])
-        .with_standing("\"touch\"", Turn::text("tried"))
-        .with_standing("\\\"A1\\\"", Turn::tool_calls([touch]));
+    let script =
+        Script::new([Turn::tool_calls([task("t", "sh", "make \"A1\"")]), Turn::text("done")])
+            .with_standing("\"touch\"", Turn::text("tried"))
+            .with_standing("\\\"A1\\\"", Turn::tool_calls([touch]));
     let mut full = args.to_vec();
     full.extend(["exec", "make it"]);
     let (output, _) = run(dir.path(), script, &full).await;
@@ -257,7 +285,10 @@ async fn max_turns_depth_and_the_session_ceiling_stop_children() {
     let (output, requests) = run(dir.path(), script, &["exec", "go"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let stopped = answered(&requests, "t1");
-    assert!(stopped.contains("stopped at its max_turns limit (2)") && stopped.contains("list_dir ×2"), "{stopped}");
+    assert!(
+        stopped.contains("stopped at its max_turns limit (2)") && stopped.contains("list_dir ×2"),
+        "{stopped}"
+    );
     let loops = requests.iter().filter(|r| r.body.contains("\\\"L1\\\"")).count();
     assert_eq!(loops, 2, "the child took more than two turns");
     let refusal = answered(&requests, "nested");
@@ -266,12 +297,21 @@ async fn max_turns_depth_and_the_session_ceiling_stop_children() {
     // The ceiling: each child answers in one turn of 43 tokens; 86 lets two run, not a third.
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path(), "[agents]\nsession_tokens = 86\n");
-    let calls = [task("c1", "explore", "x \"A1\""), task("c2", "explore", "x \"B1\""), task("c3", "explore", "x \"C1\"")];
-    let script = Script::new([Turn::tool_calls(calls[..2].to_vec()), Turn::tool_calls(calls[2..].to_vec()), Turn::text("done")])
-        .with_standing("\\\"A1\\\"", Turn::text("ok"))
-        .with_standing("\\\"B1\\\"", Turn::text("ok"))
-        .with_standing("\\\"C1\\\"", Turn::text("ok"));
-    let (output, requests) = run(dir.path(), script, &["--config", &config, "exec", "--json", "three"]).await;
+    let calls = [
+        task("c1", "explore", "x \"A1\""),
+        task("c2", "explore", "x \"B1\""),
+        task("c3", "explore", "x \"C1\""),
+    ];
+    let script = Script::new([
+        Turn::tool_calls(calls[..2].to_vec()),
+        Turn::tool_calls(calls[2..].to_vec()),
+        Turn::text("done"),
+    ])
+    .with_standing("\\\"A1\\\"", Turn::text("ok"))
+    .with_standing("\\\"B1\\\"", Turn::text("ok"))
+    .with_standing("\\\"C1\\\"", Turn::text("ok"));
+    let (output, requests) =
+        run(dir.path(), script, &["--config", &config, "exec", "--json", "three"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(!requests.iter().any(|r| r.body.contains("\\\"C1\\\"")), "the third child ran");
     let third = answered(&requests, "c3");
@@ -291,12 +331,25 @@ async fn ctrl_c_during_a_child_leaves_no_process_of_it() {
         .with_standing("\\\"A1\\\"", Turn::tool_calls([sleep]));
     let server = ScriptedServer::start(script).await.unwrap();
     let url = server.url();
-    let args = ["--base-url", &url, "--model", "m", "--api", "chat", "--permission-mode", "bypass", "exec", "wait"];
+    let args = [
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--api",
+        "chat",
+        "--permission-mode",
+        "bypass",
+        "exec",
+        "wait",
+    ];
     let mut running = Running::spawn(command(dir.path(), &args).stdin(std::process::Stdio::null()));
     running.wait_until("the child's sleep", |_| !processes_with(&marker).is_empty());
     let pid = running.id().to_string();
     assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
-    let output = tokio::task::spawn_blocking(move || running.finish("agent exec after Ctrl-C")).await.unwrap();
+    let output = tokio::task::spawn_blocking(move || running.finish("agent exec after Ctrl-C"))
+        .await
+        .unwrap();
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
     all_gone(&marker);
 }
