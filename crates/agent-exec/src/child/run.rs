@@ -94,7 +94,7 @@ pub(super) async fn run(
         return report;
     }
     let keep = |spec: &agent_core::ToolSpec| {
-        !inner.withheld.iter().any(|name| *name == spec.name) && definition.allows(spec)
+        !inner.withheld.contains(&spec.name) && definition.allows(spec)
     };
     let read_only = template.specs().filter(|spec| keep(spec)).all(|spec| spec.effects.read_only);
 
@@ -240,7 +240,7 @@ pub(super) async fn run(
     if let Ok(tally) = tally.lock() {
         report.turns = tally.turns;
         report.calls.clone_from(&tally.calls);
-        report.usage = tally.usage.clone();
+        report.usage = tally.usage;
         report.answer.clone_from(&tally.last_text);
     }
     report.end = match (fired.load(Ordering::SeqCst), &finish) {
