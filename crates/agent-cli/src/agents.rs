@@ -61,7 +61,8 @@ pub(crate) fn user_dir(settings: &Settings) -> Option<PathBuf> {
     config.as_deref().and_then(Path::parent).map(Path::to_path_buf)
 }
 
-/// Adds the plan (pinned through compaction) and the two tools to `builder`.
+/// Adds the plan (pinned through compaction) to `builder`, and the two tools when `[agents]
+/// enabled` is set.
 pub(crate) fn wire(
     builder: AgentBuilder,
     settings: &Settings,
@@ -95,10 +96,12 @@ pub(crate) fn wire(
     };
     let models = CliModels { model: settings.model.clone(), waiting: waiting.clone(), replay };
     let children = Children::new(Arc::new(models), config);
-    let builder = builder
-        .tool(Arc::new(Typed::new(UpdatePlan::new(plan.clone()))?))
-        .tool(Arc::new(Typed::new(Task::new(children.clone()))?))
-        .pinned(plan.clone());
+    let mut builder = builder.pinned(plan.clone());
+    if settings.file.agents.enabled.unwrap_or(false) {
+        builder = builder
+            .tool(Arc::new(Typed::new(UpdatePlan::new(plan.clone()))?))
+            .tool(Arc::new(Typed::new(Task::new(children.clone()))?));
+    }
     Ok((builder, Organizer { plan, children, relay }))
 }
 

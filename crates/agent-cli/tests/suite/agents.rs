@@ -20,6 +20,9 @@ async fn run(
     let url = server.url();
     let mut full: Vec<String> =
         ["--base-url", &url, "--model", "m", "--api", "chat"].map(String::from).to_vec();
+    if !args.contains(&"--config") {
+        full.extend(["--config".to_owned(), config(dir, "")]);
+    }
     full.extend(args.iter().map(|arg| (*arg).to_owned()));
     let dir = dir.to_path_buf();
     let output = tokio::task::spawn_blocking(move || {
@@ -71,8 +74,13 @@ fn session_dir(dir: &Path, events: &[Value]) -> std::path::PathBuf {
     data_dir(dir).join("sessions").join(id)
 }
 
+/// Writes the config file (with the two tools enabled, then `toml`) and returns its path.
 fn config(dir: &Path, toml: &str) -> String {
     let path = dir.join("config.toml");
+    let toml = match toml.strip_prefix("[agents]\n") {
+        Some(rest) => format!("[agents]\nenabled = true\n{rest}"),
+        None => format!("[agents]\nenabled = true\n\n{toml}"),
+    };
     std::fs::write(&path, toml).unwrap();
     path.display().to_string()
 }
@@ -331,7 +339,10 @@ async fn ctrl_c_during_a_child_leaves_no_process_of_it() {
         .with_standing("\\\"A1\\\"", Turn::tool_calls([sleep]));
     let server = ScriptedServer::start(script).await.unwrap();
     let url = server.url();
+    let config = config(dir.path(), "");
     let args = [
+        "--config",
+        &config,
         "--base-url",
         &url,
         "--model",
