@@ -14,6 +14,7 @@ mod lsp;
 mod mcp;
 mod process;
 mod skills;
+mod task;
 mod telemetry;
 
 use std::{
@@ -102,6 +103,7 @@ const IN_PROCESS: &[&str] = &[
     telemetry::EXAMPLE,
     // agent-tools: web_fetch.ms (a 1 MB page from loopback, converted) and proxy.overhead_ms.
     "web_bench",
+    task::EXAMPLE,
 ];
 
 /// Builds everything, runs every benchmark and prints the table or the JSON array.
@@ -327,6 +329,7 @@ fn target(figure: &Figure) -> Option<(String, bool)> {
         }
         "binary.size" => at_most(25.0, "≤ 25 MB"),
         "telemetry.overhead_per_call_us" => at_most(telemetry::TARGET_US, "≤ 20 µs"),
+        "task.start_ms" => at_most(task::TARGET_MS, "< 5 ms"),
         "startup.version" => at_most(5.0, "≤ 5 ms"),
         // Against the scripted server on http://127.0.0.1: no TLS trust store is loaded.
         "startup.first_request" => at_most(8.0, "≤ 8 ms (local server)"),

@@ -2,6 +2,7 @@
 //! `agent sandbox` (the OS sandbox's report).
 
 pub(crate) mod acp;
+pub(crate) mod agents;
 pub(crate) mod exec;
 pub(crate) mod sandbox;
 pub(crate) mod skills;

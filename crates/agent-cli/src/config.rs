@@ -20,6 +20,8 @@ use agent_model::ApiKey;
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
+pub(crate) mod agents;
+
 /// The default model server.
 pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 const DEFAULT_MODEL: &str = "gpt-4.1-mini";
@@ -296,6 +298,9 @@ pub(crate) struct ConfigFile {
     /// `[telemetry]`: OpenTelemetry export (docs/telemetry.md).
     #[serde(default)]
     pub(crate) telemetry: telemetry::TelemetryTable,
+    /// `[agents]`: the limits on child agents (docs/agents.md).
+    #[serde(default)]
+    pub(crate) agents: agents::Agents,
 }
 
 impl ConfigFile {
@@ -325,6 +330,7 @@ impl ConfigFile {
         self.limits.check("[limits]")?;
         self.skills.check()?;
         self.telemetry.check()?;
+        self.agents.check()?;
         check_web_search("[web_search]", self.web_search.as_ref())?;
         for (event, entries) in &self.hooks {
             for entry in entries {

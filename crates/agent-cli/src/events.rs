@@ -142,6 +142,30 @@ pub(crate) enum ExecEvent {
         /// Whether the model wrote the summary (false when none was needed or it failed).
         summarized: bool,
     },
+    /// The plan changed (`update_plan`): the whole plan after the change. Its own
+    /// `plan_schema_version` versions the `plan` object (docs/agents.md).
+    #[serde(rename = "plan.updated")]
+    PlanUpdated {
+        /// `agent_exec::plan::PLAN_SCHEMA_VERSION`.
+        plan_schema_version: u32,
+        /// The change's number in the session, from 1.
+        seq: u64,
+        /// `{"items":[{"id","text","status"}],"explanation"?}`; statuses `pending`,
+        /// `in_progress`, `completed`, `cancelled`.
+        plan: serde_json::Value,
+    },
+    /// An event of a child agent (`task`), with the child's and its parent's ids.
+    #[serde(rename = "agent.event")]
+    ChildEvent {
+        /// The child's id (`<session>.c<N>`).
+        agent_id: String,
+        /// The session id of the agent that started it.
+        parent_id: String,
+        /// The definition it runs (`explore`, …).
+        agent: String,
+        /// The child's event, as a run's own events are written.
+        event: Box<ExecEvent>,
+    },
     /// The last event of a run that answered.
     #[serde(rename = "run.completed")]
     RunCompleted {
@@ -151,6 +175,10 @@ pub(crate) enum ExecEvent {
         cumulative_usage: Tokens,
         /// Always 0.
         exit_code: u8,
+        /// The child agents' tokens, already counted in `cumulative_usage`; absent when no
+        /// child ran.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        child_usage: Option<Tokens>,
         /// Background jobs still running when the model answered, and what `--jobs` did with
         /// them; absent when none ran.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -167,6 +195,10 @@ pub(crate) enum ExecEvent {
         cumulative_usage: Tokens,
         /// The process's exit code.
         exit_code: u8,
+        /// The child agents' tokens, already counted in `cumulative_usage`; absent when no
+        /// child ran.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        child_usage: Option<Tokens>,
         /// Background jobs still running when the run ended, and what `--jobs` did with them;
         /// absent when none ran.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -256,7 +288,7 @@ pub(crate) struct Tokens {
 }
 
 impl Tokens {
-    fn add(&mut self, usage: &Usage) {
+    pub(crate) fn add(&mut self, usage: &Usage) {
         self.input_tokens += usage.input_tokens;
         self.cached_input_tokens += usage.cached_input_tokens;
         self.output_tokens += usage.output_tokens;
@@ -286,6 +318,8 @@ pub(crate) struct JsonStream {
     cumulative: Tokens,
     /// Reported by the last event.
     pub(crate) background_jobs: Option<BackgroundJobs>,
+    /// The child agents' tokens, added to the last event's totals.
+    pub(crate) child_usage: Option<Tokens>,
 }
 
 impl JsonStream {
@@ -358,8 +392,9 @@ impl JsonStream {
             Finish::Answered(answer) => {
                 return ExecEvent::RunCompleted {
                     answer: answer.clone(),
-                    cumulative_usage: self.cumulative,
+                    cumulative_usage: self.total(),
                     exit_code,
+                    child_usage: self.child_usage,
                     background_jobs: self.background_jobs.clone(),
                 };
             }
@@ -374,13 +409,26 @@ impl JsonStream {
         self.failed(reason, message, exit_code)
     }
 
+    /// The run's tokens, the children's included.
+    fn total(&self) -> Tokens {
+        let mut total = self.cumulative;
+        if let Some(children) = self.child_usage {
+            total.input_tokens += children.input_tokens;
+            total.cached_input_tokens += children.cached_input_tokens;
+            total.output_tokens += children.output_tokens;
+            total.reasoning_tokens += children.reasoning_tokens;
+        }
+        total
+    }
+
     /// A `run.failed` event.
     pub(crate) fn failed(&self, reason: FailReason, message: String, exit_code: u8) -> ExecEvent {
         ExecEvent::RunFailed {
             reason,
             message,
-            cumulative_usage: self.cumulative,
+            cumulative_usage: self.total(),
             exit_code,
+            child_usage: self.child_usage,
             background_jobs: self.background_jobs.clone(),
         }
     }

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+mod agents;
 mod approval;
 mod cmd;
 mod commands;
@@ -76,6 +77,9 @@ enum Command {
     /// The skills found for this workspace (docs/skills.md).
     #[command(subcommand)]
     Skills(cmd::skills::SkillsCommand),
+    /// The agent definitions a `task` call may name (`list`).
+    #[command(subcommand)]
+    Agents(cmd::agents::AgentsCommand),
     /// Print a shell completion script, e.g. `agent completions bash > ~/.local/share/bash-completion/completions/agent`.
     Completions {
         /// The shell.
@@ -91,6 +95,7 @@ fn main() -> ExitCode {
         Some(Command::Tools(command)) => cmd::tools::run(&cli.options, command),
         Some(Command::Sandbox(command)) => Ok(cmd::sandbox::run(command, &cli.options)),
         Some(Command::Skills(command)) => cmd::skills::run(&cli.options, command),
+        Some(Command::Agents(command)) => cmd::agents::run(&cli.options, command),
         Some(Command::Mcp(command)) => mcp::run(&cli.options, command),
         Some(Command::Acp) => cmd::acp::run(&cli.options),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),

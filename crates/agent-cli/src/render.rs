@@ -30,6 +30,8 @@ pub(crate) struct Renderer {
     pub(crate) before_text: Option<Box<dyn Fn() + Send>>,
     /// The session's calls: previews of what each did, `/last` and `/diff`.
     pub(crate) work: Work,
+    /// The session's plan and children: the plan is shown after each change.
+    pub(crate) organizer: Option<crate::agents::Organizer>,
 }
 
 impl Renderer {
@@ -42,12 +44,15 @@ impl Renderer {
             answer: None,
             before_text: None,
             work: Work::default(),
+            organizer: None,
         }
     }
 
     /// The `--json` stream's last event for a run that ended with `finish`.
     pub(crate) fn finish(&mut self, finish: &Finish, exit_code: u8) {
-        if let Some(stream) = &self.json {
+        if let Some(stream) = &mut self.json {
+            stream.child_usage =
+                self.organizer.as_ref().and_then(crate::agents::Organizer::child_tokens);
             events::print(&stream.finish(finish, exit_code));
         }
     }
@@ -77,6 +82,13 @@ impl Renderer {
     }
 
     pub(crate) fn show(&mut self, event: &AgentEvent) {
+        let plan_changed = matches!(event, AgentEvent::ToolCallFinished { name, ok: true, .. } if name == "update_plan");
+        if let (true, Some(organizer)) = (plan_changed, &self.organizer) {
+            match &self.json {
+                Some(_) => events::print(&organizer.plan_event()),
+                None => eprintln!("{}", organizer.checklist()),
+            }
+        }
         if let Some(stream) = &mut self.json {
             if let Some(event) = stream.event(event) {
                 events::print(&event);

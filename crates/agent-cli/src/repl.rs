@@ -41,6 +41,7 @@ Ctrl-D or /exit quits and kills the jobs.
   /help   this help
   /tools  the tools the model may call
   /jobs   the background jobs, running and finished
+  /plan   the model's plan, as a checklist
   /status  the model, server, session, sandbox, permissions, tokens used and context filled
   /network [allow NAME]  the session proxy's refusals, or allow NAME on the spot (allow-list mode)
   /model [NAME]  show the model, or switch to NAME from the next prompt on
@@ -66,6 +67,7 @@ enum Line {
     Tools,
     Jobs,
     Status,
+    Plan,
     /// `/model` alone shows the model; with a name, switches to it.
     Model(Option<String>),
     Context,
@@ -109,6 +111,7 @@ fn parse_line(line: &str) -> Line {
         "jobs" => Line::Jobs,
         "context" => Line::Context,
         "status" => Line::Status,
+        "plan" => Line::Plan,
         "compact" => Line::Compact,
         "last" => Line::Last,
         "diff" => Line::Diff,
@@ -156,6 +159,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     );
     let spinner = Arc::new(Spinner::new(session.waiting.clone(), session.waiting_notice));
     let mut renderer = Renderer::new(false);
+    renderer.organizer = Some(session.organizer.clone());
     // A rendered answer prints nothing until its first block is complete: the spinner keeps
     // turning until then.
     let stopper = Arc::clone(&spinner);
@@ -204,6 +208,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             }
             Line::Status => eprintln!("{}", status::report(&session.facts(tokens))),
             Line::Network(allow) => eprintln!("{}", crate::network::repl(allow.as_deref())),
+            Line::Plan => eprintln!("{}", session.organizer.checklist()),
             Line::Model(None) => eprintln!("  {}", session.model_name()),
             Line::Model(Some(name)) => match session.switch_model(&name) {
                 Ok(()) => eprintln!("agent: model {name} from the next prompt on"),
@@ -394,6 +399,7 @@ mod tests {
         check(" /tools ", Line::Tools);
         check("/context", Line::Context);
         check("/status", Line::Status);
+        check("/plan", Line::Plan);
         check("/model", Line::Model(None));
         check(" /model  gpt-5 ", Line::Model(Some("gpt-5".to_owned())));
         check("/model openai/gpt-oss-20b", Line::Model(Some("openai/gpt-oss-20b".to_owned())));

@@ -17,6 +17,7 @@ use anyhow::{Context, bail};
 
 use crate::{
     Options,
+    agents::{self, Organizer},
     config::{self, Api, ModelSettings},
     hooks::{self, Trust},
     preview::Previewer,
@@ -50,6 +51,8 @@ pub(crate) struct Session {
     pub(crate) project_docs: Vec<PathBuf>,
     /// The skills and custom commands found (docs/skills.md).
     pub(crate) extras: crate::skills::Extras,
+    /// The plan and the child agents.
+    pub(crate) organizer: Organizer,
     /// The job table the bash tool starts jobs in (the agent's background work).
     jobs: Jobs,
     /// The model server and model in use (`/model` changes the name).
@@ -115,6 +118,7 @@ pub(crate) fn open(
     let capture = crate::telemetry::install(&settings.file.telemetry);
     let mut log = SessionLog::open(launch.resume, secrets.clone())?;
     log.note_workspace(&settings.workspace()?);
+    let child_secrets = log.transcript().secrets().to_vec();
     let mut executor = ExecutorConfig::new(log.id());
     executor.telemetry = agent_exec::telemetry::Telemetry::new(capture, secrets);
     executor.session_dir = Some(log.dir().to_path_buf());
@@ -164,7 +168,11 @@ pub(crate) fn open(
         }
         builder = builder.late_tools(mcp);
     }
+    let replay = launch.replay.is_some();
+    let (builder, organizer) =
+        agents::wire(builder, &settings, log.dir(), child_secrets, &waiting, replay)?;
     let mut agent = builder.build_boxed(model)?;
+    organizer.children.attach(agent.executor(), &docs.text);
     for warning in agent.executor().policy().warnings() {
         eprintln!("agent: warning: {warning}");
     }
@@ -184,6 +192,7 @@ pub(crate) fn open(
         log,
         project_docs: docs.files,
         extras,
+        organizer,
         jobs,
         model: settings.model.clone(),
         replay: launch.replay.is_some(),
@@ -290,6 +299,10 @@ impl Session {
 
     /// Runs the `SessionEnd` hooks (`reason`: `exit`, `clear`, `other`).
     pub(crate) async fn end(&self, reason: &str) {
+        // Children never outlive their session (after `/clear` the session goes on).
+        if reason != "clear" {
+            self.organizer.children.stop_all();
+        }
         let hooks = self.agent.executor().hooks();
         if hooks.wants(HookEvent::SessionEnd, None) {
             let mut fields = serde_json::Map::new();
@@ -498,7 +511,7 @@ fn client_config(settings: &ModelSettings) -> ClientConfig {
     config
 }
 
-fn model_client(
+pub(crate) fn model_client(
     settings: &ModelSettings,
     first_turn_tool_choice: Option<&str>,
     waiting: &Waiting,

@@ -13,6 +13,7 @@
 
 mod ask;
 mod batch;
+pub(crate) mod child;
 mod dispatch;
 mod lookup;
 mod outcome;
@@ -33,6 +34,7 @@ use crate::{
     hooks::Hooks,
     output::DEFAULT_OUTPUT_CAP,
     permission::{Approver, PermissionPolicy},
+    plan::Pinned,
     registry::{LateTools, Registry},
     telemetry::Otel,
 };
@@ -93,6 +95,7 @@ pub struct Executor {
     late: Option<Arc<dyn LateTools>>,
     background: Option<Arc<dyn Background>>,
     otel: Otel,
+    pinned: Option<Arc<dyn Pinned>>,
 }
 
 impl Executor {
@@ -112,7 +115,20 @@ impl Executor {
             late: None,
             background: None,
             otel: Otel::new(),
+            pinned: None,
         }
+    }
+
+    /// The same executor, with session state every compaction keeps verbatim (the plan, see
+    /// [`crate::plan`]).
+    pub fn with_pinned(mut self, pinned: Arc<dyn Pinned>) -> Self {
+        self.pinned = Some(pinned);
+        self
+    }
+
+    /// The state compaction keeps verbatim, when there is some.
+    pub fn pinned(&self) -> Option<&dyn Pinned> {
+        self.pinned.as_deref()
     }
 
     /// The same executor, with the session's background work (the built-in tools' job table):

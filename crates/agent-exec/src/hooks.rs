@@ -282,6 +282,8 @@ pub struct Hooks {
     transcript_path: Option<PathBuf>,
     permission_mode: Option<PermissionMode>,
     sink: Option<ProblemSink>,
+    /// For a child agent's calls: its id and its definition's name (`agent_id`, `agent_type`).
+    agent: Option<(String, String)>,
 }
 
 impl fmt::Debug for Hooks {
@@ -316,6 +318,14 @@ impl Hooks {
     /// The transcript file hooks are told about (`transcript_path`).
     pub fn transcript_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.transcript_path = Some(path.into());
+        self
+    }
+
+    /// The same hooks for the calls of a child agent: stdin keeps the parent's `session_id` and
+    /// adds `agent_id` (the child's id) and `agent_type` (its definition's name), as Claude Code
+    /// does for subagents.
+    pub fn for_agent(mut self, agent_id: &str, agent_type: &str) -> Self {
+        self.agent = Some((agent_id.to_owned(), agent_type.to_owned()));
         self
     }
 
@@ -393,6 +403,10 @@ impl Hooks {
             input.insert("permission_mode".into(), mode.as_str().into());
         }
         input.insert("hook_event_name".into(), event.as_str().into());
+        if let Some((id, kind)) = &self.agent {
+            input.insert("agent_id".into(), id.clone().into());
+            input.insert("agent_type".into(), kind.clone().into());
+        }
         input
     }
 

@@ -50,6 +50,7 @@
 pub mod agent;
 mod background;
 mod builder;
+pub mod child;
 pub mod compaction;
 pub mod conversation;
 mod error;
@@ -57,6 +58,7 @@ mod executor;
 pub mod hooks;
 mod output;
 pub mod permission;
+pub mod plan;
 pub mod project_doc;
 mod registry;
 mod schema_tool;

@@ -8,6 +8,7 @@
 mod approver;
 mod environment;
 mod judge;
+mod narrow;
 mod paths;
 mod rule;
 mod safe;
@@ -320,7 +321,7 @@ pub struct PermissionPolicy {
     has_grants: AtomicBool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Grants {
     rules: Vec<Rule>,
     exact: HashSet<String>,

@@ -65,6 +65,16 @@ impl Registry {
         Self::default()
     }
 
+    /// The tools `keep` accepts, with their limits, in registration order (a child agent's).
+    pub fn filtered(&self, keep: impl Fn(&ToolSpec) -> bool) -> Registry {
+        let mut out = Registry::new();
+        for entry in self.entries.iter().filter(|entry| keep(entry.tool.spec())) {
+            // The names were unique here, so they are unique in a subset.
+            let _ = out.register_with_limits(entry.tool.clone(), entry.limits);
+        }
+        out
+    }
+
     /// Registers a tool with the executor's default limits.
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<()> {
         self.register_with_limits(tool, ToolLimits::default())

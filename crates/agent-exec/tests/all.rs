@@ -12,6 +12,7 @@ mod suite {
     mod jobs;
     mod native;
     mod permission;
+    mod plan;
     mod project_doc;
     mod proptest;
     mod reexports;

@@ -44,8 +44,10 @@ mod glob;
 mod grep;
 mod job;
 mod list_dir;
+mod plan;
 mod read_file;
 mod shell;
+mod task;
 mod uppercase;
 mod view_image;
 pub mod web_fetch;
@@ -84,8 +86,10 @@ pub use crate::{
     grep::{Grep, GrepInput, OutputMode, grep_blocking},
     job::{Job, JobAction, JobInput},
     list_dir::{ListDir, ListDirInput},
+    plan::{OpKind, PlanOpInput, PlanStep, StepStatus, UpdatePlan, UpdatePlanInput},
     read_file::{ReadFile, ReadFileInput, read_blocking},
     shell::{MAX_SHELL_COMMANDS, Shell, ShellInput},
+    task::{Task, TaskInput},
     tracker::FileTracker,
     uppercase::{Uppercase, UppercaseInput},
     view_image::{

@@ -83,6 +83,10 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
 
     let mut renderer = Renderer::new(args.json);
     renderer.work.set_previewer(session.previewer.clone());
+    renderer.organizer = Some(session.organizer.clone());
+    if args.json {
+        session.organizer.stream_json();
+    }
     // With an output schema, stdout is the checked JSON alone: nothing is streamed, since a
     // first answer that does not fit is asked for again.
     renderer.stream_text = !structured;

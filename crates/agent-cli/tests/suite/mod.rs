@@ -1,6 +1,7 @@
 //! Test modules and the helpers they share: running the binary and a scripted model server.
 
 mod acp;
+mod agents;
 mod apply_patch;
 mod config;
 mod crash;

@@ -258,6 +258,11 @@ async fn summarize_turns(
         dropped_groups.len(),
         conversation.ledger.render(&open_jobs)
     );
+    // Pinned state (the plan) is copied whole from the session's own copy, never from a summary.
+    let text = match executor.pinned().and_then(|pinned| pinned.pinned()) {
+        Some(block) => format!("{text}\n{block}"),
+        None => text,
+    };
     let mut rebuilt = Vec::with_capacity(items.len());
     for (index, group) in groups.iter().enumerate() {
         if index == head_end {

@@ -1,0 +1,164 @@
+//! The session's plan and child agents, as the binary wires them: the [`PlanBook`] in the session
+//! folder, the `update_plan` and `task` tools, the definitions found in the project and the
+//! config directory, and how the terminal and `--json` show them.
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+};
+
+use agent_core::{ModelClient, Typed};
+use agent_exec::{
+    AgentBuilder,
+    child::{self, ChildEvent, ChildObserver, Children, ChildrenConfig, ModelSource},
+    plan::{PLAN_SCHEMA_VERSION, PlanBook},
+};
+use agent_tools::{Task, UpdatePlan};
+
+use crate::{
+    config::{ConfigFile, ModelSettings},
+    events::{ExecEvent, JsonStream, Tokens},
+    settings::Settings,
+    waiting::Waiting,
+};
+
+/// Where child events go: set by `exec --json` to print them; nobody by default.
+pub(crate) type Relay = Arc<Mutex<Option<ChildObserver>>>;
+
+/// What the session keeps of the plan and its children.
+#[derive(Clone)]
+pub(crate) struct Organizer {
+    pub(crate) plan: Arc<PlanBook>,
+    pub(crate) children: Children,
+    pub(crate) relay: Relay,
+}
+
+/// A child's model: the session's server, with the definition's model name when it gives one.
+struct CliModels {
+    model: ModelSettings,
+    waiting: Waiting,
+    /// A recorded transcript plays the parent; children have no recording to play.
+    replay: bool,
+}
+
+impl ModelSource for CliModels {
+    fn model(&self, name: Option<&str>) -> Option<Box<dyn ModelClient>> {
+        if self.replay {
+            return None;
+        }
+        let mut settings = self.model.clone();
+        if let Some(name) = name {
+            name.clone_into(&mut settings.model);
+        }
+        crate::setup::model_client(&settings, None, &self.waiting).ok()
+    }
+}
+
+/// The user's config directory, where `agents/` is looked for.
+pub(crate) fn user_dir(settings: &Settings) -> Option<PathBuf> {
+    let config = settings.options.config.clone().or_else(ConfigFile::default_path);
+    config.as_deref().and_then(Path::parent).map(Path::to_path_buf)
+}
+
+/// Adds the plan (pinned through compaction) to `builder`, and the two tools when `[agents]
+/// enabled` is set.
+pub(crate) fn wire(
+    builder: AgentBuilder,
+    settings: &Settings,
+    session_dir: &Path,
+    secrets: Vec<String>,
+    waiting: &Waiting,
+    replay: bool,
+) -> anyhow::Result<(AgentBuilder, Organizer)> {
+    let plan = Arc::new(PlanBook::open(session_dir));
+    let relay: Relay = Arc::default();
+    let observer: ChildObserver = {
+        let relay = relay.clone();
+        Arc::new(move |event: &ChildEvent| {
+            if let Ok(relay) = relay.lock()
+                && let Some(observer) = relay.as_ref()
+            {
+                observer(event);
+            }
+        })
+    };
+    let definitions =
+        child::definition::discover(&settings.workspace()?, user_dir(settings).as_deref());
+    let config = ChildrenConfig {
+        limits: settings.file.agents.limits(),
+        definitions,
+        // The plan is the parent's: a child keeps none of its own and cannot change the parent's.
+        withheld: vec!["update_plan".to_owned()],
+        session_dir: Some(session_dir.to_path_buf()),
+        secrets,
+        observer: Some(observer),
+    };
+    let models = CliModels { model: settings.model.clone(), waiting: waiting.clone(), replay };
+    let children = Children::new(Arc::new(models), config);
+    let mut builder = builder.pinned(plan.clone());
+    if settings.file.agents.enabled.unwrap_or(false) {
+        builder = builder
+            .tool(Arc::new(Typed::new(UpdatePlan::new(plan.clone()))?))
+            .tool(Arc::new(Typed::new(Task::new(children.clone()))?));
+    }
+    Ok((builder, Organizer { plan, children, relay }))
+}
+
+impl Organizer {
+    /// The plan as `exec --json` streams it.
+    pub(crate) fn plan_event(&self) -> ExecEvent {
+        let plan = self.plan.snapshot();
+        ExecEvent::PlanUpdated {
+            plan_schema_version: PLAN_SCHEMA_VERSION,
+            seq: self.plan.seq(),
+            plan: serde_json::to_value(&plan).unwrap_or_default(),
+        }
+    }
+
+    /// The plan as the terminal shows it after each change and for `/plan`.
+    pub(crate) fn checklist(&self) -> String {
+        let plan = self.plan.snapshot();
+        if plan.items.is_empty() {
+            return "no plan yet".to_owned();
+        }
+        let (done, total) = plan.progress();
+        let mut text = format!("plan: {done} of {total} done\n");
+        for line in plan.checklist().lines() {
+            text.push_str("  ");
+            text.push_str(&crate::terminal::visible_line(line));
+            text.push('\n');
+        }
+        text.trim_end().to_owned()
+    }
+
+    /// The children's tokens, when any child ran.
+    pub(crate) fn child_tokens(&self) -> Option<Tokens> {
+        let usage = self.children.usage();
+        (usage.children > 0).then(|| {
+            let mut tokens = Tokens::default();
+            tokens.add(&usage.usage);
+            tokens
+        })
+    }
+
+    /// Prints every child event as an `agent.event` line of the `--json` stream.
+    pub(crate) fn stream_json(&self) {
+        let streams: Mutex<HashMap<String, JsonStream>> = Mutex::default();
+        let observer: ChildObserver = Arc::new(move |event: &ChildEvent| {
+            let Ok(mut streams) = streams.lock() else { return };
+            let stream = streams.entry(event.agent_id.clone()).or_default();
+            if let Some(inner) = stream.event(&event.event) {
+                crate::events::print(&ExecEvent::ChildEvent {
+                    agent_id: event.agent_id.clone(),
+                    parent_id: event.parent_id.clone(),
+                    agent: event.agent.clone(),
+                    event: Box::new(inner),
+                });
+            }
+        });
+        if let Ok(mut relay) = self.relay.lock() {
+            *relay = Some(observer);
+        }
+    }
+}

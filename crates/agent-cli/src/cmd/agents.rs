@@ -1,0 +1,44 @@
+//! `agent agents list`: the agent definitions a `task` call may name, where each came from, and
+//! why a file was refused.
+
+use std::process::ExitCode;
+
+use agent_exec::child::definition;
+use clap::Subcommand;
+
+use crate::{Options, settings::Settings, terminal::visible_line};
+
+/// Subcommands of `agent agents`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum AgentsCommand {
+    /// List the agents found (built-in, the user's `agents/`, the project's `.claude/agents/`
+    /// and `.agent/agents/`), and the files that were refused with why.
+    List,
+}
+
+/// Runs an `agents` subcommand: 0, or 1 when a definition file was refused.
+pub(crate) fn run(options: &Options, command: AgentsCommand) -> anyhow::Result<ExitCode> {
+    let AgentsCommand::List = command;
+    let settings = Settings::load(options)?;
+    let user = crate::agents::user_dir(&settings);
+    let found = definition::discover(&settings.workspace()?, user.as_deref());
+    for agent in &found.found {
+        let tools = match (&agent.tools, agent.read_only) {
+            (_, true) => "read-only tools".to_owned(),
+            (Some(tools), false) => tools.join(", "),
+            (None, false) => "the parent's tools".to_owned(),
+        };
+        let mode = agent.permission_mode.map_or("the parent's mode".to_owned(), |m| m.to_string());
+        let from = agent.path.as_ref().map_or(String::new(), |p| format!(" {}", p.display()));
+        println!("{:<12} {}", agent.name, visible_line(&agent.description));
+        println!("             {}{from} · tools: {tools} · mode: {mode}", agent.source.as_str());
+    }
+    for shadowed in &found.shadowed {
+        let from = shadowed.path.as_ref().map_or(String::new(), |p| format!(" {}", p.display()));
+        println!("(replaced)   {} from {}{from}", shadowed.name, shadowed.source.as_str());
+    }
+    for (path, why) in &found.refused {
+        println!("refused      {}: {}", path.display(), visible_line(&why.to_string()));
+    }
+    Ok(if found.refused.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
