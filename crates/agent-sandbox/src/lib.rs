@@ -15,6 +15,7 @@
 //! - [`secret`]: the one list of secret files that every path able to reveal content keeps from
 //!   the model.
 //! - [`paths`]: gitignore-style path globs, anchored the way permission rules spell them.
+//! - [`writes`]: what a command changed inside its writable roots ([`writes::WriteSet`]).
 //!
 //! Linux only: the sandbox is built from Landlock, seccomp and Linux namespaces, and on any other
 //! target the crate stops with one `compile_error!` rather than with link errors. See
@@ -64,3 +65,5 @@ pub mod process;
 pub mod sandbox;
 #[cfg(target_os = "linux")]
 pub mod secret;
+#[cfg(target_os = "linux")]
+pub mod writes;
