@@ -87,6 +87,8 @@ pub struct Executor {
     user_id: Option<Arc<str>>,
     late: Option<Arc<dyn LateTools>>,
     background: Option<Arc<dyn Background>>,
+    /// The session's checkpoints, told about every call that may write (docs/checkpoints.md).
+    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 impl Executor {
@@ -105,7 +107,20 @@ impl Executor {
             config,
             late: None,
             background: None,
+            checkpoints: None,
         }
+    }
+
+    /// The same executor, recording what each call writes in `checkpoints` so a turn can be
+    /// undone.
+    pub fn with_checkpoints(mut self, checkpoints: Arc<crate::checkpoint::Checkpoints>) -> Self {
+        self.checkpoints = Some(checkpoints);
+        self
+    }
+
+    /// The session's checkpoints, when they are kept.
+    pub fn checkpoints(&self) -> Option<&Arc<crate::checkpoint::Checkpoints>> {
+        self.checkpoints.as_ref()
     }
 
     /// The same executor, with the session's background work (the built-in tools' job table):

@@ -50,6 +50,7 @@
 pub mod agent;
 mod background;
 mod builder;
+pub mod checkpoint;
 pub mod compaction;
 pub mod conversation;
 mod error;
