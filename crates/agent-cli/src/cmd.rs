@@ -4,3 +4,4 @@
 pub(crate) mod exec;
 pub(crate) mod sandbox;
 pub(crate) mod tools;
+pub(crate) mod undo;

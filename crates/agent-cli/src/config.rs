@@ -9,6 +9,10 @@ use std::{
     path::{Path, PathBuf},
 };
 
+mod checkpoints;
+
+pub(crate) use self::checkpoints::Checkpoints;
+
 use agent_model::ApiKey;
 use anyhow::{Context, bail};
 use serde::Deserialize;
@@ -126,6 +130,9 @@ pub(crate) const RANGES: &[(&str, Range)] = &[
     ("model_max_stream_events", Range { min: 1, max: 1_000_000_000_000, unit: "events" }),
     ("model_max_event_bytes", Range { min: 1_024, max: 4 << 30, unit: "bytes" }),
     ("model_waiting_notice_secs", Range { min: 0, max: 3_600, unit: "seconds" }),
+    ("checkpoints.max_file_bytes", Range { min: 1, max: 1_000_000_000_000, unit: "bytes" }),
+    ("checkpoints.store_cap_bytes", Range { min: 1_024, max: 10_000_000_000_000, unit: "bytes" }),
+    ("checkpoints.gc_days", Range { min: 1, max: 36_500, unit: "days" }),
 ];
 
 /// The range of `key` in [`RANGES`].
@@ -270,6 +277,9 @@ pub(crate) struct ConfigFile {
     /// The most tokens the MCP tools' schemas may take together before the model gets
     /// `tool_search` in their place (default 8000; docs/mcp.md).
     pub(crate) mcp_tool_budget_tokens: Option<usize>,
+    /// `[checkpoints]`: what turns' checkpoints cover and keep (docs/checkpoints.md).
+    #[serde(default)]
+    pub(crate) checkpoints: Checkpoints,
 }
 
 impl ConfigFile {
@@ -297,6 +307,7 @@ impl ConfigFile {
     /// Refuses every bounded value outside its range ([`RANGES`]).
     pub(crate) fn check(&self) -> anyhow::Result<()> {
         self.limits.check("[limits]")?;
+        self.checkpoints.check()?;
         check_web_search("[web_search]", self.web_search.as_ref())?;
         for (event, entries) in &self.hooks {
             for entry in entries {

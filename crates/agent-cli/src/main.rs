@@ -10,9 +10,11 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod approval;
+mod checkpoints;
 mod cmd;
 mod config;
 mod events;
+mod fork;
 mod hooks;
 mod markdown;
 mod mcp;
@@ -67,6 +69,8 @@ enum Command {
     /// Inspect the OS sandbox that confines every command the agent runs.
     #[command(subcommand)]
     Sandbox(cmd::sandbox::SandboxCommand),
+    /// Undo a turn's file changes (or list a session's checkpoints); see docs/checkpoints.md.
+    Undo(cmd::undo::UndoArgs),
     /// Print a shell completion script, e.g. `agent completions bash > ~/.local/share/bash-completion/completions/agent`.
     Completions {
         /// The shell.
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
         Some(Command::Sandbox(command)) => Ok(cmd::sandbox::run(command)),
         Some(Command::Mcp(command)) => mcp::run(&cli.options, command),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),
+        Some(Command::Undo(args)) => cmd::undo::run(&cli.options.workspace_or_cwd(), &args),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(shell, &mut Cli::command(), "agent", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)

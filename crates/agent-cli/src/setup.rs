@@ -106,12 +106,20 @@ pub(crate) fn open(
     };
 
     let secrets = settings.model.api_key.iter().map(|key| key.expose().to_owned()).collect();
-    let mut log = SessionLog::open(launch.resume, secrets)?;
+    let forked = options.fork.as_deref().map(crate::fork::fork).transpose()?;
+    if let (Some(spec), Some(new)) = (&options.fork, &forked) {
+        eprintln!("agent: forked {spec} into session {new}; the original is unchanged");
+    }
+    let resume = forked.as_deref().or(launch.resume);
+    let mut log = SessionLog::open(resume, secrets)?;
     let mut executor = ExecutorConfig::new(log.id());
     executor.session_dir = Some(log.dir().to_path_buf());
     let tracker = FileTracker::new();
     let (mut builder, jobs) =
         settings.session_builder(launch.default_mode, tracker.clone(), executor)?;
+    if let Some(checkpoints) = crate::checkpoints::open(&settings, log.dir())? {
+        builder = builder.checkpoints(checkpoints);
+    }
     let docs = settings.project_docs()?;
     if docs.cut_bytes > 0 {
         eprintln!(
@@ -157,7 +165,7 @@ pub(crate) fn open(
         &agent.config().instructions,
         &agent.executor().specs(),
     );
-    if launch.resume.is_some() {
+    if resume.is_some() {
         agent.set_conversation(log.resumed_conversation()?);
     }
     let workspace = agent.executor().policy().workspace().clone();
@@ -189,6 +197,13 @@ impl Session {
         prompt: String,
         show: &mut (dyn FnMut(&AgentEvent) + Send),
     ) -> anyhow::Result<Finish> {
+        if let Some(checkpoints) = self.agent.executor().checkpoints() {
+            // Where this prompt's transcript begins, so a fork after the previous turn cuts here.
+            let offset = std::fs::metadata(self.log.transcript().path()).map_or(0, |m| m.len());
+            if let Err(err) = checkpoints.begin_turn(offset, &prompt) {
+                eprintln!("agent: warning: checkpoints: {err}");
+            }
+        }
         let cancel = CancellationToken::new();
         let listener = tokio::spawn(cancel_on_ctrl_c(cancel.clone())?);
         let log = &mut self.log;
@@ -331,6 +346,9 @@ impl Session {
     /// Starts a new conversation in a new session log (the REPL's `/clear`).
     pub(crate) fn clear(&mut self) -> anyhow::Result<()> {
         self.log = SessionLog::open(None, self.log.transcript().secrets().to_vec())?;
+        if let Some(checkpoints) = self.agent.executor().checkpoints() {
+            checkpoints.switch(self.log.dir())?;
+        }
         self.agent.set_conversation(Conversation::default());
         Ok(())
     }

@@ -66,7 +66,7 @@ mod workspace;
 
 // The OS half lives in its own crate and keeps its paths here (`agent_exec::sandbox::SandboxPolicy`,
 // `agent_exec::jobs::Jobs`), so code written against this crate's sandbox keeps compiling.
-pub use agent_sandbox::{jobs, process, sandbox, secret};
+pub use agent_sandbox::{jobs, process, sandbox, secret, writes};
 
 pub use crate::{
     background::Background,
