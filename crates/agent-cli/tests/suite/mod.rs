@@ -27,6 +27,7 @@ mod screen;
 mod stream;
 mod terminal;
 mod tools;
+mod undo;
 mod view_image;
 
 use std::{

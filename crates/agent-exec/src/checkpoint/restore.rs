@@ -138,8 +138,12 @@ pub fn undo(
         undone_by: None,
     };
     store.save(&undo)?;
-    record.undone_by = Some(undo_id);
-    store.save(&record)?;
+    // A record with conflicts left alone still stands: undoing it again (with --force, or after
+    // the user sorted the conflict out) finishes the job, the paths already back being unchanged.
+    if report.conflicts.iter().all(|conflict| conflict.forced) {
+        record.undone_by = Some(undo_id);
+        store.save(&record)?;
+    }
     // Undoing an undo (a redo) makes the record it undid stand again.
     if let RecordKind::Undo { of } = record.kind
         && let Ok(mut original) = store.record(of)
