@@ -9,6 +9,7 @@
 //! criterion: the figures are milliseconds of whole processes or rounds of 200,000 calls, where
 //! criterion's statistics add minutes of build and run time on two cores and nothing we use.
 
+mod checkpoint;
 mod mcp;
 mod process;
 
@@ -95,6 +96,8 @@ const IN_PROCESS: &[&str] = &[
     "mcp_call",
     // agent-tools: apply_patch.ms (20 files of a 1 MB tree in one patch) beside edit_file.ms.
     "apply_patch",
+    // agent-exec: checkpoint.command_scan_ms and checkpoint.bytes (3 files of a 50,000-file tree).
+    "checkpoint",
 ];
 
 /// Builds everything, runs every benchmark and prints the table or the JSON array.
@@ -322,6 +325,7 @@ fn target(figure: &Figure) -> Option<(String, bool)> {
         "grep.ratio_vs_rg" => at_most(1.3, "≤ 1.3×"),
         "sandbox.overhead.read_only" | "sandbox.overhead.workspace_write" => at_most(2.0, "≤ 2 ms"),
         "sandbox.overhead.exec_allowlist" => at_most(0.3, "≤ 0.3 ms"),
+        _ if name.starts_with("checkpoint.") => checkpoint::target(figure),
         _ if name.starts_with("session.rss.") => at_most(64.0, "≤ 64 MB"),
         // Every request of the 200-turn sessions, by the agent's own count, inside the window.
         _ if name.starts_with("session.max_request_tokens.") => {
