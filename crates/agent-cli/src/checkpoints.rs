@@ -18,7 +18,10 @@ use crate::{
 
 /// The session's checkpoints, unless `[checkpoints] enabled = false`; old sessions' checkpoints
 /// are collected first.
-pub(crate) fn open(settings: &Settings, session_dir: &Path) -> anyhow::Result<Option<Arc<Checkpoints>>> {
+pub(crate) fn open(
+    settings: &Settings,
+    session_dir: &Path,
+) -> anyhow::Result<Option<Arc<Checkpoints>>> {
     let table = &settings.file.checkpoints;
     if !table.enabled() {
         return Ok(None);
@@ -46,14 +49,18 @@ pub(crate) fn undo_last(session: &Session) -> anyhow::Result<String> {
 pub(crate) fn rewind(session: &mut Session, args: &str) -> anyhow::Result<String> {
     let mut words = args.split_whitespace();
     let Some(turn) = words.next().and_then(|word| word.parse::<u32>().ok()) else {
-        return Ok("agent: /rewind takes a turn number: /rewind N [files|conversation|both]\n".to_owned());
+        return Ok(
+            "agent: /rewind takes a turn number: /rewind N [files|conversation|both]\n".to_owned()
+        );
     };
     let what = words.next().unwrap_or("both");
     let (files, conversation) = match what {
         "files" => (true, false),
         "conversation" => (false, true),
         "both" => (true, true),
-        other => return Ok(format!("agent: /rewind {turn} {other}: say files, conversation or both\n")),
+        other => {
+            return Ok(format!("agent: /rewind {turn} {other}: say files, conversation or both\n"));
+        }
     };
     let mut out = String::new();
     if files {

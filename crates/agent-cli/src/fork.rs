@@ -14,7 +14,8 @@ use crate::session::{SessionLog, new_id};
 pub(crate) fn fork(spec: &str) -> anyhow::Result<String> {
     let (id, turn) = match spec.rsplit_once(':') {
         Some((id, turn)) => {
-            let turn: u32 = turn.parse().with_context(|| format!("`{turn}` is not a turn number"))?;
+            let turn: u32 =
+                turn.parse().with_context(|| format!("`{turn}` is not a turn number"))?;
             (id, Some(turn))
         }
         None => (spec, None),
@@ -41,15 +42,21 @@ pub(crate) fn fork_into(from: &Path, to: &Path, turn: Option<u32>) -> anyhow::Re
         Some(0) => 0,
         Some(turn) => {
             let Some(last) = turns.last() else {
-                bail!("session {} has no turns recorded, so it can only be forked whole", from.display())
+                bail!(
+                    "session {} has no turns recorded, so it can only be forked whole",
+                    from.display()
+                )
             };
             if turn > last.turn {
-                bail!("session {} has {} turn(s); there is no turn {turn}", from.display(), last.turn);
+                bail!(
+                    "session {} has {} turn(s); there is no turn {turn}",
+                    from.display(),
+                    last.turn
+                );
             }
-            turns
-                .iter()
-                .find(|mark| mark.turn == turn + 1)
-                .map_or(text.len(), |mark| usize::try_from(mark.transcript_offset).unwrap_or(usize::MAX))
+            turns.iter().find(|mark| mark.turn == turn + 1).map_or(text.len(), |mark| {
+                usize::try_from(mark.transcript_offset).unwrap_or(usize::MAX)
+            })
         }
     };
     std::fs::create_dir_all(to)?;

@@ -87,7 +87,7 @@ fn main() -> ExitCode {
         Some(Command::Sandbox(command)) => Ok(cmd::sandbox::run(command)),
         Some(Command::Mcp(command)) => mcp::run(&cli.options, command),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),
-        Some(Command::Undo(args)) => cmd::undo::run(&cli.options.workspace_or_cwd(), &args),
+        Some(Command::Undo(args)) => cmd::undo::run(&cli.options, &args),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(shell, &mut Cli::command(), "agent", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)

@@ -157,10 +157,3 @@ mod tests {
         assert_eq!(Sandbox::value_variants().len(), SandboxPolicy::ALL.len());
     }
 }
-
-impl Options {
-    /// `--workspace`, or the current directory.
-    pub(crate) fn workspace_or_cwd(&self) -> PathBuf {
-        self.workspace.clone().unwrap_or_else(|| std::env::current_dir().unwrap_or_default())
-    }
-}

@@ -5,6 +5,8 @@
 //! (`checkpoint.idle_turn_us`). `--json` prints one figure a line for `cargo xtask bench`;
 //! `--quick` runs fewer rounds.
 
+#![allow(clippy::print_stdout, reason = "an example reports its figures on stdout")]
+
 use std::time::Instant;
 
 use agent_core::Access;
@@ -72,7 +74,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let line = serde_json::json!({"name": name, "unit": unit, "median": median, "min": min, "max": max, "runs": values.len()});
             println!("{line}");
         } else {
-            println!("{name}: median {median:.2} {unit} (min {min:.2}, max {max:.2}, {} runs)", values.len());
+            println!(
+                "{name}: median {median:.2} {unit} (min {min:.2}, max {max:.2}, {} runs)",
+                values.len()
+            );
         }
     }
     Ok(())

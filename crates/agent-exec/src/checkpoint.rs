@@ -18,13 +18,15 @@ use std::{
 };
 
 use agent_core::Access;
-use agent_sandbox::writes::{EntryKind, EntryMeta, NotCovered, ScanRules, Skipped, TreeScan, WriteSet};
+use agent_sandbox::writes::{
+    EntryKind, EntryMeta, NotCovered, ScanRules, Skipped, TreeScan, WriteSet,
+};
 
+use self::store::PutError;
 pub use self::{
     restore::{Conflict, UndoOptions, UndoReport, undo},
     store::{Change, FileState, Record, RecordKind, Store, TurnMark},
 };
-use self::store::PutError;
 
 /// The default per-session store cap: 1 GB.
 pub const DEFAULT_STORE_CAP: u64 = 1_000_000_000;
@@ -96,6 +98,8 @@ struct State {
     turn: Option<Record>,
     /// The last write set of a command, for front ends and diagnostics.
     last_writes: Option<WriteSet>,
+    /// The number of the turn under way, once known (read from `turns.jsonl` the first time).
+    last_turn: Option<u32>,
 }
 
 /// What [`Checkpoints::before_call`] learned, for [`Checkpoints::after_call`].
@@ -115,7 +119,15 @@ impl Checkpoints {
         let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
         let store = Store::open(session_dir, config.store_cap)?;
         store.set_root(&root)?;
-        let state = State { store, root, config, known: HashMap::new(), turn: None, last_writes: None };
+        let state = State {
+            store,
+            root,
+            config,
+            known: HashMap::new(),
+            turn: None,
+            last_writes: None,
+            last_turn: None,
+        };
         Ok(Self { state: Mutex::new(state) })
     }
 
@@ -125,7 +137,11 @@ impl Checkpoints {
     pub fn begin_turn(&self, transcript_offset: u64, prompt: &str) -> Result<u32, CheckpointError> {
         let mut state = self.lock();
         state.turn = None;
-        let turn = state.store.turns()?.last().map_or(1, |mark| mark.turn + 1);
+        let turn = match state.last_turn {
+            Some(turn) => turn + 1,
+            None => state.store.turns()?.last().map_or(1, |mark| mark.turn + 1),
+        };
+        state.last_turn = Some(turn);
         let first = prompt.lines().next().unwrap_or_default();
         let prompt: String = first.chars().take(80).collect();
         state.store.mark_turn(&TurnMark { turn, transcript_offset, prompt })?;
@@ -140,6 +156,7 @@ impl Checkpoints {
         store.set_root(&state.root)?;
         state.store = store;
         state.turn = None;
+        state.last_turn = None;
         // Blobs live per store: paths known with content must be read again into the new one.
         state.known.clear();
         Ok(())
@@ -174,8 +191,9 @@ impl Checkpoints {
                 Access::Read(_) | Access::Network(_) => {}
             }
         }
-        let scan = ((commands || runs_processes) && !judged_read_only && state.config.commands_write)
-            .then(|| state.scan_and_keep());
+        let scan =
+            ((commands || runs_processes) && !judged_read_only && state.config.commands_write)
+                .then(|| state.scan_and_keep());
         if paths.is_empty() && scan.is_none() {
             return None;
         }
@@ -235,7 +253,7 @@ impl State {
     /// The turn's record, begun if needed.
     fn turn(&mut self) -> &mut Record {
         if self.turn.is_none() {
-            let turn = self.store.turns().ok().and_then(|t| t.last().map(|m| m.turn)).unwrap_or(0);
+            let turn = self.last_turn.unwrap_or(0);
             let id = self.store.next_id().unwrap_or(1);
             self.turn = Some(Record {
                 id,
@@ -246,7 +264,7 @@ impl State {
                 undone_by: None,
             });
         }
-        self.turn.get_or_insert_with(|| unreachable_record())
+        self.turn.get_or_insert_with(unreachable_record)
     }
 
     fn skip(&mut self, skipped: Skipped) {
@@ -295,7 +313,9 @@ impl State {
         let path = self.root.join(rel);
         let meta = match EntryMeta::of(&path) {
             Ok(meta) => meta,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Some(FileState::Absent)),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Some(FileState::Absent));
+            }
             Err(err) => return Err(NotCovered::Unreadable { error: err.to_string() }),
         };
         let state = match meta.kind {
@@ -304,9 +324,14 @@ impl State {
                 Ok(target) => FileState::Symlink { target },
                 Err(err) => return Err(NotCovered::Unreadable { error: err.to_string() }),
             },
-            EntryKind::Other => return Err(NotCovered::Unreadable { error: "not a regular file".into() }),
+            EntryKind::Other => {
+                return Err(NotCovered::Unreadable { error: "not a regular file".into() });
+            }
             EntryKind::File if meta.size > self.config.rules.max_file_bytes => {
-                return Err(NotCovered::TooLarge { bytes: meta.size, limit: self.config.rules.max_file_bytes });
+                return Err(NotCovered::TooLarge {
+                    bytes: meta.size,
+                    limit: self.config.rules.max_file_bytes,
+                });
             }
             EntryKind::File => {
                 let bytes = std::fs::read(&path)
@@ -314,7 +339,9 @@ impl State {
                 match self.store.put(&bytes) {
                     Ok(hash) => FileState::File { hash, mode: meta.mode, size: meta.size },
                     Err(PutError::OverCap) => return Ok(None),
-                    Err(PutError::Io(err)) => return Err(NotCovered::Unreadable { error: err.to_string() }),
+                    Err(PutError::Io(err)) => {
+                        return Err(NotCovered::Unreadable { error: err.to_string() });
+                    }
                 }
             }
         };
@@ -332,7 +359,9 @@ impl State {
                 let change = Change { path: rel.to_path_buf(), after: before.clone(), before };
                 self.turn().changes.push(change);
             }
-            Some((_, None)) => self.skip(Skipped { path: rel.to_path_buf(), why: NotCovered::OverCap { cap } }),
+            Some((_, None)) => {
+                self.skip(Skipped { path: rel.to_path_buf(), why: NotCovered::OverCap { cap } })
+            }
             // Seen by the scan but never kept (unreadable): it cannot be put back.
             None => self.first_touch(rel),
         }
@@ -356,7 +385,9 @@ impl State {
                 let change = Change { path: rel.to_path_buf(), after: before.clone(), before };
                 self.turn().changes.push(change);
             }
-            Ok(None) => self.skip(Skipped { path: rel.to_path_buf(), why: NotCovered::OverCap { cap } }),
+            Ok(None) => {
+                self.skip(Skipped { path: rel.to_path_buf(), why: NotCovered::OverCap { cap } })
+            }
             Err(why) => self.skip(Skipped { path: rel.to_path_buf(), why }),
         }
     }
@@ -366,7 +397,11 @@ impl State {
         let turn = self.turn();
         if !turn.changes.iter().any(|c| c.path == rel) {
             let absent = FileState::Absent;
-            turn.changes.push(Change { path: rel.to_path_buf(), before: absent.clone(), after: absent });
+            turn.changes.push(Change {
+                path: rel.to_path_buf(),
+                before: absent.clone(),
+                after: absent,
+            });
         }
     }
 
@@ -385,7 +420,10 @@ impl State {
             (Ok(state), Some(meta)) => {
                 self.known.insert(rel.to_path_buf(), (meta, state.clone()));
                 if state.is_none() {
-                    self.skip(Skipped { path: rel.to_path_buf(), why: NotCovered::OverCap { cap } });
+                    self.skip(Skipped {
+                        path: rel.to_path_buf(),
+                        why: NotCovered::OverCap { cap },
+                    });
                 }
             }
             (Err(why), _) => self.skip(Skipped { path: rel.to_path_buf(), why }),

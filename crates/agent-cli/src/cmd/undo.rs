@@ -1,14 +1,18 @@
 //! `agent undo`: list a session's checkpoints, undo a turn (or redo an undo), headless; the
 //! REPL's `/undo` and `/rewind` print the same report (docs/checkpoints.md).
 
-use std::{fmt::Write as _, path::{Path, PathBuf}, process::ExitCode};
+use std::{
+    fmt::Write as _,
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
 
 use agent_exec::checkpoint::{self, Record, RecordKind, Store, UndoOptions, UndoReport};
 use agent_exec::writes::NotCovered;
 use anyhow::{Context, bail};
 use clap::Args;
 
-use crate::{session::SessionLog, terminal::visible};
+use crate::{Options, session::SessionLog, terminal::visible};
 
 #[derive(Debug, Args)]
 pub(crate) struct UndoArgs {
@@ -33,10 +37,14 @@ pub(crate) struct UndoArgs {
 }
 
 /// Runs `agent undo`: 0 when everything asked for was done, 1 when conflicts were left alone.
-pub(crate) fn run(workspace: &Path, args: &UndoArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(options: &Options, args: &UndoArgs) -> anyhow::Result<ExitCode> {
+    let workspace = match &options.workspace {
+        Some(path) => path.clone(),
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
     let dir = match &args.session {
         Some(id) => SessionLog::root()?.join(id),
-        None => latest_session(workspace)?,
+        None => latest_session(&workspace)?,
     };
     if !dir.join("checkpoints").is_dir() {
         bail!("session {} has no checkpoints", dir.display());
@@ -78,7 +86,9 @@ fn latest_session(workspace: &Path) -> anyhow::Result<PathBuf> {
     let root = SessionLog::root()?;
     let workspace = workspace.canonicalize().unwrap_or_else(|_| workspace.to_path_buf());
     let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
-    for entry in std::fs::read_dir(&root).with_context(|| format!("reading {}", root.display()))?.flatten() {
+    for entry in
+        std::fs::read_dir(&root).with_context(|| format!("reading {}", root.display()))?.flatten()
+    {
         let store = entry.path().join("checkpoints");
         let Ok(recorded) = std::fs::read(store.join("root")) else { continue };
         if recorded != workspace.as_os_str().as_encoded_bytes() {
@@ -101,7 +111,8 @@ fn list(id: &str, store: &Store, records: &[Record]) -> anyhow::Result<String> {
     for record in records {
         let what = match record.kind {
             RecordKind::Turn => {
-                let prompt = turns.iter().find(|t| t.turn == record.turn).map_or("", |t| t.prompt.as_str());
+                let prompt =
+                    turns.iter().find(|t| t.turn == record.turn).map_or("", |t| t.prompt.as_str());
                 format!("turn {} \"{}\"", record.turn, visible(prompt))
             }
             RecordKind::Undo { of } => format!("undo of checkpoint {of} (turn {})", record.turn),
@@ -137,8 +148,13 @@ pub(crate) fn render(report: &UndoReport, options: UndoOptions) -> String {
         let _ = writeln!(out, "  unchanged    {} (already as before the turn)", path(unchanged));
     }
     for conflict in &report.conflicts {
-        let how = if conflict.forced { "restored anyway (--force)" } else { "left alone; --force restores it" };
-        let _ = writeln!(out, "  conflict     {}: changed since the turn, {how}", path(&conflict.path));
+        let how = if conflict.forced {
+            "restored anyway (--force)"
+        } else {
+            "left alone; --force restores it"
+        };
+        let _ =
+            writeln!(out, "  conflict     {}: changed since the turn, {how}", path(&conflict.path));
         for line in conflict.diff.lines() {
             let _ = writeln!(out, "    {}", visible(line));
         }
@@ -147,7 +163,10 @@ pub(crate) fn render(report: &UndoReport, options: UndoOptions) -> String {
         let _ = writeln!(out, "  not covered  {} ({})", path(&skipped.path), why(&skipped.why));
     }
     if let Some(id) = report.recorded_as {
-        let _ = writeln!(out, "agent: recorded as checkpoint {id}; `agent undo --redo` puts the turn back");
+        let _ = writeln!(
+            out,
+            "agent: recorded as checkpoint {id}; `agent undo --redo` puts the turn back"
+        );
     }
     out
 }
@@ -155,7 +174,9 @@ pub(crate) fn render(report: &UndoReport, options: UndoOptions) -> String {
 /// Why a path is not covered, in words.
 pub(crate) fn why(why: &NotCovered) -> String {
     match why {
-        NotCovered::TooLarge { bytes, limit } => format!("{bytes} bytes, over the {limit}-byte limit"),
+        NotCovered::TooLarge { bytes, limit } => {
+            format!("{bytes} bytes, over the {limit}-byte limit")
+        }
         NotCovered::IgnoredDir { dir } => format!("inside the ignored directory {}", dir.display()),
         NotCovered::NotScanned => "an ignored directory too large to scan".to_owned(),
         NotCovered::GitDir => "inside .git, which checkpoints never touch".to_owned(),

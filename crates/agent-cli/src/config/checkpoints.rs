@@ -29,8 +29,16 @@ pub(crate) struct Checkpoints {
 impl Checkpoints {
     /// Refuses a bound out of its range.
     pub(crate) fn check(&self) -> anyhow::Result<()> {
-        check_range("[checkpoints] max_file_bytes", "checkpoints.max_file_bytes", self.max_file_bytes)?;
-        check_range("[checkpoints] store_cap_bytes", "checkpoints.store_cap_bytes", self.store_cap_bytes)?;
+        check_range(
+            "[checkpoints] max_file_bytes",
+            "checkpoints.max_file_bytes",
+            self.max_file_bytes,
+        )?;
+        check_range(
+            "[checkpoints] store_cap_bytes",
+            "checkpoints.store_cap_bytes",
+            self.store_cap_bytes,
+        )?;
         check_range("[checkpoints] gc_days", "checkpoints.gc_days", self.gc_days)
     }
 

@@ -55,7 +55,13 @@ fn repo() -> (tempfile::TempDir, PathBuf) {
     let base = tempfile::tempdir().unwrap();
     let ws = base.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
-    for (name, text) in [("a.txt", "alpha\n"), ("b.txt", "x x x\n"), ("c.txt", "gone\n"), ("d.txt", "moved\n"), ("run.sh", "echo run\n")] {
+    for (name, text) in [
+        ("a.txt", "alpha\n"),
+        ("b.txt", "x x x\n"),
+        ("c.txt", "gone\n"),
+        ("d.txt", "moved\n"),
+        ("run.sh", "echo run\n"),
+    ] {
         std::fs::write(ws.join(name), text).unwrap();
     }
     git(&ws, &["init", "-q"]);
@@ -88,7 +94,8 @@ async fn undo_brings_back_the_tree_the_index_and_never_writes_in_git() {
     let before = tree(&ws, false);
     let status = git(&ws, &["status", "--porcelain"]);
     let git_before = tree(&ws.join(".git"), true);
-    let (output, _) = exec(&ws, every_kind_of_write(), &[&BYPASS[..], &["exec", "change it all"]].concat()).await;
+    let (output, _) =
+        exec(&ws, every_kind_of_write(), &[&BYPASS[..], &["exec", "change it all"]].concat()).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let after = tree(&ws, false);
     assert_eq!(after[Path::new("a.txt")].0, b"ALPHA\nwork in progress\n");
@@ -114,7 +121,8 @@ async fn undo_brings_back_the_tree_the_index_and_never_writes_in_git() {
 async fn a_file_the_user_changed_is_a_conflict_until_forced() {
     let (_base, ws) = repo();
     let before = tree(&ws, false);
-    let (output, _) = exec(&ws, every_kind_of_write(), &[&BYPASS[..], &["exec", "change it all"]].concat()).await;
+    let (output, _) =
+        exec(&ws, every_kind_of_write(), &[&BYPASS[..], &["exec", "change it all"]].concat()).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     std::fs::write(ws.join("b.txt"), "the user's\n").unwrap();
 
@@ -139,10 +147,13 @@ async fn a_fork_at_turn_two_of_four_ends_there_and_the_original_resumes_whole() 
     let (first, _) = exec(&ws, vec![Turn::text("one")], &["exec", "turn 1"]).await;
     let id = session_id(&first);
     for n in 2..=4 {
-        let (output, _) = exec(&ws, vec![Turn::text("ok")], &["exec", "--resume", &id, &format!("turn {n}")]).await;
+        let (output, _) =
+            exec(&ws, vec![Turn::text("ok")], &["exec", "--resume", &id, &format!("turn {n}")])
+                .await;
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     }
-    let original = std::fs::read(data_dir(&ws).join("sessions").join(&id).join("transcript.jsonl")).unwrap();
+    let original =
+        std::fs::read(data_dir(&ws).join("sessions").join(&id).join("transcript.jsonl")).unwrap();
     let users = |bodies: &[serde_json::Value]| -> Vec<String> {
         bodies[0]["messages"]
             .as_array()
@@ -153,15 +164,20 @@ async fn a_fork_at_turn_two_of_four_ends_there_and_the_original_resumes_whole() 
             .collect()
     };
     let fork = format!("{id}:2");
-    let (forked, bodies) = exec(&ws, vec![Turn::text("forked")], &["--fork", &fork, "exec", "after the fork"]).await;
+    let (forked, bodies) =
+        exec(&ws, vec![Turn::text("forked")], &["--fork", &fork, "exec", "after the fork"]).await;
     assert_eq!(forked.status.code(), Some(0), "{}", stderr(&forked));
     assert_eq!(users(&bodies), ["turn 1", "turn 2", "after the fork"]);
     let new = session_id(&forked);
     assert_ne!(new, id);
     assert_eq!(transcript(&ws, &new).iter().filter(|l| l["item"]["role"] == "user").count(), 3);
     // The original was only read.
-    assert_eq!(std::fs::read(data_dir(&ws).join("sessions").join(&id).join("transcript.jsonl")).unwrap(), original);
-    let (resumed, bodies) = exec(&ws, vec![Turn::text("still here")], &["exec", "--resume", &id, "turn 5"]).await;
+    assert_eq!(
+        std::fs::read(data_dir(&ws).join("sessions").join(&id).join("transcript.jsonl")).unwrap(),
+        original
+    );
+    let (resumed, bodies) =
+        exec(&ws, vec![Turn::text("still here")], &["exec", "--resume", &id, "turn 5"]).await;
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     assert_eq!(users(&bodies), ["turn 1", "turn 2", "turn 3", "turn 4", "turn 5"]);
 }
@@ -181,13 +197,28 @@ async fn large_files_and_node_modules_are_named_and_the_store_keeps_under_its_ca
         Turn::tool_calls([ScriptedCall::new("c1", "bash", json!({"command": command}))]),
         Turn::text("Done."),
     ];
-    let args = ["--config", config.to_str().unwrap(), "--permission-mode", "bypass", "exec", "write a lot"];
+    let args = [
+        "--config",
+        config.to_str().unwrap(),
+        "--permission-mode",
+        "bypass",
+        "exec",
+        "write a lot",
+    ];
     let (output, _) = exec(&ws, turns, &args).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let dry = agent(&ws, &["undo", "--dry-run"]);
     let text = stdout(&dry);
-    assert!(text.contains("not covered  big.bin (50000000 bytes, over the 10000000-byte limit)"), "{text}");
-    assert!(text.contains("not covered  node_modules/pkg/index.js (inside the ignored directory node_modules)"), "{text}");
+    assert!(
+        text.contains("not covered  big.bin (50000000 bytes, over the 10000000-byte limit)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "not covered  node_modules/pkg/index.js (inside the ignored directory node_modules)"
+        ),
+        "{text}"
+    );
     assert!(text.contains("store is at its 4096-byte cap"), "{text}");
     let sessions = data_dir(&ws).join("sessions");
     let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();

@@ -92,7 +92,11 @@ pub fn undo(
             plan.push((change, now));
         } else {
             let diff = conflict_diff(store, &path, &change.after, &now);
-            report.conflicts.push(Conflict { path: change.path.clone(), diff, forced: options.force });
+            report.conflicts.push(Conflict {
+                path: change.path.clone(),
+                diff,
+                forced: options.force,
+            });
             if options.force {
                 plan.push((change, now));
             }
@@ -121,7 +125,11 @@ pub fn undo(
         // What is there now is kept too, so the undo can be undone (a redo).
         let now = keep_now(store, &root.join(&change.path), now);
         apply(store, root, &change.path, &change.before)?;
-        inverse.push(Change { path: change.path.clone(), before: now, after: change.before.clone() });
+        inverse.push(Change {
+            path: change.path.clone(),
+            before: now,
+            after: change.before.clone(),
+        });
     }
     report.renamed_back = renames(&record, &report);
     if options.dry_run || inverse.is_empty() {
@@ -200,7 +208,8 @@ fn apply(store: &Store, root: &Path, rel: &Path, state: &FileState) -> Result<()
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io)?;
         // A directory the turn swapped for a symlink must not lead the restore out of the root.
-        let inside = parent.canonicalize().map_err(io)?.starts_with(root.canonicalize().map_err(io)?);
+        let inside =
+            parent.canonicalize().map_err(io)?.starts_with(root.canonicalize().map_err(io)?);
         if !inside {
             return Err(CheckpointError::Corrupt {
                 what: format!("{} now leads outside the workspace", rel.display()),
@@ -245,7 +254,8 @@ fn conflict_diff(store: &Store, path: &Path, after: &FileState, now: &FileState)
         match state {
             FileState::Absent => Some(String::new()),
             FileState::File { hash, .. } => {
-                let bytes = if from_disk { std::fs::read(path).ok()? } else { store.get(hash).ok()? };
+                let bytes =
+                    if from_disk { std::fs::read(path).ok()? } else { store.get(hash).ok()? };
                 String::from_utf8(bytes).ok()
             }
             FileState::Dir { .. } | FileState::Symlink { .. } => None,
@@ -255,7 +265,11 @@ fn conflict_diff(store: &Store, path: &Path, after: &FileState, now: &FileState)
         return format!("the turn left {}; it is now {}", describe(after), describe(now));
     };
     if left == now_text {
-        return format!("same content; the turn left {}, it is now {}", describe(after), describe(now));
+        return format!(
+            "same content; the turn left {}, it is now {}",
+            describe(after),
+            describe(now)
+        );
     }
     let diff = similar::TextDiff::from_lines(&left, &now_text)
         .unified_diff()

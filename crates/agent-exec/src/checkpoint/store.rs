@@ -127,7 +127,8 @@ impl Store {
             std::fs::create_dir_all(&path).map_err(|source| CheckpointError::io(&path, source))?;
         }
         let blobs = dir.join("blobs");
-        let read = std::fs::read_dir(&blobs).map_err(|source| CheckpointError::io(&blobs, source))?;
+        let read =
+            std::fs::read_dir(&blobs).map_err(|source| CheckpointError::io(&blobs, source))?;
         let used = read.flatten().filter_map(|entry| entry.metadata().ok()).map(|m| m.len()).sum();
         Ok(Self { dir, cap, used })
     }
@@ -198,10 +199,10 @@ impl Store {
             if path.extension().is_none_or(|ext| ext != "json") {
                 continue;
             }
-            let text =
-                std::fs::read(&path).map_err(|source| CheckpointError::io(&path, source))?;
-            let record: Record = serde_json::from_slice(&text)
-                .map_err(|err| CheckpointError::Corrupt { what: format!("{}: {err}", path.display()) })?;
+            let text = std::fs::read(&path).map_err(|source| CheckpointError::io(&path, source))?;
+            let record: Record = serde_json::from_slice(&text).map_err(|err| {
+                CheckpointError::Corrupt { what: format!("{}: {err}", path.display()) }
+            })?;
             records.insert(record.id, record);
         }
         Ok(records.into_values().collect())

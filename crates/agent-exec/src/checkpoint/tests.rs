@@ -65,10 +65,15 @@ fn command() -> Vec<Access> {
 
 #[test]
 fn a_turn_of_edits_and_commands_is_undone_exactly_and_redone() {
-    let fx = fixture(&[("a.txt", "one\n"), ("b.txt", "two\n"), ("c.txt", "three\n"), ("d/e.sh", "echo\n")], DEFAULT_STORE_CAP);
+    let fx = fixture(
+        &[("a.txt", "one\n"), ("b.txt", "two\n"), ("c.txt", "three\n"), ("d/e.sh", "echo\n")],
+        DEFAULT_STORE_CAP,
+    );
     let before = tree(&fx.root);
     ok(fx.checkpoints.begin_turn(0, "change things"));
-    fx.call(&[Access::Write("a.txt".into())], false, |root| ok(std::fs::write(root.join("a.txt"), "ONE\n")));
+    fx.call(&[Access::Write("a.txt".into())], false, |root| {
+        ok(std::fs::write(root.join("a.txt"), "ONE\n"))
+    });
     fx.call(&command(), true, |root| {
         ok(std::fs::write(root.join("a.txt"), "ONE again\n"));
         ok(std::fs::remove_file(root.join("b.txt")));
@@ -83,7 +88,10 @@ fn a_turn_of_edits_and_commands_is_undone_exactly_and_redone() {
     assert_eq!(tree(&fx.root), before, "{report:#?}");
     assert!(report.conflicts.is_empty());
     assert_eq!(report.renamed_back, [(PathBuf::from("moved.txt"), PathBuf::from("c.txt"))]);
-    assert_eq!(report.removed, [PathBuf::from("moved.txt"), PathBuf::from("new/file"), PathBuf::from("new")]);
+    assert_eq!(
+        report.removed,
+        [PathBuf::from("moved.txt"), PathBuf::from("new/file"), PathBuf::from("new")]
+    );
     let redo = fx.undo(ok(report.recorded_as.ok_or("no undo record")), UndoOptions::default());
     assert_eq!(tree(&fx.root), after, "{redo:#?}");
 }
@@ -92,7 +100,9 @@ fn a_turn_of_edits_and_commands_is_undone_exactly_and_redone() {
 fn a_path_changed_after_the_turn_is_a_conflict_until_forced() {
     let fx = fixture(&[("a.txt", "one\n")], DEFAULT_STORE_CAP);
     ok(fx.checkpoints.begin_turn(0, "edit"));
-    fx.call(&[Access::Write("a.txt".into())], false, |root| ok(std::fs::write(root.join("a.txt"), "agent\n")));
+    fx.call(&[Access::Write("a.txt".into())], false, |root| {
+        ok(std::fs::write(root.join("a.txt"), "agent\n"))
+    });
     ok(std::fs::write(fx.root.join("a.txt"), "user\n"));
     let report = fx.undo(1, UndoOptions::default());
     assert_eq!(report.conflicts.len(), 1);
@@ -116,8 +126,18 @@ fn a_turn_past_the_cap_records_what_fits_and_names_the_rest() {
     let store = ok(Store::open(&fx.session, 40));
     assert!(store.used() <= 40, "{}", store.used());
     let record = ok(store.record(1));
-    assert_eq!(record.changes.iter().map(|c| c.path.as_path()).collect::<Vec<_>>(), [Path::new("small")]);
-    assert!(record.not_covered.iter().any(|s| s.path == Path::new("large") && matches!(s.why, NotCovered::OverCap { cap: 40 })), "{record:#?}");
+    assert_eq!(
+        record.changes.iter().map(|c| c.path.as_path()).collect::<Vec<_>>(),
+        [Path::new("small")]
+    );
+    assert!(
+        record
+            .not_covered
+            .iter()
+            .any(|s| s.path == Path::new("large")
+                && matches!(s.why, NotCovered::OverCap { cap: 40 })),
+        "{record:#?}"
+    );
 }
 
 #[test]
