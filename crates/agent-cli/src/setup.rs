@@ -114,12 +114,10 @@ pub(crate) fn open(
     let mut log = SessionLog::open(resume, secrets)?;
     let mut executor = ExecutorConfig::new(log.id());
     executor.session_dir = Some(log.dir().to_path_buf());
+    executor.checkpoints = crate::checkpoints::open(&settings, log.dir())?;
     let tracker = FileTracker::new();
     let (mut builder, jobs) =
         settings.session_builder(launch.default_mode, tracker.clone(), executor)?;
-    if let Some(checkpoints) = crate::checkpoints::open(&settings, log.dir())? {
-        builder = builder.checkpoints(checkpoints);
-    }
     let docs = settings.project_docs()?;
     if docs.cut_bytes > 0 {
         eprintln!(

@@ -59,7 +59,6 @@ pub struct AgentBuilder {
     config: AgentConfig,
     executor: ExecutorConfig,
     background: Option<Arc<dyn Background>>,
-    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     /// Lines of the instructions about one tool each, as (tool name, line).
     guidance: Vec<(String, String)>,
     /// Project instructions, sent after the instructions and the tool guidance.
@@ -79,7 +78,6 @@ impl AgentBuilder {
             approver: None,
             late: None,
             background: None,
-            checkpoints: None,
             guidance: Vec::new(),
             project: Vec::new(),
             hooks: Hooks::default(),
@@ -234,12 +232,6 @@ impl AgentBuilder {
         self
     }
 
-    /// Keeps checkpoints of what each call writes, so turns can be undone (docs/checkpoints.md).
-    pub fn checkpoints(mut self, checkpoints: Arc<crate::checkpoint::Checkpoints>) -> Self {
-        self.checkpoints = Some(checkpoints);
-        self
-    }
-
     /// Replaces the executor's settings as a whole (session id, timeouts, output cap, where full
     /// outputs are saved).
     pub fn executor_config(mut self, config: ExecutorConfig) -> Self {
@@ -293,9 +285,6 @@ impl AgentBuilder {
         }
         if let Some(background) = self.background {
             executor = executor.with_background(background);
-        }
-        if let Some(checkpoints) = self.checkpoints {
-            executor = executor.with_checkpoints(checkpoints);
         }
         if !self.hooks.is_empty() {
             let mode = executor.policy().mode();

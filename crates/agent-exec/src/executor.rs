@@ -55,6 +55,8 @@ pub struct ExecutorConfig {
     pub tenant_id: Option<String>,
     /// The end user passed to tools, for multi-user hosts.
     pub user_id: Option<String>,
+    /// The session's checkpoints, told about every call that may write (docs/checkpoints.md).
+    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 impl ExecutorConfig {
@@ -70,6 +72,7 @@ impl ExecutorConfig {
             max_parallel: 8,
             tenant_id: None,
             user_id: None,
+            checkpoints: None,
         }
     }
 }
@@ -87,7 +90,7 @@ pub struct Executor {
     user_id: Option<Arc<str>>,
     late: Option<Arc<dyn LateTools>>,
     background: Option<Arc<dyn Background>>,
-    /// The session's checkpoints, told about every call that may write (docs/checkpoints.md).
+    /// The session's checkpoints ([`ExecutorConfig::checkpoints`]).
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
@@ -107,7 +110,7 @@ impl Executor {
             config,
             late: None,
             background: None,
-            checkpoints: None,
+            checkpoints: config.checkpoints.clone(),
         }
     }
 
