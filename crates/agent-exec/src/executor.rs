@@ -98,6 +98,7 @@ impl Executor {
     /// An executor with no approver: calls that need approval are denied with a message naming
     /// the flag or rule that would allow them.
     pub fn new(registry: Registry, policy: PermissionPolicy, config: ExecutorConfig) -> Self {
+        let checkpoints = config.checkpoints.clone();
         Self {
             workspace: Arc::new(policy.workspace().clone()),
             session_id: config.session_id.as_str().into(),
@@ -110,7 +111,7 @@ impl Executor {
             config,
             late: None,
             background: None,
-            checkpoints: config.checkpoints.clone(),
+            checkpoints,
         }
     }
 
