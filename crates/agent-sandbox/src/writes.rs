@@ -7,7 +7,7 @@
 //! [`TreeScan`] records size, mtime, ctime, inode and mode of every entry under a root (never
 //! following symlinks, never entering `.git`), and [`TreeScan::diff`] turns two scans into a
 //! [`WriteSet`]: creations, modifications, deletions, mode changes, and renames (a deleted and a
-//! created path with the same inode). Reading content is left to the caller, which hashes only
+//! created path with the same inode, size and mtime). Reading content is left to the caller, which hashes only
 //! what changed. Directories named in [`ScanRules::ignored_dirs`] and files over
 //! [`ScanRules::max_file_bytes`] are still seen, so what changed there is named in
 //! [`WriteSet::not_covered`] rather than silently dropped.
@@ -164,7 +164,7 @@ pub struct WriteSet {
     pub deleted: Vec<PathBuf>,
     /// Paths whose permission bits changed (and maybe their content too).
     pub mode_changed: Vec<PathBuf>,
-    /// `(from, to)`: a path deleted and another created with the same inode. Both also appear in
+    /// `(from, to)`: a path deleted and another created with the same inode, size and mtime. Both also appear in
     /// `deleted` and `created`.
     pub renamed: Vec<(PathBuf, PathBuf)>,
     /// Changed paths under the ignored directories or the size limit, or not scanned at all.
@@ -342,8 +342,13 @@ impl TreeScan {
         for from in &set.deleted {
             let Some(old) = self.entries.get(from) else { continue };
             let to = set.created.iter().find(|to| {
+                // A freed inode is soon given to a new file, so the inode alone does not make a
+                // rename; a rename also keeps the size and the mtime.
                 after.entries.get(*to).is_some_and(|new| {
-                    new.meta.ino == old.meta.ino && new.meta.kind == old.meta.kind
+                    new.meta.ino == old.meta.ino
+                        && new.meta.kind == old.meta.kind
+                        && new.meta.size == old.meta.size
+                        && new.meta.mtime_ns == old.meta.mtime_ns
                 })
             });
             if let Some(to) = to {
