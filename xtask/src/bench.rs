@@ -10,6 +10,7 @@
 //! criterion's statistics add minutes of build and run time on two cores and nothing we use.
 
 mod acp;
+mod checkpoint;
 mod lsp;
 mod mcp;
 mod process;
@@ -104,6 +105,8 @@ const IN_PROCESS: &[&str] = &[
     // agent-tools: web_fetch.ms (a 1 MB page from loopback, converted) and proxy.overhead_ms.
     "web_bench",
     task::EXAMPLE,
+    // agent-exec: checkpoint.command_scan_ms and checkpoint.bytes (3 files of a 50,000-file tree).
+    "checkpoint",
 ];
 
 /// Builds everything, runs every benchmark and prints the table or the JSON array.
@@ -346,6 +349,7 @@ fn target(figure: &Figure) -> Option<(String, bool)> {
         "lsp.harness_share_ms" => at_most(5.0, "≤ 5 ms"),
         "sandbox.overhead.read_only" | "sandbox.overhead.workspace_write" => at_most(2.0, "≤ 2 ms"),
         "sandbox.overhead.exec_allowlist" => at_most(0.3, "≤ 0.3 ms"),
+        _ if name.starts_with("checkpoint.") => checkpoint::target(figure),
         _ if name.starts_with("session.rss.") => at_most(64.0, "≤ 64 MB"),
         // Every request of the 200-turn sessions, by the agent's own count, inside the window.
         _ if name.starts_with("session.max_request_tokens.") => {

@@ -7,3 +7,4 @@ pub(crate) mod exec;
 pub(crate) mod sandbox;
 pub(crate) mod skills;
 pub(crate) mod tools;
+pub(crate) mod undo;

@@ -15,6 +15,9 @@ pub(crate) mod skills;
 pub(crate) mod telemetry;
 
 pub(crate) use self::network::{NetworkTable, ProfileNetwork};
+mod checkpoints;
+
+pub(crate) use self::checkpoints::Checkpoints;
 
 use agent_model::ApiKey;
 use anyhow::{Context, bail};
@@ -142,6 +145,9 @@ pub(crate) const RANGES: &[(&str, Range)] = &[
     ("skills.budget_percent", Range { min: 0, max: 50, unit: "percent" }),
     ("skills.budget_tokens", Range { min: 0, max: 1_000_000, unit: "tokens" }),
     ("telemetry.export_timeout_ms", Range { min: 10, max: 60_000, unit: "milliseconds" }),
+    ("checkpoints.max_file_bytes", Range { min: 1, max: 1_000_000_000_000, unit: "bytes" }),
+    ("checkpoints.store_cap_bytes", Range { min: 1_024, max: 10_000_000_000_000, unit: "bytes" }),
+    ("checkpoints.gc_days", Range { min: 1, max: 36_500, unit: "days" }),
 ];
 
 /// The range of `key` in [`RANGES`].
@@ -301,6 +307,9 @@ pub(crate) struct ConfigFile {
     /// `[agents]`: the limits on child agents (docs/agents.md).
     #[serde(default)]
     pub(crate) agents: agents::Agents,
+    /// `[checkpoints]`: what turns' checkpoints cover and keep (docs/checkpoints.md).
+    #[serde(default)]
+    pub(crate) checkpoints: Checkpoints,
 }
 
 impl ConfigFile {
@@ -331,6 +340,7 @@ impl ConfigFile {
         self.skills.check()?;
         self.telemetry.check()?;
         self.agents.check()?;
+        self.checkpoints.check()?;
         check_web_search("[web_search]", self.web_search.as_ref())?;
         for (event, entries) in &self.hooks {
             for entry in entries {

@@ -11,10 +11,12 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod agents;
 mod approval;
+mod checkpoints;
 mod cmd;
 mod commands;
 mod config;
 mod events;
+mod fork;
 mod hooks;
 mod markdown;
 mod mcp;
@@ -80,6 +82,8 @@ enum Command {
     /// The agent definitions a `task` call may name (`list`).
     #[command(subcommand)]
     Agents(cmd::agents::AgentsCommand),
+    /// Undo a turn's file changes (or list a session's checkpoints); see docs/checkpoints.md.
+    Undo(cmd::undo::UndoArgs),
     /// Print a shell completion script, e.g. `agent completions bash > ~/.local/share/bash-completion/completions/agent`.
     Completions {
         /// The shell.
@@ -99,6 +103,7 @@ fn main() -> ExitCode {
         Some(Command::Mcp(command)) => mcp::run(&cli.options, command),
         Some(Command::Acp) => cmd::acp::run(&cli.options),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),
+        Some(Command::Undo(args)) => cmd::undo::run(&cli.options, &args),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(shell, &mut Cli::command(), "agent", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)

@@ -89,6 +89,10 @@ pub(crate) struct Options {
     /// Config file (default: the platform config directory's agent/config.toml).
     #[arg(long, global = true)]
     pub(crate) config: Option<PathBuf>,
+    /// Continue a copy of a session cut after turn N (`ID:N`; the whole session without `:N`);
+    /// the original stays as it was.
+    #[arg(long, global = true, value_name = "SESSION[:TURN]")]
+    pub(crate) fork: Option<String>,
 }
 
 /// `--sandbox`: the flag's spelling of [`SandboxPolicy`] (the profile's `sandbox` key is parsed by

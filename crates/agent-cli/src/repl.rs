@@ -50,6 +50,8 @@ Ctrl-D or /exit quits and kills the jobs.
   /last   the last tool call in full: arguments, status, diff and whole output
   /diff   every file change of this session
   /clear  start a new conversation (a new session)
+  /undo   undo the last turn's file changes (commands' writes included)
+  /rewind N [files|conversation|both]  back to the end of turn N; the conversation forks
   /exit   quit";
 
 /// The built-in slash commands, for Tab completion.
@@ -75,6 +77,10 @@ enum Line {
     Last,
     Diff,
     Clear,
+    /// `/undo`: the last turn's file changes.
+    Undo,
+    /// `/rewind N [files|conversation|both]`.
+    Rewind(String),
     Exit,
     /// Nothing to do (a blank line).
     Empty,
@@ -101,6 +107,11 @@ fn parse_line(line: &str) -> Line {
     {
         return Line::Model(rest.split_whitespace().next().map(str::to_owned));
     }
+    if let Some(rest) = trimmed.strip_prefix("/rewind")
+        && (rest.is_empty() || rest.starts_with(char::is_whitespace))
+    {
+        return Line::Rewind(rest.trim().to_owned());
+    }
     // A path such as `/etc/hosts what is this?` is a prompt, not a command: commands are one word.
     let Some(command) = trimmed.strip_prefix('/').filter(|rest| !rest.contains(['/', ' '])) else {
         return Line::Prompt(trimmed.to_owned());
@@ -116,6 +127,7 @@ fn parse_line(line: &str) -> Line {
         "last" => Line::Last,
         "diff" => Line::Diff,
         "clear" | "new" => Line::Clear,
+        "undo" => Line::Undo,
         "exit" | "quit" | "q" => Line::Exit,
         other => Line::Unknown(other.to_owned()),
     }
@@ -228,6 +240,8 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             }
             Line::Last => eprint!("{}", renderer.work.last(&Style::stderr())),
             Line::Diff => eprint!("{}", renderer.work.diff(&Style::stderr())),
+            Line::Undo => eprint!("{}", crate::checkpoints::undo_last(&session)?),
+            Line::Rewind(args) => eprint!("{}", crate::checkpoints::rewind(&mut session, &args)?),
             Line::Jobs => {
                 let lines = session.job_lines();
                 if lines.is_empty() {
@@ -409,6 +423,8 @@ mod tests {
         check("/last", Line::Last);
         check("/diff", Line::Diff);
         check("/clear", Line::Clear);
+        check("/undo", Line::Undo);
+        check("/rewind 2 files", Line::Rewind("2 files".to_owned()));
         check("/exit", Line::Exit);
         check("/jobs", Line::Jobs);
         check("/quit", Line::Exit);

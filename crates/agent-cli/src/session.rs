@@ -122,7 +122,7 @@ impl SessionLog {
 }
 
 /// A sortable, unique-enough id: seconds since the epoch and the process id.
-fn new_id() -> String {
+pub(crate) fn new_id() -> String {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     format!("{}-{:x}{:03}", now.as_secs(), std::process::id(), now.subsec_millis())
 }

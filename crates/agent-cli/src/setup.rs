@@ -116,12 +116,18 @@ pub(crate) fn open(
     let secrets: Vec<String> =
         settings.model.api_key.iter().map(|key| key.expose().to_owned()).collect();
     let capture = crate::telemetry::install(&settings.file.telemetry);
-    let mut log = SessionLog::open(launch.resume, secrets.clone())?;
+    let forked = options.fork.as_deref().map(crate::fork::fork).transpose()?;
+    if let (Some(spec), Some(new)) = (&options.fork, &forked) {
+        eprintln!("agent: forked {spec} into session {new}; the original is unchanged");
+    }
+    let resume = forked.as_deref().or(launch.resume);
+    let mut log = SessionLog::open(resume, secrets.clone())?;
     log.note_workspace(&settings.workspace()?);
     let child_secrets = log.transcript().secrets().to_vec();
     let mut executor = ExecutorConfig::new(log.id());
     executor.telemetry = agent_exec::telemetry::Telemetry::new(capture, secrets);
     executor.session_dir = Some(log.dir().to_path_buf());
+    executor.checkpoints = crate::checkpoints::open(&settings, log.dir())?;
     let tracker = FileTracker::new();
     // The session proxy of allow-list mode starts on the runtime the session runs on.
     let entered = runtime.enter();
@@ -182,7 +188,7 @@ pub(crate) fn open(
         &agent.config().instructions,
         &agent.executor().specs(),
     );
-    if launch.resume.is_some() {
+    if resume.is_some() {
         agent.set_conversation(log.resumed_conversation()?);
     }
     let workspace = agent.executor().policy().workspace().clone();
@@ -216,6 +222,13 @@ impl Session {
         prompt: String,
         show: &mut (dyn FnMut(&AgentEvent) + Send),
     ) -> anyhow::Result<Finish> {
+        if let Some(checkpoints) = self.agent.executor().checkpoints() {
+            // Where this prompt's transcript begins, so a fork after the previous turn cuts here.
+            let offset = std::fs::metadata(self.log.transcript().path()).map_or(0, |m| m.len());
+            if let Err(err) = checkpoints.begin_turn(offset, &prompt) {
+                eprintln!("agent: warning: checkpoints: {err}");
+            }
+        }
         let cancel = CancellationToken::new();
         let listener = tokio::spawn(cancel_on_ctrl_c(cancel.clone())?);
         let finish = self.prompt_until(prompt, &cancel, show).await;
@@ -375,6 +388,9 @@ impl Session {
     /// Starts a new conversation in a new session log (the REPL's `/clear`).
     pub(crate) fn clear(&mut self) -> anyhow::Result<()> {
         self.log = SessionLog::open(None, self.log.transcript().secrets().to_vec())?;
+        if let Some(checkpoints) = self.agent.executor().checkpoints() {
+            checkpoints.switch(self.log.dir())?;
+        }
         self.agent.set_conversation(Conversation::default());
         // A new conversation is a new trace: the next prompt starts a new `invoke_agent` span.
         self.agent.executor().end_session_span();

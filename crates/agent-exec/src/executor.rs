@@ -61,6 +61,8 @@ pub struct ExecutorConfig {
     pub user_id: Option<String>,
     /// What the session's spans may carry beyond their shape (no content by default).
     pub telemetry: crate::telemetry::Telemetry,
+    /// The session's checkpoints, told about every call that may write (docs/checkpoints.md).
+    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 impl ExecutorConfig {
@@ -77,6 +79,7 @@ impl ExecutorConfig {
             tenant_id: None,
             user_id: None,
             telemetry: crate::telemetry::Telemetry::default(),
+            checkpoints: None,
         }
     }
 }
@@ -96,12 +99,15 @@ pub struct Executor {
     background: Option<Arc<dyn Background>>,
     otel: Otel,
     pinned: Option<Arc<dyn Pinned>>,
+    /// The session's checkpoints ([`ExecutorConfig::checkpoints`]).
+    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 impl Executor {
     /// An executor with no approver: calls that need approval are denied with a message naming
     /// the flag or rule that would allow them.
     pub fn new(registry: Registry, policy: PermissionPolicy, config: ExecutorConfig) -> Self {
+        let checkpoints = config.checkpoints.clone();
         Self {
             workspace: Arc::new(policy.workspace().clone()),
             session_id: config.session_id.as_str().into(),
@@ -116,6 +122,7 @@ impl Executor {
             background: None,
             otel: Otel::new(),
             pinned: None,
+            checkpoints,
         }
     }
 
@@ -129,6 +136,18 @@ impl Executor {
     /// The state compaction keeps verbatim, when there is some.
     pub fn pinned(&self) -> Option<&dyn Pinned> {
         self.pinned.as_deref()
+    }
+
+    /// The same executor, recording what each call writes in `checkpoints` so a turn can be
+    /// undone.
+    pub fn with_checkpoints(mut self, checkpoints: Arc<crate::checkpoint::Checkpoints>) -> Self {
+        self.checkpoints = Some(checkpoints);
+        self
+    }
+
+    /// The session's checkpoints, when they are kept.
+    pub fn checkpoints(&self) -> Option<&Arc<crate::checkpoint::Checkpoints>> {
+        self.checkpoints.as_ref()
     }
 
     /// The same executor, with the session's background work (the built-in tools' job table):

@@ -50,6 +50,7 @@
 pub mod agent;
 mod background;
 mod builder;
+pub mod checkpoint;
 pub mod child;
 pub mod compaction;
 pub mod conversation;
@@ -69,7 +70,7 @@ mod workspace;
 
 // The OS half lives in its own crate and keeps its paths here (`agent_exec::sandbox::SandboxPolicy`,
 // `agent_exec::jobs::Jobs`), so code written against this crate's sandbox keeps compiling.
-pub use agent_sandbox::{jobs, network, process, sandbox, secret};
+pub use agent_sandbox::{jobs, network, process, sandbox, secret, writes};
 
 pub use crate::{
     background::Background,

@@ -17,6 +17,7 @@
 //! - [`network`]: the SSRF guard, the resolver with the user's pins, domain lists and the
 //!   session proxy of allow-list mode.
 //! - [`paths`]: gitignore-style path globs, anchored the way permission rules spell them.
+//! - [`writes`]: what a command changed inside its writable roots ([`writes::WriteSet`]).
 //!
 //! Linux only: the sandbox is built from Landlock, seccomp and Linux namespaces, and on any other
 //! target the crate stops with one `compile_error!` rather than with link errors. See
@@ -68,3 +69,5 @@ pub mod process;
 pub mod sandbox;
 #[cfg(target_os = "linux")]
 pub mod secret;
+#[cfg(target_os = "linux")]
+pub mod writes;

@@ -31,6 +31,7 @@ mod stream;
 mod telemetry;
 mod terminal;
 mod tools;
+mod undo;
 mod view_image;
 
 use std::{

@@ -119,12 +119,21 @@ impl Executor {
             user_id: self.user_id.clone(),
             exec_allowlist: read_only_programs.map(Into::into),
         };
+        // What the call declared it writes is recorded before it runs (and its commands' writes
+        // found after), so its turn can be undone.
+        let checkpoint = self.checkpoints.as_ref().and_then(|checkpoints| {
+            let runs = spec.effects.runs_processes;
+            checkpoints.before_call(prepared.access(), runs, ctx.exec_allowlist.is_some())
+        });
         let timeout = entry.limits.timeout.unwrap_or(self.config.default_timeout);
         let future = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.run(prepared, ctx))) {
             Ok(future) => future,
             Err(panic) => return self.failure(call, &spec.name, panicked(&panic), start),
         };
         let result = self.supervise(future, &token, cancel, timeout).await;
+        if let (Some(checkpoints), Some(guard)) = (&self.checkpoints, checkpoint) {
+            checkpoints.after_call(guard);
+        }
         let cap = entry.limits.output_cap.unwrap_or(self.config.output_cap);
         match result {
             Ok(output) => self.success(call, &spec.name, output, cap, start).await,
