@@ -144,7 +144,7 @@ pub const TYPESCRIPT_SETTLE: Duration = Duration::from_millis(300);
 pub fn defaults(path_var: Option<&std::ffi::OsStr>) -> Vec<ServerConfig> {
     let found = |program: &str| {
         path_var.is_some_and(|path| {
-            std::env::split_paths(path).any(|dir| is_executable(&dir.join(program)))
+            std::env::split_paths(path).any(|dir| runnable(&dir.join(program), program))
         })
     };
     let server =
@@ -204,6 +204,30 @@ pub fn defaults(path_var: Option<&std::ffi::OsStr>) -> Vec<ServerConfig> {
         .collect()
 }
 
+/// Whether `path` would start `program`: an executable that is not a rustup proxy for a component
+/// no toolchain has. rustup puts a `rust-analyzer` proxy on every machine it installs, and without
+/// the component it fails on every start, which would offer the model a `diagnostics` tool and
+/// then turn the language off after three failed starts.
+fn runnable(path: &Path, program: &str) -> bool {
+    if !is_executable(path) {
+        return false;
+    }
+    let proxy = std::fs::canonicalize(path).is_ok_and(|real| {
+        real.file_name().is_some_and(|name| name == "rustup" || name == "rustup-init")
+    });
+    !proxy || rustup_component_installed(program)
+}
+
+/// Whether any rustup toolchain (under `RUSTUP_HOME`, else `~/.rustup`) has `program` in its `bin`.
+fn rustup_component_installed(program: &str) -> bool {
+    let home = std::env::var_os("RUSTUP_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::home_dir().map(|home| home.join(".rustup")));
+    let Some(toolchains) = home.map(|home| home.join("toolchains")) else { return false };
+    let Ok(entries) = std::fs::read_dir(toolchains) else { return false };
+    entries.flatten().any(|toolchain| is_executable(&toolchain.path().join("bin").join(program)))
+}
+
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::metadata(path)
@@ -233,5 +257,23 @@ mod tests {
             Some("pyright-langserver")
         );
         assert_eq!(config.server_for(Path::new("a/b.ts")), None);
+    }
+
+    /// A rustup proxy named `rust-analyzer` (a link to `rustup`) is no server when no toolchain
+    /// has the component; the real program beside it is.
+    #[test]
+    fn a_rustup_proxy_without_its_component_is_no_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let rustup = dir.path().join("rustup");
+        std::fs::write(&rustup, "#!/bin/sh\nexit 1\n").unwrap();
+        std::fs::set_permissions(&rustup, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink(&rustup, bin.join("rust-analyzer")).unwrap();
+        assert!(!runnable(&bin.join("rust-analyzer"), "rust-analyzer-not-in-any-toolchain"));
+        std::fs::remove_file(bin.join("rust-analyzer")).unwrap();
+        std::fs::copy(&rustup, bin.join("rust-analyzer")).unwrap();
+        assert!(runnable(&bin.join("rust-analyzer"), "rust-analyzer"));
     }
 }
