@@ -115,7 +115,12 @@ async fn a_library_agent_is_told_when_its_job_finishes() {
             Turn::tool_calls([ScriptedCall::new(
                 "c1",
                 "bash",
-                json!({"command": "echo built; exit 7", "background": true}),
+                // The job waits for the test's `go` file: ending on its own, it could finish
+                // before `bash` answers, and the call would report its end instead of its id.
+                json!({
+                    "command": "echo built; until [ -e go ]; do sleep 0.01; done; exit 7",
+                    "background": true
+                }),
             )]),
             Turn::text("started"),
             Turn::text("it failed"),
@@ -145,6 +150,7 @@ async fn a_library_agent_is_told_when_its_job_finishes() {
             return;
         }
         assert!(output.starts_with("job_id: 1"), "{output}");
+        std::fs::write(dir.path().join("go"), "").unwrap();
         // The job's end is the event waited for: its process group is gone.
         let ended = jobs.wait(1, DEADLINE).await.expect("job 1 exists");
         assert!(!matches!(ended.state, agent_exec::jobs::JobState::Running), "{ended:?}");
