@@ -204,15 +204,21 @@ fn demos() -> Vec<Demo> {
     ]
 }
 
-/// Runs the demos named by `filter` (all when empty) against both APIs.
-pub(crate) fn run(root: &Path, filter: Option<&str>) -> anyhow::Result<()> {
+/// Runs the demos named by `filter` (all when empty) against both APIs, after building the two
+/// binaries when `build` is set (CI builds them once for the demo, the tier and the tests).
+pub(crate) fn run(root: &Path, filter: Option<&str>, build: bool) -> anyhow::Result<()> {
     let selected: Vec<Demo> =
         demos().into_iter().filter(|demo| filter.is_none_or(|name| demo.name == name)).collect();
     if selected.is_empty() {
         let names: Vec<&str> = demos().iter().map(|demo| demo.name).collect();
         bail!("no demo named {:?}; demos: {}", filter.unwrap_or(""), names.join(", "));
     }
-    let bins = build(root)?;
+    let bins = if build {
+        build_bins(root)?
+    } else {
+        let debug = crate::built_debug(root, &["agent", "scripted-server"])?;
+        Bins { agent: debug.join("agent"), server: debug.join("scripted-server") }
+    };
     let scratch = std::env::temp_dir().join(format!("agent-demo-{}", std::process::id()));
     let mut failed = Vec::new();
     for demo in &selected {
@@ -242,7 +248,7 @@ struct Bins {
 }
 
 /// Builds the `agent` binary and the scripted server (debug profile, shared with the tests).
-fn build(root: &Path) -> anyhow::Result<Bins> {
+fn build_bins(root: &Path) -> anyhow::Result<Bins> {
     println!("building the agent binary and the scripted model server…");
     let debug = crate::build_debug(
         root,

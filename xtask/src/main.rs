@@ -22,9 +22,11 @@ tasks:
   bench   [--json] [--quick] [--only GROUP,…] benchmarks of the release binaries and crates (not part of ci)
   ci      [--list] what .ci/run runs, these steps in order, stopping at the first failure:
 {steps}
-  demo    [NAME] offline demos: the real agent binary against a scripted model server
-  realmodel  the real-server tier: the agent binary against llama-cpp-python, llama-server and
-          LiteLLM with a real tiny model (setup cached in $AGENT_REALMODEL_CACHE)
+  demo    [--no-build] [NAME] offline demos: the real agent binary against a scripted model server
+          (--no-build: on the debug binaries as they are, e.g. after `cargo test --no-run`)
+  realmodel  [--no-build] [--only TEXT | --bench] the real-server tier: the agent binary against
+          llama-cpp-python, llama-server and LiteLLM with a real tiny model (setup cached in
+          $AGENT_REALMODEL_CACHE)
   tidy    repository invariants: //! headers, library dependencies, crate edges, lints, file sizes,
           the crate tables and CI lists of the docs
 ";
@@ -46,7 +48,10 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Some("ci") => ci::run(&project_root()),
-        Some("demo") => demo::run(&project_root(), rest.first().map(String::as_str)),
+        Some("demo") => {
+            let name = rest.iter().find(|arg| *arg != "--no-build").map(String::as_str);
+            demo::run(&project_root(), name, !rest.iter().any(|arg| arg == "--no-build"))
+        }
         Some("realmodel") => realmodel::run(&project_root(), &rest),
         Some("tidy") => {
             let problems = tidy::check(&project_root())?;
@@ -86,7 +91,23 @@ fn build_debug(root: &Path, args: &[&str]) -> anyhow::Result<PathBuf> {
     if !status.success() {
         bail!("cargo build failed");
     }
+    Ok(debug_dir(root))
+}
+
+/// Where the debug binaries land (`$CARGO_TARGET_DIR/debug`, else `target/debug`).
+fn debug_dir(root: &Path) -> PathBuf {
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    Ok(target.join("debug"))
+    target.join("debug")
+}
+
+/// The debug binaries `names` as they are, for `--no-build`: fails naming the build to run first.
+fn built_debug(root: &Path, names: &[&str]) -> anyhow::Result<PathBuf> {
+    let dir = debug_dir(root);
+    for name in names {
+        if !dir.join(name).is_file() {
+            bail!("{name} is not built in {dir:?} (run `cargo test --workspace --no-run` first)");
+        }
+    }
+    Ok(dir)
 }

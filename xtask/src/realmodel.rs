@@ -44,12 +44,15 @@ struct Outcome {
 /// (`cargo xtask realmodel --only TEXT`, for working on one case), or only prints the real-model
 /// figures (`cargo xtask realmodel --bench`).
 pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
+    // `--no-build`: the debug binary as it is (CI's `build` step made it with the tests' features).
+    let build = !args.iter().any(|arg| arg == "--no-build");
+    let args: Vec<String> = args.iter().filter(|arg| *arg != "--no-build").cloned().collect();
     let mut only = None;
     match args.first().map(String::as_str) {
         None => {}
         Some("--only") => only = Some(args.get(1).context("--only needs a text")?.clone()),
         Some("--bench") => {
-            let agent = build_agent(root)?;
+            let agent = agent_binary(root, build)?;
             for figure in bench_figures(root, &agent)? {
                 println!("{:<48} {:>10.0} {}", figure.name, figure.median, figure.unit);
             }
@@ -63,7 +66,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     println!("realmodel: setting up the servers (cached in $AGENT_REALMODEL_CACHE)…");
     let setup = servers::setup(root)?;
     println!("realmodel: setup took {setup:.0} s");
-    let agent = build_agent(root)?;
+    let agent = agent_binary(root, build)?;
     let scratch = std::env::temp_dir().join(format!("agent-realmodel-{}", std::process::id()));
     let (mut passed, mut failed) = (0, 0);
     let mut running: Vec<Server> = Vec::new();
@@ -125,9 +128,14 @@ fn start_for(
     Ok(())
 }
 
-/// Builds the `agent` binary (debug profile, shared with the tests).
-fn build_agent(root: &Path) -> anyhow::Result<PathBuf> {
-    Ok(crate::build_debug(root, &["-p", "agent-cli", "--bin", "agent"])?.join("agent"))
+/// The `agent` binary (debug profile), built first when `build` is set.
+fn agent_binary(root: &Path, build: bool) -> anyhow::Result<PathBuf> {
+    let dir = if build {
+        crate::build_debug(root, &["-p", "agent-cli", "--bin", "agent"])?
+    } else {
+        crate::built_debug(root, &["agent"])?
+    };
+    Ok(dir.join("agent"))
 }
 
 /// Runs `agent exec --json` for one case in a fresh workspace and data directory.
