@@ -37,6 +37,9 @@ enum Step {
 /// The checks, cheapest first (the background ones are joined where their result is needed);
 /// each one stops the run when it fails.
 const STEPS: &[(&str, Step)] = &[
+    // Every crate the steps need, downloaded once up front: tidy reads the dependency tree with
+    // `cargo tree --offline`, which fails on a clean machine before anything was fetched.
+    ("fetch", Step::Cargo(&["fetch"], &[])),
     ("fmt", Step::Cargo(&["fmt", "--all", "--", "--check"], &[])),
     ("tidy", Step::Task(run_tidy, "cargo xtask tidy")),
     (
