@@ -55,7 +55,9 @@ fresh() { [ -f "$CACHE/$1.stamp" ] && [ "$(cat "$CACHE/$1.stamp")" = "$2" ]; }
 # llama-cpp-python (loaded through LLAMA_CPP_LIB_PATH) and the `llama-server` binary linked to them.
 # Compiling ggml once instead of twice halves the cold setup (it is most of the CPU time).
 setup_llama_cpp() {
-  local want; want="$(echo "$LLAMA_CPP_PYTHON_VERSION $GGML_ARGS ${OPT_ARGS[*]} shared llama llama-server" | cat - "$HERE/release-o3.cmake" | sha256sum | cut -c1-16)"
+  # The flags and the hook's text, not its path: every fresh clone of CI has another path, and the
+  # cache is per machine.
+  local want; want="$(echo "$LLAMA_CPP_PYTHON_VERSION $GGML_ARGS ${OPT_ARGS[*]/#-DCMAKE_PROJECT_ggml_INCLUDE=*/o3-hook} shared llama llama-server" | cat - "$HERE/release-o3.cmake" | sha256sum | cut -c1-16)"
   if fresh llama.cpp "$want" && [ -x "$LIB_DIR/llama-server" ] && [ -f "$LIB_DIR/libllama.so" ]; then return; fi
   log "building llama.cpp (libllama and llama-server) from the sources vendored in llama-cpp-python $LLAMA_CPP_PYTHON_VERSION"
   rm -rf "$CACHE/llama.cpp" "$CACHE/tools"
