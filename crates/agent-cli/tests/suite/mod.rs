@@ -2,6 +2,9 @@
 
 mod acp;
 mod agents;
+mod agents_list;
+mod agents_repl;
+mod agents_replay;
 mod apply_patch;
 mod config;
 mod crash;
