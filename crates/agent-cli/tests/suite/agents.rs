@@ -201,6 +201,19 @@ async fn two_explore_children_overlap_and_their_usage_rolls_up() {
     let (a1, b1) = (first(&requests, "\\\"A1\\\""), first(&requests, "\\\"B1\\\""));
     let (a2, b2) = (first(&requests, "\\\"OUTA\\\""), first(&requests, "\\\"OUTB\\\""));
     assert!(a1.max(b1) < a2.min(b2), "no overlap: A {a1},{a2} B {b1},{b2}");
+    // The explore child is offered read-only tools only, and neither the plan nor `task`.
+    let offered: Vec<String> = requests[a1].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    for wanted in ["read_file", "grep", "list_dir"] {
+        assert!(offered.iter().any(|name| name == wanted), "{wanted} missing: {offered:?}");
+    }
+    for unwanted in ["bash", "write_file", "edit_file", "apply_patch", "update_plan", "task"] {
+        assert!(!offered.iter().any(|name| name == unwanted), "{unwanted} offered: {offered:?}");
+    }
     let last = requests.last().unwrap();
     let answer = output_of(last, "ta");
     assert!(answer.starts_with("A found alpha\n\n[agent explore · "), "{answer}");
@@ -215,8 +228,15 @@ async fn two_explore_children_overlap_and_their_usage_rolls_up() {
         parent_input + children["input_tokens"].as_u64().unwrap(),
         "{end}"
     );
-    let child_events = events.iter().filter(|e| e["type"] == "agent.event").count();
-    assert!(child_events > 0);
+    let session = events[0]["session_id"].as_str().unwrap();
+    let child_events: Vec<&Value> = events.iter().filter(|e| e["type"] == "agent.event").collect();
+    assert!(!child_events.is_empty());
+    for event in &child_events {
+        assert_eq!(event["parent_id"], session, "{event}");
+        assert_eq!(event["agent"], "explore", "{event}");
+        let id = event["agent_id"].as_str().unwrap();
+        assert!([".c1", ".c2"].map(|n| format!("{session}{n}")).contains(&id.to_owned()), "{event}");
+    }
     let folder = session_dir(dir.path(), &events).join("children");
     let transcripts = std::fs::read_dir(&folder)
         .unwrap()

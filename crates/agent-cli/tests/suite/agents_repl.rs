@@ -70,3 +70,25 @@ async fn a_childs_question_says_which_agent_asks() {
     assert!(asks.contains("agent `general` (") && asks.contains(".c1)"), "{asks}");
     assert_eq!(std::fs::read_to_string(dir.path().join("new.txt")).unwrap(), "x\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_is_shown_after_each_change_and_on_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = json!([
+        {"id": null, "step": "read", "status": "completed"},
+        {"id": null, "step": "fix", "status": "in_progress"},
+    ]);
+    let call = ScriptedCall::new(
+        "p",
+        "update_plan",
+        json!({"explanation": null, "plan": plan, "ops": null}),
+    );
+    let script = Script::new([Turn::tool_calls([call]), Turn::text("planned")]);
+    let output = chat(dir.path(), script, &["/plan", "plan it", "/plan", "/exit"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    let checklist = "plan: 1 of 2 done\n  [x] 1. read\n  [>] 2. fix";
+    assert!(err.contains("no plan yet"), "{err}");
+    // Once after the change, once for `/plan`.
+    assert_eq!(err.matches(checklist).count(), 2, "{err}");
+}
