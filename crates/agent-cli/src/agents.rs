@@ -12,7 +12,8 @@ use agent_core::{ModelClient, Typed};
 use agent_exec::{
     AgentBuilder,
     child::{
-        self, ChildEvent, ChildObserver, ChildStart, Children, ChildrenConfig, ModelSource, Recorded,
+        self, ChildEvent, ChildObserver, ChildStart, Children, ChildrenConfig, ModelSource,
+        Recorded,
     },
     plan::{PLAN_SCHEMA_VERSION, PlanBook},
 };

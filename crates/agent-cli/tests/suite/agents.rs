@@ -235,7 +235,10 @@ async fn two_explore_children_overlap_and_their_usage_rolls_up() {
         assert_eq!(event["parent_id"], session, "{event}");
         assert_eq!(event["agent"], "explore", "{event}");
         let id = event["agent_id"].as_str().unwrap();
-        assert!([".c1", ".c2"].map(|n| format!("{session}{n}")).contains(&id.to_owned()), "{event}");
+        assert!(
+            [".c1", ".c2"].map(|n| format!("{session}{n}")).contains(&id.to_owned()),
+            "{event}"
+        );
     }
     let folder = session_dir(dir.path(), &events).join("children");
     let transcripts = std::fs::read_dir(&folder)

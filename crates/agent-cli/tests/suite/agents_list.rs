@@ -27,8 +27,11 @@ fn agents_list_maps_claude_code_files_and_says_why_a_file_was_refused() {
     )
     .unwrap();
     std::fs::write(ours.join("broken.md"), "name: broken\n").unwrap();
-    std::fs::write(ours.join("mode.md"), "---\nname: m\ndescription: d\npermission_mode: god\n---\n")
-        .unwrap();
+    std::fs::write(
+        ours.join("mode.md"),
+        "---\nname: m\ndescription: d\npermission_mode: god\n---\n",
+    )
+    .unwrap();
     std::fs::write(
         claude.join("helper.md"),
         "---\nname: helper\ndescription: Helps.\nmodel: inherit\nhooks: x\nmcpServers: y\n---\n",

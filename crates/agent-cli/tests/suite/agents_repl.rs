@@ -34,11 +34,9 @@ async fn chat(dir: &Path, script: Script, lines: &[&str]) -> std::process::Outpu
 async fn status_adds_the_childrens_tokens() {
     let dir = tempfile::tempdir().unwrap();
     // Each response reports 42 tokens in (and its length out): two parent turns, one child turn.
-    let script = Script::new([
-        Turn::tool_calls([task("t", "explore", "look \"A1\"")]),
-        Turn::text("done"),
-    ])
-    .with_standing("\\\"A1\\\"", Turn::text("child saw it"));
+    let script =
+        Script::new([Turn::tool_calls([task("t", "explore", "look \"A1\"")]), Turn::text("done")])
+            .with_standing("\\\"A1\\\"", Turn::text("child saw it"));
     let output = chat(dir.path(), script, &["/status", "look", "/status", "/exit"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let err = stderr(&output);
@@ -56,13 +54,12 @@ async fn status_adds_the_childrens_tokens() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_childs_question_says_which_agent_asks() {
     let dir = tempfile::tempdir().unwrap();
-    let write = ScriptedCall::new("wf1", "write_file", json!({"path": "new.txt", "content": "x\n"}));
-    let script = Script::new([
-        Turn::tool_calls([task("t", "general", "write \"A1\"")]),
-        Turn::text("done"),
-    ])
-    .with_standing("\"wf1\"", Turn::text("wrote it"))
-    .with_standing("\\\"A1\\\"", Turn::tool_calls([write]));
+    let write =
+        ScriptedCall::new("wf1", "write_file", json!({"path": "new.txt", "content": "x\n"}));
+    let script =
+        Script::new([Turn::tool_calls([task("t", "general", "write \"A1\"")]), Turn::text("done")])
+            .with_standing("\"wf1\"", Turn::text("wrote it"))
+            .with_standing("\\\"A1\\\"", Turn::tool_calls([write]));
     let output = chat(dir.path(), script, &["write it", "y", "/exit"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let err = stderr(&output);

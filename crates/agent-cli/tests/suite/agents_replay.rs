@@ -57,7 +57,8 @@ async fn the_plan_survives_three_compactions_a_replay_and_a_resume_and_the_child
         turns.push(Turn::tool_calls([ScriptedCall::new(format!("r{part}"), "read_file", read)]));
     }
     turns.push(Turn::text("done"));
-    let grep = ScriptedCall::new("g1", "grep", json!({"pattern": "OUTA", "output_mode": "content"}));
+    let grep =
+        ScriptedCall::new("g1", "grep", json!({"pattern": "OUTA", "output_mode": "content"}));
     let script = Script::new(turns)
         .with_standing(SUMMARY_MARKER, Turn::text("SUMMARY: reading the big files."))
         .with_standing("\"g1\"", Turn::text("child found OUTA in notes.txt"))
@@ -82,7 +83,11 @@ async fn the_plan_survives_three_compactions_a_replay_and_a_resume_and_the_child
         .collect();
     assert!(after.len() > 3, "{} requests after the first compaction", after.len());
     for request in &after {
-        assert!(request.body.contains("The plan (1 of 3 done; kept verbatim"), "{:.2000}", request.body);
+        assert!(
+            request.body.contains("The plan (1 of 3 done; kept verbatim"),
+            "{:.2000}",
+            request.body
+        );
         assert!(request.body.contains(escaped), "the checklist changed: {:.2000}", request.body);
     }
     let folder = session_dir(dir.path(), &events);
@@ -106,10 +111,11 @@ async fn the_plan_survives_three_compactions_a_replay_and_a_resume_and_the_child
         replayed_child.starts_with("child found OUTA in notes.txt\n\n[agent explore · "),
         "{replayed_child}"
     );
-    let child_transcript = std::fs::read_to_string(replay_folder.join("children").join(format!(
-        "{}.c1.jsonl",
-        replay_events[0]["session_id"].as_str().unwrap()
-    )))
+    let child_transcript = std::fs::read_to_string(
+        replay_folder
+            .join("children")
+            .join(format!("{}.c1.jsonl", replay_events[0]["session_id"].as_str().unwrap())),
+    )
     .unwrap();
     assert!(child_transcript.contains("OUTA"), "the child's grep did not run again");
 
@@ -133,7 +139,10 @@ async fn the_plan_survives_three_compactions_a_replay_and_a_resume_and_the_child
     assert!(requests[0].body.contains(escaped), "the resumed request lost the plan");
     let (plan, changes) = last_plan(&folder);
     assert_eq!(changes, 2);
-    assert_eq!(plan["items"].as_array().unwrap()[..3], recorded_plan["items"].as_array().unwrap()[..]);
+    assert_eq!(
+        plan["items"].as_array().unwrap()[..3],
+        recorded_plan["items"].as_array().unwrap()[..]
+    );
     assert_eq!(plan["items"][3], json!({"id": "4", "text": "ship it", "status": "pending"}));
     // The resumed session's child is numbered after the first, which it leaves alone.
     assert!(answered(&requests, "t2").starts_with("child two"));

@@ -3,6 +3,7 @@
 mod acp;
 mod agents;
 mod agents_list;
+mod agents_mcp;
 mod agents_repl;
 mod agents_replay;
 mod apply_patch;

@@ -120,7 +120,10 @@ impl LateTools for Withheld {
 
     fn unavailable(&self, name: &str) -> Option<ToolError> {
         if self.names.iter().any(|withheld| withheld == name) {
-            return Some(ToolError::new(ToolErrorKind::other("child_refused"), self.reason.clone()));
+            return Some(ToolError::new(
+                ToolErrorKind::other("child_refused"),
+                self.reason.clone(),
+            ));
         }
         self.inner.as_ref()?.unavailable(name)
     }
