@@ -39,8 +39,8 @@ async fn a_child_calls_the_parents_mcp_server_under_the_parents_rules() {
         return;
     }
     let (dir, markers) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let answer = child_touches(dir.path(), markers.path(), "allowed", &["--allow", "mcp__py__touch"])
-        .await;
+    let answer =
+        child_touches(dir.path(), markers.path(), "allowed", &["--allow", "mcp__py__touch"]).await;
     assert!(answer.starts_with("touched"), "{answer}");
     assert!(markers.path().join("allowed").exists(), "the child's call did not reach the server");
     // Without the parent's rule, `exec` has no one to ask: the child's call is refused unrun.
