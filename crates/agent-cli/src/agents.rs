@@ -11,7 +11,10 @@ use std::{
 use agent_core::{ModelClient, Typed};
 use agent_exec::{
     AgentBuilder,
-    child::{self, ChildEvent, ChildObserver, Children, ChildrenConfig, ModelSource},
+    child::{
+        self, ChildEvent, ChildObserver, ChildStart, Children, ChildrenConfig, ModelSource,
+        Recorded,
+    },
     plan::{PLAN_SCHEMA_VERSION, PlanBook},
 };
 use agent_tools::{Task, UpdatePlan};
@@ -20,6 +23,7 @@ use crate::{
     config::{ConfigFile, ModelSettings},
     events::{ExecEvent, JsonStream, Tokens},
     settings::Settings,
+    status::Tally,
     waiting::Waiting,
 };
 
@@ -34,24 +38,42 @@ pub(crate) struct Organizer {
     pub(crate) relay: Relay,
 }
 
-/// A child's model: the session's server, with the definition's model name when it gives one.
+/// A child's model: the session's server, with the definition's model name when it gives one;
+/// replaying a session, the recording of the child its recorded twin started.
 struct CliModels {
     model: ModelSettings,
     waiting: Waiting,
-    /// A recorded transcript plays the parent; children have no recording to play.
-    replay: bool,
+    /// The recorded session's children, when a recording plays the parent.
+    replay: Option<Recorded>,
 }
 
 impl ModelSource for CliModels {
-    fn model(&self, name: Option<&str>) -> Option<Box<dyn ModelClient>> {
-        if self.replay {
-            return None;
+    fn model(&self, start: &ChildStart<'_>) -> Option<Box<dyn ModelClient>> {
+        if let Some(recorded) = &self.replay {
+            // The definition's model plays no part: the recording is the model.
+            if start.model.is_some() {
+                return None;
+            }
+            let path = recorded.transcript_for(start.agent_id, start.request)?;
+            let items = agent_exec::Transcript::read_items(&path).ok()?;
+            let label = path.display().to_string();
+            return Some(Box::new(agent_model::ReplayClient::new(&label, items)));
         }
         let mut settings = self.model.clone();
-        if let Some(name) = name {
+        if let Some(name) = start.model {
             name.clone_into(&mut settings.model);
         }
         crate::setup::model_client(&settings, None, &self.waiting).ok()
+    }
+
+    fn unavailable(&self, start: &ChildStart<'_>) -> String {
+        match &self.replay {
+            Some(_) => format!(
+                "the replayed recording holds no child of the call `{}` to play back",
+                start.request.call_id
+            ),
+            None => "no model is available for the child".to_owned(),
+        }
     }
 }
 
@@ -69,7 +91,7 @@ pub(crate) fn wire(
     session_dir: &Path,
     secrets: Vec<String>,
     waiting: &Waiting,
-    replay: bool,
+    replay: Option<&Path>,
 ) -> anyhow::Result<(AgentBuilder, Organizer)> {
     let plan = Arc::new(PlanBook::open(session_dir));
     let relay: Relay = Arc::default();
@@ -90,10 +112,16 @@ pub(crate) fn wire(
         definitions,
         // The plan is the parent's: a child keeps none of its own and cannot change the parent's.
         withheld: vec!["update_plan".to_owned()],
+        spawners: vec!["task".to_owned()],
         session_dir: Some(session_dir.to_path_buf()),
         secrets,
         observer: Some(observer),
     };
+    // A replay plays each child from `children/` beside the recorded transcript.
+    let replay = replay.map(|path| {
+        let dir = path.parent().unwrap_or(Path::new(".")).join("children");
+        Recorded::open(&dir)
+    });
     let models = CliModels { model: settings.model.clone(), waiting: waiting.clone(), replay };
     let children = Children::new(Arc::new(models), config);
     let mut builder = builder.pinned(plan.clone());
@@ -139,6 +167,20 @@ impl Organizer {
             let mut tokens = Tokens::default();
             tokens.add(&usage.usage);
             tokens
+        })
+    }
+
+    /// How many children ran and their tokens, for `/status`; `None` before the first.
+    pub(crate) fn child_tally(&self) -> Option<(u64, Tally)> {
+        let usage = self.children.usage();
+        (usage.children > 0).then(|| {
+            let mut tally = Tally::default();
+            // A child whose server reported nothing is counted as not reported, not as zero.
+            let reported = usage.usage != agent_core::Usage::default();
+            if reported {
+                tally.add(&usage.usage);
+            }
+            (usage.children, tally)
         })
     }
 

@@ -177,7 +177,7 @@ pub(crate) fn open(
         }
         builder = builder.late_tools(mcp);
     }
-    let replay = launch.replay.is_some();
+    let replay = launch.replay.as_deref();
     let (builder, organizer) =
         agents::wire(builder, &settings, log.dir(), child_secrets, &waiting, replay)?;
     let mut agent = builder.build_boxed(model)?;
@@ -354,7 +354,11 @@ impl Session {
     }
 
     /// What `/status` shows, with the session's `tokens`.
-    pub(crate) fn facts(&self, tokens: Tally) -> Facts<'_> {
+    pub(crate) fn facts(&self, mut tokens: Tally) -> Facts<'_> {
+        let children = self.organizer.child_tally();
+        if let Some((_, child)) = &children {
+            tokens.merge(child);
+        }
         let policy = self.agent.executor().policy();
         let (sandbox, network) = self.sandbox;
         let network = crate::network::words(network);
@@ -378,6 +382,7 @@ impl Session {
             sandbox: format!("{sandbox}, {network}"),
             permission_mode: policy.mode().to_string(),
             tokens,
+            children,
             context,
         }
     }

@@ -74,6 +74,8 @@ pub(crate) struct Facts<'a> {
     pub(crate) sandbox: String,
     pub(crate) permission_mode: String,
     pub(crate) tokens: Tally,
+    /// The child agents started and their tokens, which `tokens` already counts.
+    pub(crate) children: Option<(u64, Tally)>,
     pub(crate) context: Option<ContextFill>,
 }
 
@@ -88,6 +90,10 @@ pub(crate) fn report(facts: &Facts<'_>) -> String {
         ),
         None => "not known (no context window is managed)".to_owned(),
     };
+    let children = facts.children.map(|(count, tokens)| {
+        let agents = if count == 1 { "child agent" } else { "child agents" };
+        format!("{count} {agents}: {} (in the tokens above)", tokens.words())
+    });
     let rows = [
         ("model", facts.model.to_owned()),
         ("api", facts.api.to_owned()),
@@ -104,9 +110,14 @@ pub(crate) fn report(facts: &Facts<'_>) -> String {
                 false => facts.tokens.words(),
             },
         ),
+        ("children", children.unwrap_or_default()),
         ("context", context),
     ];
-    rows.iter().map(|(name, value)| format!("  {name:<12} {value}")).collect::<Vec<_>>().join("\n")
+    rows.iter()
+        .filter(|(name, value)| *name != "children" || !value.is_empty())
+        .map(|(name, value)| format!("  {name:<12} {value}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The line after a turn: its tokens, its time, and how full the context is.
@@ -196,10 +207,14 @@ mod tests {
             sandbox: "workspace-write, network off".to_owned(),
             permission_mode: "default".to_owned(),
             tokens: tally(15_321, 12_288, 842),
+            children: None,
             context: Some(ContextFill { tokens: 9_876, window: 1_047_576 }),
         };
         insta::assert_snapshot!(report(&facts));
-        let unknown = Facts { tokens: Tally::default(), context: None, ..facts };
+        let with_children = Facts { children: Some((2, tally(4_000, 0, 120))), ..facts };
+        insta::assert_snapshot!("the_status_report_with_children", report(&with_children));
+        let unknown =
+            Facts { tokens: Tally::default(), context: None, children: None, ..with_children };
         insta::assert_snapshot!("the_status_report_with_nothing_reported", report(&unknown));
     }
 }

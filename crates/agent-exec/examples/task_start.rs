@@ -18,7 +18,7 @@ use agent_core::{
 };
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode,
-    child::{Children, ChildrenConfig, ModelSource},
+    child::{ChildStart, Children, ChildrenConfig, ModelSource},
 };
 use agent_tools::{BuiltinConfig, BuiltinTools, Task};
 
@@ -46,7 +46,7 @@ impl ModelClient for Stamp {
 }
 
 impl ModelSource for Stamp {
-    fn model(&self, _model: Option<&str>) -> Option<Box<dyn ModelClient>> {
+    fn model(&self, _start: &ChildStart<'_>) -> Option<Box<dyn ModelClient>> {
         Some(Box::new(self.clone()))
     }
 }

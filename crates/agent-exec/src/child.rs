@@ -6,6 +6,7 @@
 //! inherits, the budgets and why: `docs/agents.md`.
 
 pub mod definition;
+pub mod links;
 mod run;
 
 use std::{
@@ -22,7 +23,10 @@ use agent_core::{CancellationToken, ModelClient, Usage};
 use serde::Serialize;
 use tokio::sync::{RwLock, Semaphore};
 
-pub use self::definition::{AgentDefinition, DefinitionError, DefinitionSource, Definitions};
+pub use self::{
+    definition::{AgentDefinition, DefinitionError, DefinitionSource, Definitions},
+    links::{ChildLink, Recorded},
+};
 use crate::{Executor, agent::AgentEvent, executor::child::ChildTemplate};
 
 /// The session's limits on children. Every field is a hard limit the runtime enforces.
@@ -55,11 +59,30 @@ impl Default for ChildLimits {
     }
 }
 
-/// Where a child's model comes from: the front end decides what a definition's `model` means.
+/// Where a child's model comes from: the front end decides what a definition's `model` means
+/// (and, replaying a session, plays each child's recording: [`Recorded`]).
 pub trait ModelSource: Send + Sync {
-    /// A client for `model` (a definition's `model` field), or for the parent's model when
-    /// `None`; `None` when that model cannot be had, and the child then uses the parent's.
-    fn model(&self, model: Option<&str>) -> Option<Box<dyn ModelClient>>;
+    /// A client for the child `start` describes: for `start.model` (a definition's `model`
+    /// field), or for the parent's model when `None`; `None` when that model cannot be had, and
+    /// the runner then asks again with `model: None`.
+    fn model(&self, start: &ChildStart<'_>) -> Option<Box<dyn ModelClient>>;
+
+    /// Why no model could be had for `start`, as the parent model reads it.
+    fn unavailable(&self, start: &ChildStart<'_>) -> String {
+        let _ = start;
+        "no model is available for the child".to_owned()
+    }
+}
+
+/// The child a [`ModelSource`] is asked a model for.
+#[derive(Debug, Clone, Copy)]
+pub struct ChildStart<'a> {
+    /// The child's id.
+    pub agent_id: &'a str,
+    /// The call that starts it.
+    pub request: &'a TaskRequest,
+    /// The model its definition names; `None` for the parent's.
+    pub model: Option<&'a str>,
 }
 
 /// One `task` call: what the child is to do.
@@ -193,6 +216,10 @@ struct Inner {
     definitions: std::sync::RwLock<Definitions>,
     /// Tool names no child is given (the parent's own plan tool, say), whatever it asks.
     withheld: Vec<String>,
+    /// Tools that start children, not given to a child at the depth limit.
+    spawners: Vec<String>,
+    /// Held while a line is appended to `children/index.jsonl`.
+    index: Mutex<()>,
     session_dir: Option<PathBuf>,
     secrets: Vec<String>,
     observer: Option<ChildObserver>,
@@ -216,6 +243,9 @@ pub struct ChildrenConfig {
     pub definitions: Definitions,
     /// Tools no child gets.
     pub withheld: Vec<String>,
+    /// Tools that start children (`task`): a child that may not start one (at `max_depth`) is
+    /// not offered them, so it spends no turn on a call that would be refused.
+    pub spawners: Vec<String>,
     /// The parent's session folder: children's transcripts go in its `children/`.
     pub session_dir: Option<PathBuf>,
     /// Strings never written to a child's transcript (API keys).
@@ -233,6 +263,7 @@ impl Default for ChildrenConfig {
                 ..Definitions::default()
             },
             withheld: Vec::new(),
+            spawners: Vec::new(),
             session_dir: None,
             secrets: Vec::new(),
             observer: None,
@@ -244,6 +275,9 @@ impl Children {
     /// The children of a session whose models come from `models`. They can run once
     /// [`Children::attach`] has been given the parent's executor.
     pub fn new(models: Arc<dyn ModelSource>, config: ChildrenConfig) -> Self {
+        // A resumed session numbers its children after those it already has.
+        let numbered =
+            config.session_dir.as_ref().map_or(0, |dir| links::last_number(&dir.join("children")));
         let inner = Inner {
             running: Semaphore::new(config.limits.max_concurrent.max(1)),
             limits: config.limits,
@@ -252,13 +286,15 @@ impl Children {
             project: OnceLock::new(),
             definitions: std::sync::RwLock::new(config.definitions),
             withheld: config.withheld,
+            spawners: config.spawners,
+            index: Mutex::new(()),
             session_dir: config.session_dir,
             secrets: config.secrets,
             observer: config.observer,
             used: AtomicU64::new(0),
             usage: Mutex::new(ChildUsage::default()),
             writers: RwLock::new(()),
-            next: AtomicU64::new(0),
+            next: AtomicU64::new(numbered),
             depth: Mutex::new(HashMap::new()),
             stop: CancellationToken::new(),
             epoch: std::time::Instant::now(),

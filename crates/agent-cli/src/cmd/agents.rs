@@ -30,8 +30,19 @@ pub(crate) fn run(options: &Options, command: AgentsCommand) -> anyhow::Result<E
         };
         let mode = agent.permission_mode.map_or("the parent's mode".to_owned(), |m| m.to_string());
         let from = agent.path.as_ref().map_or(String::new(), |p| format!(" {}", p.display()));
+        let model = agent.model.as_deref().map_or(String::new(), |m| format!(" · model: {m}"));
+        let turns = agent.max_turns.map_or(String::new(), |n| format!(" · max_turns: {n}"));
         println!("{:<12} {}", agent.name, visible_line(&agent.description));
-        println!("             {}{from} · tools: {tools} · mode: {mode}", agent.source.as_str());
+        println!(
+            "             {}{from} · tools: {tools} · mode: {mode}{}{}",
+            agent.source.as_str(),
+            visible_line(&model),
+            turns
+        );
+        if !agent.ignored.is_empty() {
+            let keys = agent.ignored.join(", ");
+            println!("             ignored (not honoured here): {}", visible_line(&keys));
+        }
     }
     for shadowed in &found.shadowed {
         let from = shadowed.path.as_ref().map_or(String::new(), |p| format!(" {}", p.display()));

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::suite::{agent, data_dir, json_events, stderr};
 
 /// Runs `agent exec` with `script`; the POST requests the server saw, in arrival order.
-async fn run(
+pub(crate) async fn run(
     dir: &Path,
     script: Script,
     args: &[&str],
@@ -35,16 +35,16 @@ async fn run(
     (output, posts)
 }
 
-fn task(id: &str, agent: &str, prompt: &str) -> ScriptedCall {
+pub(crate) fn task(id: &str, agent: &str, prompt: &str) -> ScriptedCall {
     ScriptedCall::new(id, "task", json!({"description": "look", "prompt": prompt, "agent": agent}))
 }
 
-fn plan_call(id: &str, plan: Value) -> ScriptedCall {
+pub(crate) fn plan_call(id: &str, plan: Value) -> ScriptedCall {
     ScriptedCall::new(id, "update_plan", json!({"explanation": null, "plan": plan, "ops": null}))
 }
 
 /// The text of the tool output for `call_id` in a chat request.
-fn output_of(request: &RecordedRequest, call_id: &str) -> String {
+pub(crate) fn output_of(request: &RecordedRequest, call_id: &str) -> String {
     let body = request.json();
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
     messages
@@ -55,27 +55,27 @@ fn output_of(request: &RecordedRequest, call_id: &str) -> String {
 }
 
 /// The first request that carries the output of `call_id`.
-fn answered(requests: &[RecordedRequest], call_id: &str) -> String {
+pub(crate) fn answered(requests: &[RecordedRequest], call_id: &str) -> String {
     let key = format!("\"tool_call_id\":\"{call_id}\"");
     let request = requests.iter().find(|r| r.body.contains(&key));
     output_of(request.unwrap_or_else(|| panic!("no request answers {call_id}")), call_id)
 }
 
 /// The index of the first request whose body contains `text`.
-fn first(requests: &[RecordedRequest], text: &str) -> usize {
+pub(crate) fn first(requests: &[RecordedRequest], text: &str) -> usize {
     requests
         .iter()
         .position(|r| r.body.contains(text))
         .unwrap_or_else(|| panic!("no request holds {text}"))
 }
 
-fn session_dir(dir: &Path, events: &[Value]) -> std::path::PathBuf {
+pub(crate) fn session_dir(dir: &Path, events: &[Value]) -> std::path::PathBuf {
     let id = events[0]["session_id"].as_str().unwrap();
     data_dir(dir).join("sessions").join(id)
 }
 
 /// Writes the config file (with the two tools enabled, then `toml`) and returns its path.
-fn config(dir: &Path, toml: &str) -> String {
+pub(crate) fn config(dir: &Path, toml: &str) -> String {
     let path = dir.join("config.toml");
     let toml = match toml.strip_prefix("[agents]\n") {
         Some(rest) => format!("[agents]\nenabled = true\n{rest}"),
@@ -85,7 +85,34 @@ fn config(dir: &Path, toml: &str) -> String {
     path.display().to_string()
 }
 
-fn define(dir: &Path, name: &str, front: &str) {
+/// A `task` observation with what changes from run to run (ids, seconds, paths) replaced, for
+/// its snapshot.
+fn stable(text: &str) -> String {
+    let line = |line: &str| {
+        let Some(inner) = line.strip_prefix("[agent ") else { return line.to_owned() };
+        let parts: Vec<String> = inner
+            .trim_end_matches(']')
+            .split(" · ")
+            .enumerate()
+            .map(|(at, part)| match part {
+                _ if at == 1 => "<agent id>".to_owned(),
+                _ if part.starts_with("transcript ") => "transcript <path>".to_owned(),
+                _ if part.trim_end_matches('s').parse::<f64>().is_ok() => "<secs>".to_owned(),
+                _ => part.to_owned(),
+            })
+            .collect();
+        format!("[agent {}]", parts.join(" · "))
+    };
+    // A refusal is the JSON error the model reads, with the usage line inside its message.
+    if let Ok(mut error) = serde_json::from_str::<Value>(text) {
+        let message = error["message"].as_str().map(stable).unwrap_or_default();
+        error["message"] = Value::String(message);
+        return error.to_string();
+    }
+    text.lines().map(line).collect::<Vec<_>>().join("\n")
+}
+
+pub(crate) fn define(dir: &Path, name: &str, front: &str) {
     std::fs::create_dir_all(dir.join(".agent/agents")).unwrap();
     let text = format!("---\nname: {name}\ndescription: test agent\n{front}---\nDo it.\n");
     std::fs::write(dir.join(format!(".agent/agents/{name}.md")), text).unwrap();
@@ -106,6 +133,8 @@ async fn the_plan_is_kept_refuses_a_silent_drop_and_survives_resume() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let refused = output_of(&requests[2], "p2");
     assert!(refused.contains("leaves out unfinished items: `2` (fix)"), "{refused}");
+    insta::assert_snapshot!("update_plan_accepted", output_of(&requests[1], "p1"));
+    insta::assert_snapshot!("update_plan_refuses_a_silent_drop", refused);
     let events = json_events(&output);
     let plans: Vec<&Value> = events.iter().filter(|e| e["type"] == "plan.updated").collect();
     assert_eq!(plans.len(), 1, "only the accepted change is an event: {plans:?}");
@@ -172,9 +201,23 @@ async fn two_explore_children_overlap_and_their_usage_rolls_up() {
     let (a1, b1) = (first(&requests, "\\\"A1\\\""), first(&requests, "\\\"B1\\\""));
     let (a2, b2) = (first(&requests, "\\\"OUTA\\\""), first(&requests, "\\\"OUTB\\\""));
     assert!(a1.max(b1) < a2.min(b2), "no overlap: A {a1},{a2} B {b1},{b2}");
+    // The explore child is offered read-only tools only, and neither the plan nor `task`.
+    let offered: Vec<String> = requests[a1].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    for wanted in ["read_file", "grep", "list_dir"] {
+        assert!(offered.iter().any(|name| name == wanted), "{wanted} missing: {offered:?}");
+    }
+    for unwanted in ["bash", "write_file", "edit_file", "apply_patch", "update_plan", "task"] {
+        assert!(!offered.iter().any(|name| name == unwanted), "{unwanted} offered: {offered:?}");
+    }
     let last = requests.last().unwrap();
     let answer = output_of(last, "ta");
     assert!(answer.starts_with("A found alpha\n\n[agent explore · "), "{answer}");
+    insta::assert_snapshot!("task_answered", stable(&answer));
     let events = json_events(&output);
     let end = events.last().unwrap();
     let children = &end["child_usage"];
@@ -185,13 +228,32 @@ async fn two_explore_children_overlap_and_their_usage_rolls_up() {
         parent_input + children["input_tokens"].as_u64().unwrap(),
         "{end}"
     );
-    let child_events = events.iter().filter(|e| e["type"] == "agent.event").count();
-    assert!(child_events > 0);
+    let session = events[0]["session_id"].as_str().unwrap();
+    let child_events: Vec<&Value> = events.iter().filter(|e| e["type"] == "agent.event").collect();
+    assert!(!child_events.is_empty());
+    for event in &child_events {
+        assert_eq!(event["parent_id"], session, "{event}");
+        assert_eq!(event["agent"], "explore", "{event}");
+        let id = event["agent_id"].as_str().unwrap();
+        assert!(
+            [".c1", ".c2"].map(|n| format!("{session}{n}")).contains(&id.to_owned()),
+            "{event}"
+        );
+    }
     let folder = session_dir(dir.path(), &events).join("children");
     let transcripts = std::fs::read_dir(&folder)
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "jsonl"));
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".jsonl") && name != "index.jsonl");
     assert_eq!(transcripts.count(), 2, "{}", folder.display());
+    // The index links each child to the call that started it.
+    let index = std::fs::read_to_string(folder.join("index.jsonl")).unwrap();
+    let mut calls: Vec<String> = index
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["call_id"].to_string())
+        .collect();
+    calls.sort();
+    assert_eq!(calls, ["\"ta\"", "\"tb\""], "{index}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -297,10 +359,17 @@ async fn max_turns_depth_and_the_session_ceiling_stop_children() {
         stopped.contains("stopped at its max_turns limit (2)") && stopped.contains("list_dir ×2"),
         "{stopped}"
     );
+    insta::assert_snapshot!("task_stopped_at_max_turns", stable(&stopped));
     let loops = requests.iter().filter(|r| r.body.contains("\\\"L1\\\"")).count();
     assert_eq!(loops, 2, "the child took more than two turns");
     let refusal = answered(&requests, "nested");
     assert!(refusal.contains("depth limit is 1 (max_depth)"), "{refusal}");
+    insta::assert_snapshot!("task_refused_at_the_depth_limit", refusal);
+    // The child at the depth limit is not even offered `task`: its call is refused all the same.
+    let child = &requests[first(&requests, "\\\"N1\\\"")];
+    let offered: Vec<Value> = child.json()["tools"].as_array().cloned().unwrap_or_default();
+    let names: Vec<&str> = offered.iter().filter_map(|t| t["function"]["name"].as_str()).collect();
+    assert!(!names.contains(&"task") && names.contains(&"list_dir"), "{names:?}");
 
     // The ceiling: each child answers in one turn of 43 tokens; 86 lets two run, not a third.
     let dir = tempfile::tempdir().unwrap();
@@ -324,6 +393,7 @@ async fn max_turns_depth_and_the_session_ceiling_stop_children() {
     assert!(!requests.iter().any(|r| r.body.contains("\\\"C1\\\"")), "the third child ran");
     let third = answered(&requests, "c3");
     assert!(third.contains("session_tokens limit (86 tokens)"), "{third}");
+    insta::assert_snapshot!("task_stopped_by_the_session_ceiling", stable(&third));
     let end = json_events(&output).pop().unwrap();
     assert_eq!(end["child_usage"]["input_tokens"], 84, "{end}");
 }

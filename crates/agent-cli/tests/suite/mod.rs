@@ -2,6 +2,10 @@
 
 mod acp;
 mod agents;
+mod agents_list;
+mod agents_mcp;
+mod agents_repl;
+mod agents_replay;
 mod apply_patch;
 mod config;
 mod crash;

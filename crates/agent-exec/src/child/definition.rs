@@ -65,6 +65,9 @@ pub struct AgentDefinition {
     pub max_turns: Option<usize>,
     /// Its instructions (the file's body).
     pub instructions: String,
+    /// Frontmatter keys that were read but mean nothing here (Claude Code's `color`, `hooks`,
+    /// …), for `agent agents list` to say so.
+    pub ignored: Vec<String>,
     /// Where it came from.
     pub source: DefinitionSource,
     /// The file, for those read from one.
@@ -104,6 +107,7 @@ impl AgentDefinition {
                 permission_mode: None,
                 max_turns: None,
                 instructions: instructions.to_owned(),
+                ignored: Vec::new(),
                 source: DefinitionSource::Builtin,
                 path: None,
             };
@@ -133,6 +137,9 @@ const GENERAL_INSTRUCTIONS: &str = "\
 You are a sub-agent doing one task for another agent in the user's workspace. Do the task with \
 the tools you have, then answer with what you did and found, concisely: your answer is all the \
 other agent sees.";
+
+/// Claude Code's model aliases: in a `.claude/agents/` file they mean the parent's model.
+const CLAUDE_MODEL_ALIASES: &[&str] = &["sonnet", "opus", "haiku", "opusplan", "default"];
 
 /// Why a definition file was not used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -178,6 +185,7 @@ pub fn parse(
         permission_mode: None,
         max_turns: None,
         instructions: body.trim().to_owned(),
+        ignored: Vec::new(),
         source,
         path: path.map(Path::to_path_buf),
     };
@@ -190,8 +198,13 @@ pub fn parse(
             "disallowed_tools" | "disallowedTools" => definition.disallowed = list(&value),
             "model" => {
                 let model = scalar(&value);
-                // Claude Code's `inherit` means the parent's model, as no value does.
-                definition.model = (!model.is_empty() && model != "inherit").then_some(model);
+                // Claude Code's `inherit` means the parent's model, as no value does; its
+                // aliases name Anthropic's families, which the session's server need not have,
+                // so a Claude Code file asking for one gets the parent's model too.
+                let alias = source == DefinitionSource::Claude
+                    && CLAUDE_MODEL_ALIASES.contains(&model.as_str());
+                definition.model =
+                    (!model.is_empty() && model != "inherit" && !alias).then_some(model);
             }
             "permission_mode" | "permissionMode" => {
                 let mode = scalar(&value);
@@ -206,9 +219,10 @@ pub fn parse(
                 }
                 definition.max_turns = Some(turns);
             }
-            // Other keys of Claude Code's files (`color`, `skills`, `hooks`, …) are not ours to
-            // honour, and a definition can only narrow, so they are left aside.
-            _ => {}
+            // Other keys of Claude Code's files (`color`, `skills`, `hooks`, `mcpServers`, …) are
+            // not ours to honour (a definition can only narrow, and a project file that brought
+            // its own hooks or servers would widen), so they are left aside and listed.
+            _ => definition.ignored.push(key.clone()),
         }
     }
     if definition.name.is_empty() {
@@ -356,6 +370,12 @@ mod tests {
             "---\nname: x\ndescription: \"Y.\"\ntools:\n  - read_file\n  - grep\npermissionMode: bypassPermissions\nmaxTurns: 2\nmodel: inherit\n---\n",
             "x tools=Some([\"read_file\", \"grep\"]) mode=Some(Bypass) turns=Some(2) model=None body=\"\"",
         );
+        let claude = "---\nname: c\ndescription: d\nmodel: sonnet\ncolor: blue\nhooks: x\n---\n";
+        let parsed = parse(claude, DefinitionSource::Claude, None).unwrap();
+        assert_eq!((parsed.model, parsed.ignored), (None, vec!["color".into(), "hooks".into()]));
+        // In our own files a model name is the name the server is asked for.
+        let ours = parse(claude, DefinitionSource::Project, None).unwrap();
+        assert_eq!(ours.model.as_deref(), Some("sonnet"));
     }
 
     #[test]

@@ -13,7 +13,8 @@ use std::{
 use agent_core::{CancellationToken, Item, Message, Usage};
 
 use super::{
-    AgentDefinition, ChildEnd, ChildEvent, ChildLimit, Children, Inner, TaskReport, TaskRequest,
+    AgentDefinition, ChildEnd, ChildEvent, ChildLimit, ChildLink, ChildStart, Children, Inner,
+    TaskReport, TaskRequest,
 };
 use crate::{
     Transcript,
@@ -65,12 +66,12 @@ pub(super) async fn run(
         return refuse(report, "child agents are not set up in this session".into());
     };
     let depth = Children::depth_of(inner, &request.caller) + 1;
+    let too_deep = format!(
+        "a child agent cannot start another child here: the session's depth limit is {} (max_depth)",
+        inner.limits.max_depth
+    );
     if depth > inner.limits.max_depth {
-        let reason = format!(
-            "a child agent cannot start another child here: the session's depth limit is {} (max_depth)",
-            inner.limits.max_depth
-        );
-        return refuse(report, reason);
+        return refuse(report, too_deep);
     }
     let definition =
         inner.definitions.read().ok().and_then(|definitions| definitions.get(&name).cloned());
@@ -93,8 +94,12 @@ pub(super) async fn run(
         };
         return report;
     }
+    // A child at the depth limit is not offered the tools that start children.
+    let nests = depth < inner.limits.max_depth;
     let keep = |spec: &agent_core::ToolSpec| {
-        !inner.withheld.contains(&spec.name) && definition.allows(spec)
+        !inner.withheld.contains(&spec.name)
+            && (nests || !inner.spawners.contains(&spec.name))
+            && definition.allows(spec)
     };
     let read_only = template.specs().filter(|spec| keep(spec)).all(|spec| spec.effects.read_only);
 
@@ -120,6 +125,7 @@ pub(super) async fn run(
         agent_type: &definition.name,
         mode: definition.permission_mode.unwrap_or(template.mode()),
         session_dir: child_dir.as_ref().map(|dir| dir.join(&agent_id)),
+        withheld: (!nests).then(|| (inner.spawners.clone(), too_deep)),
     };
     let executor = template.executor(&scope, keep);
     let mut transcript = child_dir.as_ref().and_then(|dir| {
@@ -127,12 +133,23 @@ pub(super) async fn run(
         Transcript::open(dir.join(format!("{agent_id}.jsonl")), inner.secrets.clone()).ok()
     });
     report.transcript = transcript.as_ref().map(|t| t.path().to_path_buf());
+    if let Some(dir) = child_dir.as_ref().filter(|_| transcript.is_some()) {
+        let link = ChildLink {
+            agent_id: agent_id.clone(),
+            parent_id: request.caller.clone(),
+            call_id: request.call_id.clone(),
+            agent: definition.name.clone(),
+        };
+        link.append(dir, &inner.index);
+    }
     let config = child_config(inner, &definition);
     let max_turns = config.max_turns;
-    let model =
-        inner.models.model(definition.model.as_deref()).or_else(|| inner.models.model(None));
+    let start = ChildStart { agent_id: &agent_id, request: &request, model: None };
+    let named = ChildStart { model: definition.model.as_deref(), ..start };
+    let model = inner.models.model(&named).or_else(|| inner.models.model(&start));
     let Some(model) = model else {
-        return refuse(report, "no model is available for the child".into());
+        let reason = inner.models.unavailable(&start);
+        return refuse(report, reason);
     };
 
     let started = Instant::now();

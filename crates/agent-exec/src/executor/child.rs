@@ -3,13 +3,13 @@
 
 use std::{path::PathBuf, sync::Arc};
 
-use agent_core::{BoxFuture, ToolSpec};
+use agent_core::{BoxFuture, Tool, ToolError, ToolErrorKind, ToolSpec};
 
 use super::{Executor, ExecutorConfig};
 use crate::{
     hooks::Hooks,
     permission::{Approval, ApprovalRequest, Approver, PermissionMode, PermissionPolicy},
-    registry::{LateTools, Registry},
+    registry::{LateTools, Registry, ToolLimits},
 };
 
 /// What every child of a session inherits, taken from the parent's executor once it is built.
@@ -28,6 +28,9 @@ pub(crate) struct ChildScope<'a> {
     pub(crate) agent_type: &'a str,
     pub(crate) mode: PermissionMode,
     pub(crate) session_dir: Option<PathBuf>,
+    /// Tools the child is not offered (the filter left them out) whose call gets this refusal
+    /// instead of `unknown_tool`: `task` at the depth limit says which limit.
+    pub(crate) withheld: Option<(Vec<String>, String)>,
 }
 
 impl Executor {
@@ -73,7 +76,14 @@ impl ChildTemplate {
         // Set directly rather than through `with_hooks`, which would make the child's id the
         // hooks' `session_id`: hooks see the parent's session and the child's `agent_id`.
         executor.hooks = hooks;
-        executor.late = self.late.clone();
+        executor.late = match &scope.withheld {
+            Some((names, reason)) => Some(Arc::new(Withheld {
+                inner: self.late.clone(),
+                names: names.clone(),
+                reason: reason.clone(),
+            })),
+            None => self.late.clone(),
+        };
         if let Some(approver) = &self.approver {
             let named = NamedApprover {
                 inner: approver.clone(),
@@ -82,6 +92,40 @@ impl ChildTemplate {
             executor.approver = Some(Arc::new(named));
         }
         executor
+    }
+}
+
+/// The parent's late tools (MCP), and a refusal with its reason for tools a child is not given.
+struct Withheld {
+    inner: Option<Arc<dyn LateTools>>,
+    names: Vec<String>,
+    reason: String,
+}
+
+impl LateTools for Withheld {
+    fn refresh(&self) -> BoxFuture<'_, bool> {
+        match &self.inner {
+            Some(inner) => inner.refresh(),
+            None => Box::pin(async { false }),
+        }
+    }
+
+    fn tools(&self) -> Vec<(Arc<dyn Tool>, ToolLimits)> {
+        self.inner.as_ref().map(|inner| inner.tools()).unwrap_or_default()
+    }
+
+    fn get(&self, name: &str) -> Option<(Arc<dyn Tool>, ToolLimits)> {
+        self.inner.as_ref()?.get(name)
+    }
+
+    fn unavailable(&self, name: &str) -> Option<ToolError> {
+        if self.names.iter().any(|withheld| withheld == name) {
+            return Some(ToolError::new(
+                ToolErrorKind::other("child_refused"),
+                self.reason.clone(),
+            ));
+        }
+        self.inner.as_ref()?.unavailable(name)
     }
 }
 
