@@ -11,6 +11,7 @@ mod help;
 mod hooks;
 mod interrupt;
 mod library;
+mod lsp_path;
 mod mcp;
 mod mcp_batch;
 mod mcp_cmd;
