@@ -96,10 +96,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
     // The protocol servers keep a closed stdout an error they report (see broken_pipe.rs).
-    let protocol = matches!(
-        cli.command,
-        Some(Command::Acp | Command::Mcp(mcp::McpCommand::Serve(_)))
-    );
+    let protocol =
+        matches!(cli.command, Some(Command::Acp | Command::Mcp(mcp::McpCommand::Serve(_))));
     if !protocol {
         broken_pipe::install();
     }

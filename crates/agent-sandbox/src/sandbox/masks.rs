@@ -100,7 +100,9 @@ pub(crate) fn for_rules(rules: &FsRules) -> io::Result<Masks> {
     let writable = rules
         .iter()
         .filter(|(_, grant)| matches!(grant, Grant::Write | Grant::WriteNoExecute))
-        .any(|(root, _)| shared.starts_with(root) || canonical(root).is_some_and(|r| shared.starts_with(r)));
+        .any(|(root, _)| {
+            shared.starts_with(root) || canonical(root).is_some_and(|r| shared.starts_with(r))
+        });
     if writable {
         return MaskDir::create("agent-mask-").map(Masks::Fresh);
     }
@@ -141,7 +143,8 @@ fn current(slot: &Mutex<Option<PathBuf>>) -> io::Result<PathBuf> {
 fn intact(dir: &Path) -> bool {
     let (file, empty) = paths(dir);
     let sealed = |meta: &fs::Metadata| meta.permissions().mode() & 0o7777 == 0;
-    let file_ok = fs::symlink_metadata(file).is_ok_and(|m| m.is_file() && m.len() == 0 && sealed(&m));
+    let file_ok =
+        fs::symlink_metadata(file).is_ok_and(|m| m.is_file() && m.len() == 0 && sealed(&m));
     file_ok && fs::symlink_metadata(empty).is_ok_and(|m| m.is_dir() && sealed(&m))
 }
 
