@@ -11,6 +11,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 mod agents;
 mod approval;
+mod broken_pipe;
 mod checkpoints;
 mod cmd;
 mod commands;
@@ -94,6 +95,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    // The protocol servers keep a closed stdout an error they report (see broken_pipe.rs).
+    let protocol =
+        matches!(cli.command, Some(Command::Acp | Command::Mcp(mcp::McpCommand::Serve(_))));
+    if !protocol {
+        broken_pipe::install();
+    }
     let result = match cli.command {
         Some(Command::Exec(args)) => cmd::exec::run(&cli.options, args),
         Some(Command::Tools(command)) => cmd::tools::run(&cli.options, command),
@@ -105,14 +112,21 @@ fn main() -> ExitCode {
         Some(Command::Chat(args)) => repl::run(&cli.options, args),
         Some(Command::Undo(args)) => cmd::undo::run(&cli.options, &args),
         Some(Command::Completions { shell }) => {
-            clap_complete::generate(shell, &mut Cli::command(), "agent", &mut std::io::stdout());
-            Ok(ExitCode::SUCCESS)
+            // Written whole from a buffer: clap_complete panics on a failed write (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "agent", &mut script);
+            std::io::Write::write_all(&mut std::io::stdout(), &script)
+                .map(|()| ExitCode::SUCCESS)
+                .map_err(anyhow::Error::from)
         }
         None => repl::run(&cli.options, repl::ChatArgs::default()),
     };
     // Spans and metrics still queued are sent before exit, within the export timeout.
     telemetry::shutdown();
     result.unwrap_or_else(|err| {
+        if !protocol && broken_pipe::is_broken_pipe(&err) {
+            return ExitCode::from(broken_pipe::STATUS);
+        }
         eprintln!("agent: {}", terminal::error_text(&err));
         ExitCode::from(2)
     })

@@ -170,8 +170,8 @@ pub async fn run(
     cancel: CancellationToken,
     timeout: Option<Duration>,
 ) -> Result<ProcessOutput, SpawnError> {
-    // `_temp` is the fresh private temp dir, deleted when the command is done.
-    let Resolved { env, cwd, rules, read_only, hide, temp: _temp } = resolve(&spec, config)?;
+    // `temp` is the fresh private temp dir, deleted when the command is done.
+    let Resolved { env, cwd, rules, read_only, hide, temp } = resolve(&spec, config)?;
     let options = RunOptions {
         rules: rules.as_ref(),
         read_only: read_only.as_deref(),
@@ -181,7 +181,14 @@ pub async fn run(
         cancel,
         timeout,
     };
-    run_with(spec, config, options).await
+    let output = run_with(spec, config, options).await;
+    // Off the caller's path: on ext4 mounted with `discard` an `rmdir` waits for the disk to
+    // discard the directory's block, up to milliseconds per command. A runtime shutting down
+    // drops the task, and with it the directory, at once.
+    if let Some(temp) = temp {
+        drop(tokio::task::spawn_blocking(move || drop(temp)));
+    }
+    output
 }
 
 /// What the sandbox needs for one process of `config`, resolved in the parent.

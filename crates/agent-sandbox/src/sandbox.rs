@@ -13,6 +13,7 @@ mod env;
 mod executables;
 mod landlock;
 mod limits;
+mod masks;
 mod netns;
 mod policy;
 mod probe;
@@ -29,6 +30,7 @@ pub(crate) use self::{
     child::{ChildPlan, MountPlan, ReadOnlyDir},
     executables::resolve as resolve_executables,
     limits::CgroupLease,
+    masks::MaskDir,
 };
 pub use self::{
     env::{host_env, is_secret, sandbox_env},
@@ -170,22 +172,6 @@ pub(crate) struct Prepared {
     pub(crate) masks: Option<MaskDir>,
 }
 
-/// The temporary directory holding the two masks.
-///
-/// The masks are removed by name before the directory itself: the empty directory is mode 000,
-/// and a user without `CAP_DAC_OVERRIDE` cannot list it, so the recursive removal `TempDir` does
-/// would fail and leave one directory in the temp dir after every sandboxed command.
-#[derive(Debug)]
-pub(crate) struct MaskDir(tempfile::TempDir);
-
-impl Drop for MaskDir {
-    fn drop(&mut self) {
-        // Errors are left to `TempDir`'s own removal, which runs next and ignores them too.
-        let _ = std::fs::remove_file(self.0.path().join("file"));
-        let _ = std::fs::remove_dir(self.0.path().join("dir"));
-    }
-}
-
 /// What the child's private mount namespace changes.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Mounts<'a> {
@@ -234,9 +220,10 @@ pub(crate) fn prepare(
         }
         if read_only.is_some() || !hide.is_empty() {
             let pins = pins(rules, &hide);
-            let (plan_mounts, dir) = mount_plan(read_only, &pins, &hide, mounts.cwd)?;
-            plan.mounts = Some(plan_mounts);
-            masks = Some(dir);
+            let dir = masks::for_rules(rules)
+                .map_err(|err| SandboxError::Setup(format!("mask directory: {err}")))?;
+            plan.mounts = Some(mount_plan(read_only, &pins, &hide, mounts.cwd, dir.path())?);
+            masks = dir.into_owned();
             if !capabilities().root {
                 plan.user_namespace = Some(limits::identity_maps());
             }
@@ -276,38 +263,26 @@ pub(crate) fn prepare(
     Ok(Prepared { plan, cgroup, masks })
 }
 
-/// The mount plan, with every path and flag read now, before the fork, and the directory holding
-/// the masks (an empty file and an empty directory, both mode 000).
+/// The mount plan, with every path and flag read now, before the fork; the masks (an empty file
+/// and an empty directory, both mode 000) are in `mask_dir`.
 fn mount_plan(
     read_only: Option<&Path>,
     pins: &[PathBuf],
     hide: &[&Path],
     cwd: &Path,
-) -> Result<(MountPlan, MaskDir), SandboxError> {
-    use std::{ffi::CString, os::unix::ffi::OsStrExt, os::unix::fs::PermissionsExt};
+    mask_dir: &Path,
+) -> Result<MountPlan, SandboxError> {
+    use std::{ffi::CString, os::unix::ffi::OsStrExt};
     let c_string = |path: &Path| {
         CString::new(path.as_os_str().as_bytes()).map_err(|_| {
             SandboxError::Setup(format!("path contains a NUL byte: {}", path.display()))
         })
     };
-    let setup = |what: &str, err: std::io::Error| SandboxError::Setup(format!("{what}: {err}"));
     let locked = |path: &CString, shown: &Path| {
         child::locked_mount_flags(path)
             .map_err(|err| SandboxError::Setup(format!("statvfs {}: {err}", shown.display())))
     };
-    let dir = MaskDir(
-        tempfile::Builder::new()
-            .prefix("agent-mask-")
-            .tempdir()
-            .map_err(|err| setup("mask directory", err))?,
-    );
-    let (file, empty) = (dir.0.path().join("file"), dir.0.path().join("dir"));
-    std::fs::write(&file, b"").map_err(|err| setup("mask file", err))?;
-    std::fs::create_dir(&empty).map_err(|err| setup("mask directory", err))?;
-    for path in [&file, &empty] {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000))
-            .map_err(|err| setup("mask permissions", err))?;
-    }
+    let (file, empty) = masks::paths(mask_dir);
     let mask_file = c_string(&file)?;
     let mask_flags = locked(&mask_file, &file)?;
     let read_only = match read_only {
@@ -333,7 +308,7 @@ fn mount_plan(
         mask_flags,
         cwd: c_string(cwd)?,
     };
-    Ok((plan, dir))
+    Ok(plan)
 }
 
 /// The directories between a writable root and a hidden path, shallowest first. Each is
@@ -397,14 +372,20 @@ mod tests {
     /// Set in the copy of this test binary that runs as `nobody`.
     const AS_NOBODY: &str = "AGENT_TEST_MASKS_AS_NOBODY";
 
-    /// Builds a mount plan's masks and drops them, then checks nothing is left in the temp dir.
+    /// Makes a fresh pair of masks and drops it, and leaves a dead process's shared pair for the
+    /// sweep, then checks nothing of either is left in the temp dir.
     fn masks_leave_nothing_behind() {
-        let (_plan, dir) =
-            super::mount_plan(None, &[], &[], std::path::Path::new("/")).expect("mount plan");
-        let path = dir.0.path().to_path_buf();
+        let dir = super::masks::MaskDir::create("agent-mask-").expect("masks");
+        let path = dir.path().to_path_buf();
         assert!(path.join("dir").exists());
         drop(dir);
         assert!(!path.exists(), "{} was left behind", path.display());
+        // No process has a pid above the kernel's maximum (4194304).
+        let dead = super::masks::MaskDir::create("agent-mask-4194305-").expect("masks");
+        let path = dead.path().to_path_buf();
+        std::mem::forget(dead);
+        super::masks::sweep(&std::env::temp_dir());
+        assert!(!path.exists(), "{} was not swept", path.display());
     }
 
     /// Root removes the mode-000 mask directory whatever its mode, so as root the check runs again

@@ -56,7 +56,7 @@ impl LspTable {
         if self.enabled == Some(false) {
             return Ok(None);
         }
-        let mut servers = agent_lsp::defaults(std::env::var_os("PATH").as_deref());
+        let mut servers = agent_lsp::defaults(search_path().as_deref());
         for (language, server) in &self.languages {
             servers.retain(|s| s.language != *language);
             servers.push(ServerConfig { language: language.clone(), ..server.clone() });
@@ -84,6 +84,14 @@ impl LspTable {
 /// The session as the edit tools' observer.
 pub(crate) fn observer(session: &LspSession) -> Arc<dyn agent_core::EditObserver> {
     Arc::new(session.clone())
+}
+
+/// The directories the default servers are looked for in: `AGENT_LSP_PATH` when set (empty:
+/// nowhere, so only the servers the config file names start), else `PATH`. The test suites pin
+/// it empty, so what a machine has installed changes neither the tools offered nor the tokens
+/// counted; a user can point it at a directory of servers kept apart from the shell's `PATH`.
+fn search_path() -> Option<std::ffi::OsString> {
+    std::env::var_os("AGENT_LSP_PATH").or_else(|| std::env::var_os("PATH"))
 }
 
 #[cfg(test)]

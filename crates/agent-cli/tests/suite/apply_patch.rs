@@ -245,7 +245,8 @@ fn a_full_disk_leaves_every_file_as_it_was() {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", dir.path())
             .env("AGENT_DATA_DIR", crate::suite::data_dir(dir.path()))
-            .env("XDG_CONFIG_HOME", dir.path().join(".no-config"));
+            .env("XDG_CONFIG_HOME", dir.path().join(".no-config"))
+            .env("AGENT_LSP_PATH", "");
         crate::suite::Running::spawn(&mut command).finish("agent tools call under ulimit -f")
     };
     let output = run(&patch);

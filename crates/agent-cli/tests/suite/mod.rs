@@ -7,6 +7,7 @@ mod agents_mcp;
 mod agents_repl;
 mod agents_replay;
 mod apply_patch;
+mod broken_pipe;
 mod config;
 mod crash;
 mod exec;
@@ -14,6 +15,7 @@ mod help;
 mod hooks;
 mod interrupt;
 mod library;
+mod lsp_path;
 mod mcp;
 mod mcp_batch;
 mod mcp_cmd;
@@ -195,7 +197,10 @@ pub(crate) fn command(workspace: &Path, args: &[&str]) -> Command {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", workspace)
         .env("AGENT_DATA_DIR", data_dir(workspace))
-        .env("XDG_CONFIG_HOME", workspace.join(".no-config"));
+        .env("XDG_CONFIG_HOME", workspace.join(".no-config"))
+        // No language server found on this machine's PATH changes the tools a test sees; a test
+        // of diagnostics names its server (docs/lsp.md, `AGENT_LSP_PATH`).
+        .env("AGENT_LSP_PATH", "");
     // The test-only "no Landlock" override reaches the binary too, so a suite run with it shows
     // what a machine without the sandbox would (docs/sandbox.md, "Testing without the sandbox").
     if let Some(value) = std::env::var_os("AGENT_TEST_DISABLE_LANDLOCK") {

@@ -49,6 +49,7 @@ impl Screen {
         command.env("HOME", workspace);
         command.env("AGENT_DATA_DIR", data_dir(workspace));
         command.env("XDG_CONFIG_HOME", workspace.join(".no-config"));
+        command.env("AGENT_LSP_PATH", "");
         command.env("TERM", "xterm-256color");
         if let Some(value) = std::env::var_os("AGENT_TEST_DISABLE_LANDLOCK") {
             command.env("AGENT_TEST_DISABLE_LANDLOCK", value);
