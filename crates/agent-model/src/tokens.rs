@@ -1,8 +1,9 @@
 //! Token counts for what requests carry, and the context windows of known models, so the loop can
 //! keep every request inside the window and a front end can show what tools cost.
 //!
-//! OpenAI's models are counted exactly with their own BPE encodings (`o200k_base` for GPT-4o,
-//! GPT-4.1, GPT-5 and the o-series, `cl100k_base` for GPT-4 and GPT-3.5) through tiktoken-rs.
+//! OpenAI's models are counted with `o200k_base` through tiktoken-rs: exactly for GPT-4o, GPT-4.1,
+//! GPT-5 and the o-series, closely for the retired GPT-4 and GPT-3.5, whose `cl100k_base` is not
+//! shipped (its vocabulary was 1.7 MB of the binary; see `docs/models.md`).
 //! Every other model is counted with [`CharEstimate`] (four characters a token): its vocabulary
 //! is not ours to know, and an OpenAI table costs about 40 MB of memory once built, too much to
 //! pay for an estimate. The estimate's measured error is in `docs/models.md`; the loop also takes
@@ -15,36 +16,39 @@ use agent_core::{CharEstimate, TokenCounter, ToolSpec};
 
 use crate::chat_tools_json;
 
-/// An OpenAI BPE encoding.
+/// An OpenAI BPE encoding the binary ships.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
-    /// GPT-4o, GPT-4.1, GPT-5, o1, o3, o4.
+    /// GPT-4o, GPT-4.1, GPT-5, o1, o3, o4; also what GPT-4 and GPT-3.5 are counted with.
     O200kBase,
-    /// GPT-4, GPT-3.5.
-    Cl100kBase,
 }
 
 impl Encoding {
-    /// The encoding OpenAI uses for `model` (its name without any `provider/` part), or `None`
-    /// for a model that is not OpenAI's.
+    /// The encoding that counts `model` (its name without any `provider/` part), or `None` for a
+    /// model that is not OpenAI's. GPT-4 and GPT-3.5 used `cl100k_base`; one vocabulary serves
+    /// them too, within a few per cent on English and code, rather than 1.7 MB more in the binary.
     pub fn for_model(model: &str) -> Option<Self> {
         let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
-        const O200K: &[&str] =
-            &["gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss"];
-        const CL100K: &[&str] = &["gpt-4", "gpt-3.5", "text-embedding-3", "text-embedding-ada"];
-        if O200K.iter().any(|prefix| name.starts_with(prefix)) {
-            Some(Self::O200kBase)
-        } else if CL100K.iter().any(|prefix| name.starts_with(prefix)) {
-            Some(Self::Cl100kBase)
-        } else {
-            None
-        }
+        const OPENAI: &[&str] = &[
+            "gpt-4o",
+            "gpt-4.1",
+            "gpt-4.5",
+            "gpt-5",
+            "o1",
+            "o3",
+            "o4",
+            "gpt-oss",
+            "gpt-4",
+            "gpt-3.5",
+            "text-embedding-3",
+            "text-embedding-ada",
+        ];
+        OPENAI.iter().any(|prefix| name.starts_with(prefix)).then_some(Self::O200kBase)
     }
 
     fn bpe(self) -> &'static tiktoken_rs::CoreBPE {
         match self {
             Self::O200kBase => tiktoken_rs::o200k_base_singleton(),
-            Self::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
         }
     }
 
@@ -52,7 +56,6 @@ impl Encoding {
     pub fn name(self) -> &'static str {
         match self {
             Self::O200kBase => "o200k_base",
-            Self::Cl100kBase => "cl100k_base",
         }
     }
 }
@@ -161,13 +164,11 @@ mod tests {
     fn models_get_their_own_encoding() {
         assert_eq!(Encoding::for_model("gpt-4o-mini"), Some(Encoding::O200kBase));
         assert_eq!(Encoding::for_model("openai/gpt-5"), Some(Encoding::O200kBase));
-        assert_eq!(Encoding::for_model("gpt-4-0613"), Some(Encoding::Cl100kBase));
+        // The retired GPT-4 and GPT-3.5 are counted with the one vocabulary the binary ships.
+        assert_eq!(Encoding::for_model("gpt-4-0613"), Some(Encoding::O200kBase));
         assert_eq!(Encoding::for_model("qwen3-8b"), None);
-        assert_eq!(counter_for("gpt-4").name(), "cl100k_base");
+        assert_eq!(counter_for("gpt-4").name(), "o200k_base");
         assert_eq!(counter_for("qwen3-8b").name(), "estimate");
-        // The two vocabularies differ on the same text.
-        let text = "fn main() { println!(\"héllo, wörld\"); }";
-        assert_ne!(counter_for("gpt-4").count(text), counter_for("gpt-4o").count(text));
     }
 
     #[test]
