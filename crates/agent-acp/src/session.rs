@@ -20,7 +20,7 @@ use agent_core::CancellationToken;
 use agent_exec::agent::Finish;
 use tokio::sync::mpsc;
 
-use crate::{Error, HostSession, modes, server::respond, updates::Mapper};
+use crate::{ClientFiles, Error, HostSession, modes, server::respond, updates::Mapper};
 
 /// The config option that selects the model.
 const MODEL_OPTION: &str = "model";
@@ -86,8 +86,10 @@ pub(crate) async fn run(
     mut session: Box<dyn HostSession>,
     connection: ConnectionTo<Client>,
     mut commands: mpsc::UnboundedReceiver<Command>,
+    files: Option<Arc<ClientFiles>>,
 ) {
     let id = session.id();
+    let plan = session.plan();
     let notify = |update: SessionUpdate| {
         let _ = connection.send_notification(SessionNotification::new(id.clone(), update));
     };
@@ -95,7 +97,7 @@ pub(crate) async fn run(
         match command {
             Command::Prompt { request, responder, cancel } => {
                 let text = prompt_text(&request.prompt);
-                let mut mapper = Mapper::new(session.workspace());
+                let mut mapper = Mapper::new(session.workspace(), files.clone(), plan.clone());
                 let mut on_event = |event: &agent_exec::agent::AgentEvent| {
                     for update in mapper.updates(event) {
                         notify(update);
