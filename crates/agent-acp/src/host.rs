@@ -124,4 +124,10 @@ pub trait HostSession: Send {
     fn plan(&self) -> Option<Arc<agent_exec::plan::PlanBook>> {
         None
     }
+
+    /// Ends the session when the client closes it or leaves: its background jobs are killed
+    /// and its end hooks run, as when the REPL exits.
+    fn close(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }

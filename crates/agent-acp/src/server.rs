@@ -78,9 +78,11 @@ pub async fn serve(host: Arc<dyn Host>, frames: Frames) -> Result<(), Error> {
         .on_receive_notification(on_notification, agent_client_protocol::on_receive_notification!())
         .connect_to(agent_client_protocol::Lines::new(frames.output, frames.input))
         .await;
-    // The client is gone: every running prompt stops, and with it every process it started.
-    for handle in lock(&sessions).drain() {
-        handle.1.cancel_all();
+    // The client is gone: every running prompt stops, and with it every process it started;
+    // each session closes (its background jobs are killed) before the agent exits.
+    let open: Vec<Handle> = lock(&sessions).drain().map(|(_, handle)| handle).collect();
+    for handle in open {
+        let _ = handle.close().await;
     }
     served.map_err(|err| Error::Connection(err.to_string()))
 }
@@ -150,7 +152,8 @@ fn dispatch(
         }
         ClientRequest::CloseSessionRequest(request) => {
             match lock(sessions).remove(&*request.session_id.0) {
-                Some(handle) => handle.cancel_all(),
+                // The session closes in its task, after its prompt has stopped.
+                Some(handle) => drop(handle.close()),
                 None => {
                     let error = Error::UnknownSession(request.session_id.0.to_string());
                     return respond::<()>(responder, Err(error));
@@ -265,9 +268,8 @@ fn open(
         let modes = crate::modes::state(opened.mode());
         let options = session::config_options(&host.models(), &opened.model());
         let (commands, receiver) = mpsc::unbounded_channel();
-        let handle = Handle::new(commands);
-        lock(&sessions).insert(id.clone(), handle);
-        tokio::spawn(session::run(opened, connection, receiver, files));
+        let task = tokio::spawn(session::run(opened, connection, receiver, files));
+        lock(&sessions).insert(id.clone(), Handle::new(commands, task));
         match opening {
             Opening::New => respond(
                 responder,

@@ -48,11 +48,23 @@ pub(crate) enum Command {
 pub(crate) struct Handle {
     commands: mpsc::UnboundedSender<Command>,
     prompts: Arc<Mutex<Vec<CancellationToken>>>,
+    /// The session's task, which ends (closing the session) once `commands` is dropped.
+    task: tokio::task::JoinHandle<()>,
 }
 
 impl Handle {
-    pub(crate) fn new(commands: mpsc::UnboundedSender<Command>) -> Self {
-        Self { commands, prompts: Arc::default() }
+    pub(crate) fn new(
+        commands: mpsc::UnboundedSender<Command>,
+        task: tokio::task::JoinHandle<()>,
+    ) -> Self {
+        Self { commands, prompts: Arc::default(), task }
+    }
+
+    /// Cancels the session's prompts and closes it; resolves once it is closed (its jobs are
+    /// gone).
+    pub(crate) fn close(self) -> tokio::task::JoinHandle<()> {
+        self.cancel_all();
+        self.task
     }
 
     /// A token for a prompt about to be queued. Made here, in the connection's order, so a
@@ -86,6 +98,16 @@ pub(crate) async fn run(
     mut session: Box<dyn HostSession>,
     connection: ConnectionTo<Client>,
     mut commands: mpsc::UnboundedReceiver<Command>,
+    files: Option<Arc<ClientFiles>>,
+) {
+    run_commands(&mut *session, &connection, &mut commands, files).await;
+    session.close().await;
+}
+
+async fn run_commands(
+    session: &mut dyn HostSession,
+    connection: &ConnectionTo<Client>,
+    commands: &mut mpsc::UnboundedReceiver<Command>,
     files: Option<Arc<ClientFiles>>,
 ) {
     let id = session.id();
@@ -131,7 +153,7 @@ pub(crate) async fn run(
                     }
                     (other, _) => Err(Error::InvalidParams(format!("no config option {other}"))),
                 };
-                let models = session_models(&*session);
+                let models = session_models(session);
                 respond(
                     responder,
                     result.map(|()| {

@@ -281,6 +281,13 @@ impl HostSession for AcpSession {
     fn plan(&self) -> Option<Arc<agent_exec::plan::PlanBook>> {
         Some(self.0.organizer.plan.clone())
     }
+
+    fn close(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let _ = self.0.end_jobs(agent_exec::jobs::EndPolicy::Kill).await;
+            self.0.end("exit").await;
+        })
+    }
 }
 
 /// Set, it adds a tool that writes to stdout and then panics (`panic_now`): the suite's proof

@@ -98,7 +98,7 @@ fn edit_turns() -> Vec<Turn> {
             "edit_file",
             json!({"path": "a.txt", "old_string": "hello", "new_string": "goodbye"}),
         )]),
-        Turn::text("Done."),
+        Turn::text("Done.").with_reasoning("The edit is in."),
     ]
 }
 
@@ -158,6 +158,14 @@ async fn an_edit_allowed_once_asks_then_completes_with_its_diff() {
         .collect();
     assert_eq!(chunks[0]["content"]["text"], "Done.");
     assert_eq!(updates_of(&summary, "r1")[0]["kind"], "read");
+    // The reasoning streamed as a thought chunk, and the context's fill as usage updates.
+    let of_kind = |kind: &str| -> Vec<&Value> {
+        summary["updates"].as_array().unwrap().iter().filter(|u| u["sessionUpdate"] == kind).collect()
+    };
+    assert_eq!(of_kind("agent_thought_chunk")[0]["content"]["text"], "The edit is in.", "{summary}");
+    let usage = of_kind("usage_update");
+    assert_eq!(usage.len(), 3, "one before each model request: {summary}");
+    assert!(usage.iter().all(|u| u["size"].as_u64() > Some(0) && u["used"].as_u64() > Some(0)));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -489,4 +497,47 @@ async fn acpx_runs_a_prompt_that_edits_a_file() {
     // acpx saw the edit's diff and the answer.
     assert!(stdout.contains("\"type\":\"diff\""), "{stdout}");
     assert!(stdout.contains("Done."), "{stdout}");
+}
+
+/// A command running as a background job while the next call waits for the editor's answer:
+/// the cancel answers the permission request, the prompt ends cancelled, the file is
+/// unchanged, and once the client leaves no process of the session is left.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancel_with_a_job_running_and_a_permission_pending_leaves_nothing_behind() {
+    let Some(sdk) = sdk() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(workspace.join("a.txt"), "hello\n").unwrap();
+    let marker = format!("acp-job-{}", std::process::id());
+    let command = format!("touch started; sleep 600 # {marker}");
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new(
+            "b1",
+            "bash",
+            json!({"command": command, "background": true}),
+        )]),
+        Turn::tool_calls([ScriptedCall::new("r1", "read_file", json!({"path": "a.txt"}))]),
+        Turn::tool_calls([ScriptedCall::new(
+            "e1",
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "hello", "new_string": "goodbye"}),
+        )]),
+        Turn::text("never reached"),
+    ];
+    let (_server, mut args) = server(turns).await;
+    args.extend(["--allow".to_owned(), "Bash".to_owned()]);
+    let ws = workspace.clone();
+    let summary = tokio::task::spawn_blocking(move || {
+        client(&sdk, &ws, "cancel-permission", &strs(&args), &[])
+    })
+    .await
+    .unwrap();
+    assert_eq!(summary["prompt"]["stopReason"], "cancelled", "{summary}");
+    assert_eq!(summary["permissions"].as_array().unwrap().len(), 1, "{summary}");
+    assert_eq!(summary["permissions"][0]["toolCall"]["toolCallId"], "e1");
+    assert_eq!(std::fs::read_to_string(workspace.join("a.txt")).unwrap(), "hello\n");
+    // The control: the job did start.
+    assert!(workspace.join("started").exists(), "{summary}");
+    all_gone(&marker);
 }
