@@ -18,6 +18,9 @@ pub trait FileSystem: fmt::Debug + Send + Sync {
     fn read_text<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, std::io::Result<String>>;
 
     /// Replaces the whole text of the file at `path` (creating it when it does not exist).
-    fn write_text<'a>(&'a self, path: &'a Path, text: &'a str)
-    -> BoxFuture<'a, std::io::Result<()>>;
+    fn write_text<'a>(
+        &'a self,
+        path: &'a Path,
+        text: &'a str,
+    ) -> BoxFuture<'a, std::io::Result<()>>;
 }

@@ -13,13 +13,13 @@ use crate::{
     blocking::{self, io_error},
     change::FileChange,
     closest,
+    file_io::FileIo,
     ladder::{self, Outcome, Step},
     observe::{self, Observer},
     paths,
     render::{self, MAX_LINE_CHARS},
     text::{self, Eol},
     tracker::FileTracker,
-    file_io::FileIo,
     write_file::line_changes,
 };
 

@@ -135,8 +135,7 @@ fn write(
                 .map_err(|err| io_error(&format!("create the directories of {shown}"), &err))?;
         }
         let bytes = new_text.as_bytes();
-        io.write(&path, bytes, None)
-            .map_err(|err| io_error(&format!("write {shown}"), &err))?;
+        io.write(&path, bytes, None).map_err(|err| io_error(&format!("write {shown}"), &err))?;
         tracker.record(&path, bytes);
         let output = ToolOutput::text(format!(
             "Created {shown} ({} lines, {})",

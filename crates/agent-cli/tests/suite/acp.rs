@@ -160,9 +160,18 @@ async fn an_edit_allowed_once_asks_then_completes_with_its_diff() {
     assert_eq!(updates_of(&summary, "r1")[0]["kind"], "read");
     // The reasoning streamed as a thought chunk, and the context's fill as usage updates.
     let of_kind = |kind: &str| -> Vec<&Value> {
-        summary["updates"].as_array().unwrap().iter().filter(|u| u["sessionUpdate"] == kind).collect()
+        summary["updates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|u| u["sessionUpdate"] == kind)
+            .collect()
     };
-    assert_eq!(of_kind("agent_thought_chunk")[0]["content"]["text"], "The edit is in.", "{summary}");
+    let thought: String = of_kind("agent_thought_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(thought, "The edit is in.", "{summary}");
     let usage = of_kind("usage_update");
     assert_eq!(usage.len(), 3, "one before each model request: {summary}");
     assert!(usage.iter().all(|u| u["size"].as_u64() > Some(0) && u["used"].as_u64() > Some(0)));
@@ -192,7 +201,8 @@ async fn a_cancel_during_bash_ends_the_prompt_and_its_processes() {
     let workspace = dir.path().join("ws");
     std::fs::create_dir(&workspace).unwrap();
     let marker = format!("acp-cancel-{}", std::process::id());
-    let command = format!("touch started; sleep 600 # {marker}");
+    // `exec -a` names the sleep itself with the marker, so the check finds the very process.
+    let command = format!("touch started; exec -a {marker} sleep 600");
     let turns = vec![
         Turn::tool_calls([ScriptedCall::new("b1", "bash", json!({"command": command}))]),
         Turn::text("never reached"),
@@ -411,7 +421,11 @@ async fn the_plan_reaches_the_client_as_plan_updates() {
     };
     let turns = vec![
         Turn::tool_calls([ScriptedCall::new("p1", "update_plan", plan("in_progress", "pending"))]),
-        Turn::tool_calls([ScriptedCall::new("p2", "update_plan", plan("completed", "in_progress"))]),
+        Turn::tool_calls([ScriptedCall::new(
+            "p2",
+            "update_plan",
+            plan("completed", "in_progress"),
+        )]),
         Turn::text("Planned."),
     ];
     let (_server, mut args) = server(turns).await;
@@ -510,7 +524,12 @@ async fn a_cancel_with_a_job_running_and_a_permission_pending_leaves_nothing_beh
     std::fs::create_dir(&workspace).unwrap();
     std::fs::write(workspace.join("a.txt"), "hello\n").unwrap();
     let marker = format!("acp-job-{}", std::process::id());
-    let command = format!("touch started; sleep 600 # {marker}");
+    // A copy of `sleep` named with the marker, so the check finds the very process.
+    let sleep = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join("sleep"))
+        .find(|path| path.is_file())
+        .unwrap();
+    let command = format!("touch started; cp {} ./{marker}; ./{marker} 600", sleep.display());
     let turns = vec![
         Turn::tool_calls([ScriptedCall::new(
             "b1",
@@ -535,7 +554,7 @@ async fn a_cancel_with_a_job_running_and_a_permission_pending_leaves_nothing_beh
     .unwrap();
     assert_eq!(summary["prompt"]["stopReason"], "cancelled", "{summary}");
     assert_eq!(summary["permissions"].as_array().unwrap().len(), 1, "{summary}");
-    assert_eq!(summary["permissions"][0]["toolCall"]["toolCallId"], "e1");
+    assert_eq!(summary["permissions"][0]["toolCall"]["toolCallId"], "e1", "{summary}");
     assert_eq!(std::fs::read_to_string(workspace.join("a.txt")).unwrap(), "hello\n");
     // The control: the job did start.
     assert!(workspace.join("started").exists(), "{summary}");
