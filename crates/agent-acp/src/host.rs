@@ -45,6 +45,9 @@ pub struct Open {
     pub mcp_servers: Vec<ClientMcpServer>,
     /// Who answers when the policy asks: the client, through `session/request_permission`.
     pub approver: Arc<dyn Approver>,
+    /// Where the file tools read and write: the client's file system when it offers one
+    /// (`fs/read_text_file` and `fs/write_text_file`), else `None`, the disk.
+    pub files: Option<Arc<dyn agent_core::FileSystem>>,
 }
 
 /// An MCP server the client asks the session to use.
@@ -115,4 +118,16 @@ pub trait HostSession: Send {
 
     /// Switches the model from the next prompt on.
     fn set_model(&mut self, name: &str) -> Result<(), Error>;
+
+    /// The session's plan, which the plan tool (`update_plan`) changes and the client is shown
+    /// as `plan` updates; `None` when the session keeps none.
+    fn plan(&self) -> Option<Arc<agent_exec::plan::PlanBook>> {
+        None
+    }
+
+    /// Ends the session when the client closes it or leaves: its background jobs are killed
+    /// and its end hooks run, as when the REPL exits.
+    fn close(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }

@@ -8,6 +8,7 @@
 
 mod approver;
 mod error;
+mod files;
 mod host;
 mod modes;
 mod replay;
@@ -17,6 +18,7 @@ mod updates;
 
 pub use approver::AcpApprover;
 pub use error::Error;
+pub use files::ClientFiles;
 pub use host::{ClientMcpServer, Host, HostSession, Listed, Open, Opening};
 pub use modes::{mode_from_id, mode_id};
 pub use server::{Frames, serve};

@@ -4,7 +4,10 @@ use std::{
     collections::HashMap,
     path::PathBuf,
     pin::Pin,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
 use agent_client_protocol::{
@@ -26,7 +29,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use crate::{
-    AcpApprover, ClientMcpServer, Error, Host, Open, Opening, replay,
+    AcpApprover, ClientFiles, ClientMcpServer, Error, Host, Open, Opening, replay,
     session::{self, Command, Handle},
 };
 
@@ -46,12 +49,14 @@ type Sessions = Arc<Mutex<HashMap<String, Handle>>>;
 /// a cancel or another session.
 pub async fn serve(host: Arc<dyn Host>, frames: Frames) -> Result<(), Error> {
     let sessions: Sessions = Arc::default();
+    let client_fs = Arc::new(AtomicBool::new(false));
     let on_request = {
         let (host, sessions) = (host.clone(), sessions.clone());
         async move |request: ClientRequest,
                     responder: Responder<serde_json::Value>,
                     connection: ConnectionTo<Client>| {
-            dispatch(&host, &sessions, request, responder, connection);
+            let state = State { host: &host, sessions: &sessions, client_fs: &client_fs };
+            dispatch(&state, request, responder, connection);
             Ok(())
         }
     };
@@ -73,9 +78,11 @@ pub async fn serve(host: Arc<dyn Host>, frames: Frames) -> Result<(), Error> {
         .on_receive_notification(on_notification, agent_client_protocol::on_receive_notification!())
         .connect_to(agent_client_protocol::Lines::new(frames.output, frames.input))
         .await;
-    // The client is gone: every running prompt stops, and with it every process it started.
-    for handle in lock(&sessions).drain() {
-        handle.1.cancel_all();
+    // The client is gone: every running prompt stops, and with it every process it started;
+    // each session closes (its background jobs are killed) before the agent exits.
+    let open: Vec<Handle> = lock(&sessions).drain().map(|(_, handle)| handle).collect();
+    for handle in open {
+        let _ = handle.close().await;
     }
     served.map_err(|err| Error::Connection(err.to_string()))
 }
@@ -84,17 +91,32 @@ fn lock(sessions: &Sessions) -> std::sync::MutexGuard<'_, HashMap<String, Handle
     sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// What the connection's requests share.
+struct State<'a> {
+    host: &'a Arc<dyn Host>,
+    sessions: &'a Sessions,
+    /// Whether the client offered both `fs/read_text_file` and `fs/write_text_file`.
+    client_fs: &'a Arc<AtomicBool>,
+}
+
 /// Answers one request; what takes long (opening a session, a prompt) is handed to a task, so
 /// the connection goes on reading.
 fn dispatch(
-    host: &Arc<dyn Host>,
-    sessions: &Sessions,
+    state: &State<'_>,
     request: ClientRequest,
     responder: Responder<serde_json::Value>,
     connection: ConnectionTo<Client>,
 ) {
+    let State { host, sessions, .. } = *state;
     match request {
-        ClientRequest::InitializeRequest(_) => respond(responder, Ok(initialize())),
+        ClientRequest::InitializeRequest(request) => {
+            // Reads and writes go through the client only when it offers both: the staleness
+            // check and the diff compare what was read with what is written, so they must see
+            // the same files (docs/acp.md).
+            let fs = &request.client_capabilities.fs;
+            state.client_fs.store(fs.read_text_file && fs.write_text_file, Ordering::SeqCst);
+            respond(responder, Ok(initialize()))
+        }
         // No authentication methods are advertised: the model's key comes from our own
         // configuration, so there is nothing for the client to do.
         ClientRequest::AuthenticateRequest(_) => {
@@ -102,17 +124,17 @@ fn dispatch(
         }
         ClientRequest::NewSessionRequest(request) => {
             let servers = request.mcp_servers.iter().filter_map(mcp_server).collect();
-            open(host, sessions, Opening::New, request.cwd, servers, responder, connection)
+            open(state, Opening::New, request.cwd, servers, responder, connection)
         }
         ClientRequest::LoadSessionRequest(request) => {
             let servers = request.mcp_servers.iter().filter_map(mcp_server).collect();
             let opening = Opening::Load(request.session_id.0.to_string());
-            open(host, sessions, opening, request.cwd, servers, responder, connection)
+            open(state, opening, request.cwd, servers, responder, connection)
         }
         ClientRequest::ResumeSessionRequest(request) => {
             let servers = request.mcp_servers.iter().filter_map(mcp_server).collect();
             let opening = Opening::Resume(request.session_id.0.to_string());
-            open(host, sessions, opening, request.cwd, servers, responder, connection)
+            open(state, opening, request.cwd, servers, responder, connection)
         }
         ClientRequest::ListSessionsRequest(request) => {
             let listed = host.list(request.cwd).map(|listed| {
@@ -130,7 +152,8 @@ fn dispatch(
         }
         ClientRequest::CloseSessionRequest(request) => {
             match lock(sessions).remove(&*request.session_id.0) {
-                Some(handle) => handle.cancel_all(),
+                // The session closes in its task, after its prompt has stopped.
+                Some(handle) => drop(handle.close()),
                 None => {
                     let error = Error::UnknownSession(request.session_id.0.to_string());
                     return respond::<()>(responder, Err(error));
@@ -206,35 +229,47 @@ fn with_session(
 /// Opens a session in a task of its own (starting MCP servers and reading a transcript take a
 /// while); for `session/load` the history is replayed before the answer, as the protocol asks.
 fn open(
-    host: &Arc<dyn Host>,
-    sessions: &Sessions,
+    state: &State<'_>,
     opening: Opening,
     cwd: PathBuf,
     mcp_servers: Vec<ClientMcpServer>,
     responder: Responder<serde_json::Value>,
     connection: ConnectionTo<Client>,
 ) {
-    let (host, sessions) = (host.clone(), sessions.clone());
+    let (host, sessions) = (state.host.clone(), state.sessions.clone());
+    let files =
+        state.client_fs.load(Ordering::SeqCst).then(|| ClientFiles::new(connection.clone()));
     tokio::spawn(async move {
         let approver = AcpApprover::new(connection.clone());
-        let open = Open { opening: opening.clone(), cwd, mcp_servers, approver: approver.clone() };
+        let open = Open {
+            opening: opening.clone(),
+            cwd,
+            mcp_servers,
+            approver: approver.clone(),
+            files: files.clone().map(|files| files as Arc<dyn agent_core::FileSystem>),
+        };
         let opened = match host.open(open).await {
             Ok(opened) => opened,
             Err(err) => return respond::<()>(responder, Err(err)),
         };
         let id = opened.id();
         approver.bind(&id);
+        if let Some(files) = &files {
+            files.bind(&id);
+        }
         if let Opening::Load(_) = opening {
-            for update in replay::updates(&opened.workspace(), &opened.history()) {
+            let mut updates = replay::updates(&opened.workspace(), &opened.history());
+            // The plan as it stands, after the history that made it.
+            updates.extend(opened.plan().and_then(|plan| crate::updates::plan_of(&plan)));
+            for update in updates {
                 let _ = connection.send_notification(SessionNotification::new(id.clone(), update));
             }
         }
         let modes = crate::modes::state(opened.mode());
         let options = session::config_options(&host.models(), &opened.model());
         let (commands, receiver) = mpsc::unbounded_channel();
-        let handle = Handle::new(commands);
-        lock(&sessions).insert(id.clone(), handle);
-        tokio::spawn(session::run(opened, connection, receiver));
+        let task = tokio::spawn(session::run(opened, connection, receiver, files));
+        lock(&sessions).insert(id.clone(), Handle::new(commands, task));
         match opening {
             Opening::New => respond(
                 responder,

@@ -20,7 +20,7 @@ use agent_core::CancellationToken;
 use agent_exec::agent::Finish;
 use tokio::sync::mpsc;
 
-use crate::{Error, HostSession, modes, server::respond, updates::Mapper};
+use crate::{ClientFiles, Error, HostSession, modes, server::respond, updates::Mapper};
 
 /// The config option that selects the model.
 const MODEL_OPTION: &str = "model";
@@ -48,11 +48,23 @@ pub(crate) enum Command {
 pub(crate) struct Handle {
     commands: mpsc::UnboundedSender<Command>,
     prompts: Arc<Mutex<Vec<CancellationToken>>>,
+    /// The session's task, which ends (closing the session) once `commands` is dropped.
+    task: tokio::task::JoinHandle<()>,
 }
 
 impl Handle {
-    pub(crate) fn new(commands: mpsc::UnboundedSender<Command>) -> Self {
-        Self { commands, prompts: Arc::default() }
+    pub(crate) fn new(
+        commands: mpsc::UnboundedSender<Command>,
+        task: tokio::task::JoinHandle<()>,
+    ) -> Self {
+        Self { commands, prompts: Arc::default(), task }
+    }
+
+    /// Cancels the session's prompts and closes it; resolves once it is closed (its jobs are
+    /// gone).
+    pub(crate) fn close(self) -> tokio::task::JoinHandle<()> {
+        self.cancel_all();
+        self.task
     }
 
     /// A token for a prompt about to be queued. Made here, in the connection's order, so a
@@ -86,8 +98,20 @@ pub(crate) async fn run(
     mut session: Box<dyn HostSession>,
     connection: ConnectionTo<Client>,
     mut commands: mpsc::UnboundedReceiver<Command>,
+    files: Option<Arc<ClientFiles>>,
+) {
+    run_commands(&mut *session, &connection, &mut commands, files).await;
+    session.close().await;
+}
+
+async fn run_commands(
+    session: &mut dyn HostSession,
+    connection: &ConnectionTo<Client>,
+    commands: &mut mpsc::UnboundedReceiver<Command>,
+    files: Option<Arc<ClientFiles>>,
 ) {
     let id = session.id();
+    let plan = session.plan();
     let notify = |update: SessionUpdate| {
         let _ = connection.send_notification(SessionNotification::new(id.clone(), update));
     };
@@ -95,7 +119,7 @@ pub(crate) async fn run(
         match command {
             Command::Prompt { request, responder, cancel } => {
                 let text = prompt_text(&request.prompt);
-                let mut mapper = Mapper::new(session.workspace());
+                let mut mapper = Mapper::new(session.workspace(), files.clone(), plan.clone());
                 let mut on_event = |event: &agent_exec::agent::AgentEvent| {
                     for update in mapper.updates(event) {
                         notify(update);
@@ -129,7 +153,7 @@ pub(crate) async fn run(
                     }
                     (other, _) => Err(Error::InvalidParams(format!("no config option {other}"))),
                 };
-                let models = session_models(&*session);
+                let models = session_models(session);
                 respond(
                     responder,
                     result.map(|()| {

@@ -5,6 +5,7 @@
 use std::{
     collections::HashMap,
     path::{Path, PathBuf},
+    sync::Arc,
 };
 
 use agent_client_protocol::v1::schema::{
@@ -14,7 +15,15 @@ use agent_client_protocol::v1::schema::{
     UsageUpdate,
 };
 use agent_core::Item;
-use agent_exec::agent::AgentEvent;
+use agent_exec::{
+    agent::AgentEvent,
+    plan::{PlanBook, PlanStatus},
+};
+
+use crate::ClientFiles;
+
+/// The plan tool's name, whose successful calls change the plan.
+const PLAN_TOOL: &str = "update_plan";
 
 /// The longest tool output sent in an update; the model saw the capped output already, and an
 /// editor shows a summary, so the rest stays in the session's transcript.
@@ -31,11 +40,19 @@ struct Started {
 pub(crate) struct Mapper {
     workspace: PathBuf,
     calls: HashMap<String, Started>,
+    /// The client's file system, when edits go through it (the diff comes from its writes).
+    files: Option<Arc<ClientFiles>>,
+    /// The session's plan, sent whole after each change.
+    plan: Option<Arc<PlanBook>>,
 }
 
 impl Mapper {
-    pub(crate) fn new(workspace: PathBuf) -> Self {
-        Self { workspace, calls: HashMap::new() }
+    pub(crate) fn new(
+        workspace: PathBuf,
+        files: Option<Arc<ClientFiles>>,
+        plan: Option<Arc<PlanBook>>,
+    ) -> Self {
+        Self { workspace, calls: HashMap::new(), files, plan }
     }
 
     /// The updates one event stands for (often none).
@@ -45,8 +62,15 @@ impl Mapper {
             AgentEvent::ReasoningDelta { text } => vec![chunk(text, true)],
             AgentEvent::ToolCallStarted { call_id, name, arguments } => {
                 let call = tool_call(&self.workspace, call_id, name, arguments);
-                let before = edited_path(name, arguments, &self.workspace)
-                    .map(|path| (path.clone(), std::fs::read_to_string(&path).ok()));
+                // Through the client, the text before is what its write replaced; on the disk, the
+                // file now.
+                let before = edited_path(name, arguments, &self.workspace).map(|path| {
+                    let old = match self.files {
+                        Some(_) => None,
+                        None => std::fs::read_to_string(&path).ok(),
+                    };
+                    (path, old)
+                });
                 self.calls.insert(call_id.clone(), Started { kind: call.kind, before });
                 vec![SessionUpdate::ToolCall(call)]
             }
@@ -60,7 +84,10 @@ impl Mapper {
                     self.calls.remove(&output.call_id)
                     && output.ok
                     && kind == ToolKind::Edit
-                    && let Ok(new) = std::fs::read_to_string(&path)
+                    && let Some((old, new)) = match &self.files {
+                        Some(files) => files.take_write(&path),
+                        None => std::fs::read_to_string(&path).ok().map(|new| (old, new)),
+                    }
                     && old.as_deref() != Some(new.as_str())
                 {
                     content.push(ToolCallContent::Diff(Diff::new(path, new).old_text(old)));
@@ -79,9 +106,33 @@ impl Mapper {
                     *window,
                 ))]
             }
+            AgentEvent::ToolCallFinished { name, ok: true, .. } if name == PLAN_TOOL => {
+                self.plan.as_deref().and_then(plan_of).into_iter().collect()
+            }
             _ => Vec::new(),
         }
     }
+}
+
+/// The session's plan as a `plan` update, when it has items. Cancelled items are left out: the
+/// protocol's entries are pending, in progress or completed, and a step given up is not one
+/// the editor should show as work.
+pub(crate) fn plan_of(book: &PlanBook) -> Option<SessionUpdate> {
+    let plan = book.snapshot();
+    let entries: Vec<PlanEntry> = plan
+        .items
+        .iter()
+        .filter_map(|item| {
+            let status = match item.status {
+                PlanStatus::Pending => PlanEntryStatus::Pending,
+                PlanStatus::InProgress => PlanEntryStatus::InProgress,
+                PlanStatus::Completed => PlanEntryStatus::Completed,
+                _ => return None,
+            };
+            Some(PlanEntry { content: item.text.clone(), status })
+        })
+        .collect();
+    (!plan.items.is_empty()).then(|| plan_update(&entries))
 }
 
 /// A chunk of the answer, or of the reasoning.

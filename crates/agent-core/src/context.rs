@@ -111,6 +111,9 @@ pub struct ToolContext {
     /// sandbox's execute allow-list), so a program they start unasked cannot run. `None` when a
     /// person, a rule or the mode allowed the call.
     pub exec_allowlist: Option<Arc<[String]>>,
+    /// Where the file tools read and write text instead of the disk (an editor's buffers);
+    /// `None`, the default, is the disk.
+    pub files: Option<Arc<dyn crate::FileSystem>>,
 }
 
 impl ToolContext {
@@ -128,6 +131,7 @@ impl ToolContext {
             tenant_id: None,
             user_id: None,
             exec_allowlist: None,
+            files: None,
         }
     }
 }

@@ -54,6 +54,7 @@ mod api_key;
 mod context;
 mod edits;
 mod error;
+mod files;
 mod item;
 mod model;
 mod output;
@@ -68,6 +69,7 @@ pub use crate::{
     context::{Boundary, DomainRule, HiddenPath, ToolContext},
     edits::{EditNote, EditObserver, EditedFile},
     error::{ToolError, ToolErrorKind},
+    files::FileSystem,
     item::{CallOutput, Image, Item, Message, Reasoning, Role, ToolCall},
     model::{
         Continuation, ModelClient, ModelEndpoint, ModelError, ModelErrorKind, ModelEvent,

@@ -6,6 +6,7 @@
 //! [`PolicyBuilder`], [`Executor`], [`agent::run`]); a program that needs something different can
 //! use those directly.
 
+mod editor;
 mod mode;
 use std::{
     path::{Path, PathBuf},

@@ -101,6 +101,8 @@ pub struct Executor {
     pinned: Option<Arc<dyn Pinned>>,
     /// The session's checkpoints ([`ExecutorConfig::checkpoints`]).
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    /// Where the file tools read and write instead of the disk (an editor's buffers).
+    files: Option<Arc<dyn agent_core::FileSystem>>,
 }
 
 impl Executor {
@@ -123,7 +125,14 @@ impl Executor {
             otel: Otel::new(),
             pinned: None,
             checkpoints,
+            files: None,
         }
+    }
+
+    /// Has the file tools read and write through `files` from the next call on (`None`: the
+    /// disk), as an editor that holds the session's buffers asks.
+    pub fn set_file_system(&mut self, files: Option<Arc<dyn agent_core::FileSystem>>) {
+        self.files = files;
     }
 
     /// The same executor, with session state every compaction keeps verbatim (the plan, see

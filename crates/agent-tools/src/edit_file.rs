@@ -13,13 +13,14 @@ use crate::{
     blocking::{self, io_error},
     change::FileChange,
     closest,
+    file_io::FileIo,
     ladder::{self, Outcome, Step},
     observe::{self, Observer},
     paths,
     render::{self, MAX_LINE_CHARS},
     text::{self, Eol},
     tracker::FileTracker,
-    write_file::{line_changes, write_atomic},
+    write_file::line_changes,
 };
 
 /// Lines of context shown around an edit.
@@ -89,8 +90,9 @@ impl TypedTool for EditFile {
 
     async fn run(&self, input: EditFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let tracker = self.tracker.clone();
+        let io = FileIo::of(&ctx);
         let (output, edited) =
-            blocking::run(move || edit(&*ctx.workspace, &tracker, input)).await?;
+            blocking::run(move || edit(&*ctx.workspace, &tracker, &io, input)).await?;
         Ok(observe::append(&self.observer, output, &[edited]).await)
     }
 }
@@ -109,7 +111,7 @@ impl EditFile {
         ws: &dyn Boundary,
         input: &EditFileInput,
     ) -> Result<FileChange, ToolError> {
-        let plan = plan(ws, &self.tracker, input)?;
+        let plan = plan(ws, &self.tracker, &FileIo::Disk, input)?;
         Ok(FileChange {
             path: plan.path,
             shown: plan.shown,
@@ -136,13 +138,14 @@ struct Plan {
 fn edit(
     ws: &dyn Boundary,
     tracker: &FileTracker,
+    io: &FileIo,
     input: EditFileInput,
 ) -> Result<(ToolOutput, agent_core::EditedFile), ToolError> {
     let Plan { path, shown, content, updated, encoding, ranges, new_ranges, notes } =
-        plan(ws, tracker, &input)?;
+        plan(ws, tracker, io, &input)?;
     let bytes = text::encode(&updated, encoding);
     let permissions = std::fs::metadata(&path).ok().map(|meta| meta.permissions());
-    write_atomic(&path, &bytes, permissions)
+    io.write(&path, &bytes, permissions)
         .map_err(|err| io_error(&format!("write {shown}"), &err))?;
     tracker.record(&path, &bytes);
     let output =
@@ -154,6 +157,7 @@ fn edit(
 fn plan(
     ws: &dyn Boundary,
     tracker: &FileTracker,
+    io: &FileIo,
     input: &EditFileInput,
 ) -> Result<Plan, ToolError> {
     let path = ws.resolve_for_write(&input.path)?;
@@ -166,7 +170,7 @@ fn plan(
     if input.old_string == input.new_string {
         return Err(invalid("old_string and new_string are identical; nothing to do"));
     }
-    let current = match std::fs::read(&path) {
+    let current = match io.read(&path) {
         Ok(bytes) => bytes,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             return Err(paths::not_found(ws.root(), &input.path, &path));

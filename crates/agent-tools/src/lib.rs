@@ -59,6 +59,7 @@ mod blocking;
 mod builtin_tools;
 mod change;
 mod closest;
+mod file_io;
 mod ladder;
 mod observe;
 mod paths;

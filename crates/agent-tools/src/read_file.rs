@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use crate::{
     blocking::{self, io_error},
+    file_io::FileIo,
     paths,
     render::{self, MAX_LINE_CHARS},
     text::{self, Eol},
@@ -74,13 +75,23 @@ impl TypedTool for ReadFile {
 
     async fn run(&self, input: ReadFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let tracker = self.tracker.clone();
-        blocking::run(move || read(&*ctx.workspace, &tracker, &input)).await
+        let io = FileIo::of(&ctx);
+        blocking::run(move || read_with(&*ctx.workspace, &tracker, &io, &input)).await
     }
 }
 
 fn read(
     ws: &dyn Boundary,
     tracker: &FileTracker,
+    input: &ReadFileInput,
+) -> Result<ToolOutput, ToolError> {
+    read_with(ws, tracker, &FileIo::Disk, input)
+}
+
+fn read_with(
+    ws: &dyn Boundary,
+    tracker: &FileTracker,
+    io: &FileIo,
     input: &ReadFileInput,
 ) -> Result<ToolOutput, ToolError> {
     let path = ws.resolve(&input.path)?;
@@ -98,7 +109,7 @@ fn read(
             format!("{shown} is a directory; use list_dir to see its entries"),
         ));
     }
-    let bytes = std::fs::read(&path).map_err(|err| io_error(&format!("read {shown}"), &err))?;
+    let bytes = io.read(&path).map_err(|err| io_error(&format!("read {shown}"), &err))?;
     // Hash before decoding takes the bytes; the file is recorded only if it turns out to be text.
     let seen = tracker.seen_of(&bytes);
     let size = bytes.len() as u64;

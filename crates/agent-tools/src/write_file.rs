@@ -15,6 +15,7 @@ use serde::Deserialize;
 use crate::{
     blocking::{self, io_error},
     change::FileChange,
+    file_io::FileIo,
     observe::{self, Observer},
     paths, render,
     text::{self, Encoding, Eol},
@@ -81,8 +82,9 @@ impl TypedTool for WriteFile {
 
     async fn run(&self, input: WriteFileInput, ctx: ToolContext) -> Result<ToolOutput, ToolError> {
         let tracker = self.tracker.clone();
+        let io = FileIo::of(&ctx);
         let (output, edited) =
-            blocking::run(move || write(&*ctx.workspace, &tracker, &input)).await?;
+            blocking::run(move || write(&*ctx.workspace, &tracker, &io, &input)).await?;
         Ok(observe::append(&self.observer, output, &[edited]).await)
     }
 }
@@ -96,7 +98,7 @@ impl WriteFile {
         ws: &dyn Boundary,
         input: &WriteFileInput,
     ) -> Result<FileChange, ToolError> {
-        let plan = plan(ws, &self.tracker, input)?;
+        let plan = plan(ws, &self.tracker, &FileIo::Disk, input)?;
         let before = plan.existing.map(|existing| existing.old_text);
         Ok(FileChange { path: plan.path, shown: plan.shown, before, after: plan.new_text })
     }
@@ -122,16 +124,18 @@ struct Existing {
 fn write(
     ws: &dyn Boundary,
     tracker: &FileTracker,
+    io: &FileIo,
     input: &WriteFileInput,
 ) -> Result<(ToolOutput, agent_core::EditedFile), ToolError> {
-    let Plan { path, shown, new_text, existing } = plan(ws, tracker, input)?;
+    let Plan { path, shown, new_text, existing } = plan(ws, tracker, io, input)?;
     let Some(existing) = existing else {
         let parent = path.parent().unwrap_or(ws.root());
-        std::fs::create_dir_all(parent)
-            .map_err(|err| io_error(&format!("create the directories of {shown}"), &err))?;
+        if io.is_disk() {
+            std::fs::create_dir_all(parent)
+                .map_err(|err| io_error(&format!("create the directories of {shown}"), &err))?;
+        }
         let bytes = new_text.as_bytes();
-        write_atomic(&path, bytes, None)
-            .map_err(|err| io_error(&format!("write {shown}"), &err))?;
+        io.write(&path, bytes, None).map_err(|err| io_error(&format!("write {shown}"), &err))?;
         tracker.record(&path, bytes);
         let output = ToolOutput::text(format!(
             "Created {shown} ({} lines, {})",
@@ -142,7 +146,7 @@ fn write(
         return Ok((output, agent_core::EditedFile::changed(path, Some(String::new()))));
     };
     let bytes = text::encode(&new_text, existing.encoding);
-    write_atomic(&path, &bytes, Some(existing.permissions))
+    io.write(&path, &bytes, Some(existing.permissions))
         .map_err(|err| io_error(&format!("write {shown}"), &err))?;
     tracker.record(&path, &bytes);
     let (added, removed) = line_changes(&existing.old_text, &new_text);
@@ -158,6 +162,7 @@ fn write(
 fn plan(
     ws: &dyn Boundary,
     tracker: &FileTracker,
+    io: &FileIo,
     input: &WriteFileInput,
 ) -> Result<Plan, ToolError> {
     if input.content.len() > MAX_CONTENT_BYTES {
@@ -184,7 +189,7 @@ fn plan(
         }
         Err(err) => return Err(io_error(&format!("inspect {shown}"), &err)),
     };
-    let current = std::fs::read(&path).map_err(|err| io_error(&format!("read {shown}"), &err))?;
+    let current = io.read(&path).map_err(|err| io_error(&format!("read {shown}"), &err))?;
     check_fresh(tracker, &path, &shown, &current)?;
     // The file was read, so it decoded; decoding again gives its encoding and line endings.
     let (old_text, encoding) = text::decode(&current).unwrap_or((String::new(), Encoding::Utf8));

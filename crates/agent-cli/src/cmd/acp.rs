@@ -146,6 +146,7 @@ fn open_session(
     open: Open,
     runtime: &tokio::runtime::Runtime,
 ) -> Result<AcpSession, Error> {
+    let files = open.files.clone();
     let resume = match &open.opening {
         Opening::New => None,
         Opening::Load(id) | Opening::Resume(id) => Some(id.as_str()),
@@ -167,6 +168,13 @@ fn open_session(
             ));
         }
     };
+    // The client's file system, when it offers one, is where the file tools read and write.
+    session.agent.set_file_system(files);
+    if std::env::var_os(PANIC_TOOL_VAR).is_some() {
+        let tool = agent_core::Typed::new(PanicTool).map_err(|err| Error::Host(err.to_string()))?;
+        let registry = session.agent.executor_mut().registry_mut();
+        registry.register(Arc::new(tool)).map_err(|err| Error::Host(err.to_string()))?;
+    }
     let source = if resume.is_some() { "resume" } else { "startup" };
     if let Err(stopped) = runtime.block_on(session.start(source)) {
         return Err(Error::Host(format!("a SessionStart hook stopped the session: {}", stopped.0)));
@@ -268,6 +276,52 @@ impl HostSession for AcpSession {
 
     fn set_model(&mut self, name: &str) -> Result<(), Error> {
         self.0.switch_model(name).map_err(host_error)
+    }
+
+    fn plan(&self) -> Option<Arc<agent_exec::plan::PlanBook>> {
+        Some(self.0.organizer.plan.clone())
+    }
+
+    fn close(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let _ = self.0.end_jobs(agent_exec::jobs::EndPolicy::Kill).await;
+            self.0.end("exit").await;
+        })
+    }
+}
+
+/// Set, it adds a tool that writes to stdout and then panics (`panic_now`): the suite's proof
+/// that neither a stray print nor a panic reaches the protocol's stream. Nothing else sets it.
+const PANIC_TOOL_VAR: &str = "AGENT_ACP_PANIC_TOOL";
+
+/// The tool [`PANIC_TOOL_VAR`] adds.
+#[derive(Debug, Clone, Copy)]
+struct PanicTool;
+
+/// It takes nothing.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct PanicInput {}
+
+impl agent_core::TypedTool for PanicTool {
+    type Input = PanicInput;
+    const NAME: &'static str = "panic_now";
+
+    fn description(&self) -> String {
+        "Prints to stdout, then panics (a test of the ACP stream).".to_owned()
+    }
+
+    fn effects(&self) -> agent_core::Effects {
+        agent_core::Effects::READ_ONLY
+    }
+
+    #[allow(clippy::panic)]
+    async fn run(
+        &self,
+        _input: PanicInput,
+        _ctx: agent_core::ToolContext,
+    ) -> Result<agent_core::ToolOutput, agent_core::ToolError> {
+        println!("a stray line on stdout");
+        panic!("the test tool panicked, as it was made to");
     }
 }
 

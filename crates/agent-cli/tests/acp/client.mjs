@@ -34,7 +34,14 @@ const until = async (what, done) => {
   }
 };
 // The permission answer each scenario gives; `null` leaves the request pending until a cancel.
-const answers = { "edit-allow": "allow-once", "edit-always": "allow-always", "edit-reject": "reject" };
+const answers = {
+  "edit-allow": "allow-once",
+  "edit-always": "allow-always",
+  "edit-reject": "reject",
+  "edit-fs": "allow-once",
+};
+// In `edit-fs` the editor holds an unsaved buffer of every file, which differs from the disk.
+const buffer = "hello from the buffer\n";
 let cancelled = false;
 
 const app = acp
@@ -53,13 +60,14 @@ const app = acp
     log.updates.push(params.update);
     changed();
   })
+  // An editor's file system: writes are recorded (never written to the disk), reads give the buffer.
   .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
     log.writes.push(params);
     return {};
   })
   .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
     log.reads.push(params);
-    return { content: "" };
+    return { content: buffer };
   });
 
 const fsCapability = scenario === "edit-fs";
@@ -111,6 +119,7 @@ const summary = await app.connectWith(stream, async (agent) => {
 summary.updates = log.updates;
 summary.permissions = log.permissions;
 summary.writes = log.writes;
+summary.reads = log.reads;
 child.stdin.end();
 await new Promise((done) => child.on("exit", done));
 frames.end();

@@ -98,7 +98,7 @@ fn edit_turns() -> Vec<Turn> {
             "edit_file",
             json!({"path": "a.txt", "old_string": "hello", "new_string": "goodbye"}),
         )]),
-        Turn::text("Done."),
+        Turn::text("Done.").with_reasoning("The edit is in."),
     ]
 }
 
@@ -158,6 +158,23 @@ async fn an_edit_allowed_once_asks_then_completes_with_its_diff() {
         .collect();
     assert_eq!(chunks[0]["content"]["text"], "Done.");
     assert_eq!(updates_of(&summary, "r1")[0]["kind"], "read");
+    // The reasoning streamed as a thought chunk, and the context's fill as usage updates.
+    let of_kind = |kind: &str| -> Vec<&Value> {
+        summary["updates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|u| u["sessionUpdate"] == kind)
+            .collect()
+    };
+    let thought: String = of_kind("agent_thought_chunk")
+        .iter()
+        .map(|u| u["content"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(thought, "The edit is in.", "{summary}");
+    let usage = of_kind("usage_update");
+    assert_eq!(usage.len(), 3, "one before each model request: {summary}");
+    assert!(usage.iter().all(|u| u["size"].as_u64() > Some(0) && u["used"].as_u64() > Some(0)));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -184,7 +201,8 @@ async fn a_cancel_during_bash_ends_the_prompt_and_its_processes() {
     let workspace = dir.path().join("ws");
     std::fs::create_dir(&workspace).unwrap();
     let marker = format!("acp-cancel-{}", std::process::id());
-    let command = format!("touch started; sleep 600 # {marker}");
+    // `exec -a` names the sleep itself with the marker, so the check finds the very process.
+    let command = format!("touch started; exec -a {marker} sleep 600");
     let turns = vec![
         Turn::tool_calls([ScriptedCall::new("b1", "bash", json!({"command": command}))]),
         Turn::text("never reached"),
@@ -333,4 +351,212 @@ async fn the_python_sdk_client_allows_an_edit_and_sees_its_diff() {
     let done = updates_of(&summary, "e1").into_iter().find(|u| u["status"] == "completed").unwrap();
     assert_eq!(done["content"][0]["type"], "diff", "{done}");
     assert_eq!(std::fs::read_to_string(workspace.join("a.txt")).unwrap(), "goodbye\n");
+}
+
+/// With the client's file-system capability, the model reads the editor's unsaved buffer and
+/// its edit lands in the editor: the client records the write, the disk is unchanged.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_client_file_system_the_edit_reaches_the_client_not_the_disk() {
+    let Some((dir, summary)) = edit("edit-fs").await else { return };
+    let path = dir.path().join("ws/a.txt");
+    assert_eq!(summary["prompt"]["stopReason"], "end_turn", "{summary}");
+    // The read went to the client, and the model saw its buffer, not the disk.
+    let reads = summary["reads"].as_array().unwrap();
+    assert!(reads.iter().all(|read| read["path"] == path.to_str().unwrap()), "{summary}");
+    assert!(!reads.is_empty(), "{summary}");
+    let read = updates_of(&summary, "r1").into_iter().find(|u| u["status"] == "completed").unwrap();
+    assert!(read["rawOutput"].as_str().unwrap().contains("hello from the buffer"), "{read}");
+    // The write reached the client with the edited buffer …
+    let writes = summary["writes"].as_array().unwrap();
+    assert_eq!(writes.len(), 1, "{summary}");
+    assert_eq!(writes[0]["path"], path.to_str().unwrap());
+    assert_eq!(writes[0]["content"], "goodbye from the buffer\n");
+    // … and not the disk.
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "hello\n");
+    // The diff is the buffer's.
+    let done = updates_of(&summary, "e1").into_iter().find(|u| u["status"] == "completed").unwrap();
+    assert_eq!(done["content"][0]["type"], "diff", "{done}");
+    assert_eq!(done["content"][0]["oldText"], "hello from the buffer\n");
+    assert_eq!(done["content"][0]["newText"], "goodbye from the buffer\n");
+}
+
+/// A tool that prints to stdout and then panics: the call fails, the prompt goes on, and stdout
+/// still holds nothing but frames that fit the schema (`client` checks every line).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_panicking_tool_leaves_stdout_holding_only_frames() {
+    let Some(sdk) = sdk() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new("p1", "panic_now", json!({}))]),
+        Turn::text("It broke."),
+    ];
+    let (_server, args) = server(turns).await;
+    let ws = workspace.clone();
+    let summary = tokio::task::spawn_blocking(move || {
+        client(&sdk, &ws, "plain", &strs(&args), &[("AGENT_ACP_PANIC_TOOL", "1")])
+    })
+    .await
+    .unwrap();
+    assert_eq!(summary["prompt"]["stopReason"], "end_turn", "{summary}");
+    let updates = updates_of(&summary, "p1");
+    assert!(updates.iter().any(|u| u["status"] == "failed"), "{summary}");
+}
+
+/// The plan tool's list reaches the client as `plan` updates, whole after each change.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_plan_reaches_the_client_as_plan_updates() {
+    let Some(sdk) = sdk() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[agents]\nenabled = true\n").unwrap();
+    let plan = |first: &str, second: &str| {
+        json!({"explanation": null, "ops": null, "plan": [
+            {"id": null, "step": "read the code", "status": first},
+            {"id": null, "step": "fix the bug", "status": second},
+        ]})
+    };
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new("p1", "update_plan", plan("in_progress", "pending"))]),
+        Turn::tool_calls([ScriptedCall::new(
+            "p2",
+            "update_plan",
+            plan("completed", "in_progress"),
+        )]),
+        Turn::text("Planned."),
+    ];
+    let (_server, mut args) = server(turns).await;
+    args.extend(["--config".to_owned(), config.display().to_string()]);
+    let ws = workspace.clone();
+    let summary =
+        tokio::task::spawn_blocking(move || client(&sdk, &ws, "plain", &strs(&args), &[]))
+            .await
+            .unwrap();
+    assert_eq!(summary["prompt"]["stopReason"], "end_turn", "{summary}");
+    let plans: Vec<&Value> = summary["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "plan")
+        .collect();
+    assert_eq!(plans.len(), 2, "{summary}");
+    let entries = |plan: &Value| -> Vec<(String, String)> {
+        plan["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["content"].as_str().unwrap().into(), e["status"].as_str().unwrap().into()))
+            .collect()
+    };
+    let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+    assert_eq!(
+        entries(plans[0]),
+        [pair("read the code", "in_progress"), pair("fix the bug", "pending")]
+    );
+    assert_eq!(
+        entries(plans[1]),
+        [pair("read the code", "completed"), pair("fix the bug", "in_progress")]
+    );
+}
+
+/// The headless client acpx (npm, pinned in scripts/peers/acp/) runs a one-shot prompt that
+/// edits a file: it approves the edit, its own file system writes it, and every frame the agent
+/// wrote fits the schema.
+#[tokio::test(flavor = "multi_thread")]
+async fn acpx_runs_a_prompt_that_edits_a_file() {
+    let Some(acpx) =
+        agent_test_support::peer("acp", "node/node_modules/acpx/dist/cli.js", "the acpx client")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(workspace.join("a.txt"), "hello\n").unwrap();
+    let (_server, args) = server(edit_turns()).await;
+    let frames = dir.path().join("frames-acpx.jsonl");
+    let tee = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/acp/tee.sh");
+    let agent_bin = command(&workspace, &[]).get_program().to_owned();
+    let agent_command = format!(
+        "sh {tee} {} {} acp {}",
+        frames.display(),
+        agent_bin.to_string_lossy(),
+        args.join(" ")
+    );
+    let ws = workspace.clone();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .arg(acpx)
+            .args(["--agent", &agent_command, "--cwd"])
+            .arg(&ws)
+            .args(["--format", "json", "--approve-all", "--ttl", "0", "exec", "do the task"])
+            .current_dir(&ws)
+            .env("AGENT_DATA_DIR", data_dir(&ws))
+            .env("HOME", &ws)
+            .env("XDG_CONFIG_HOME", ws.join(".no-config"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(std::fs::read_to_string(workspace.join("a.txt")).unwrap(), "goodbye\n");
+    check_frames(&std::fs::read_to_string(&frames).unwrap());
+    // acpx saw the edit's diff and the answer.
+    assert!(stdout.contains("\"type\":\"diff\""), "{stdout}");
+    assert!(stdout.contains("Done."), "{stdout}");
+}
+
+/// A command running as a background job while the next call waits for the editor's answer:
+/// the cancel answers the permission request, the prompt ends cancelled, the file is
+/// unchanged, and once the client leaves no process of the session is left.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancel_with_a_job_running_and_a_permission_pending_leaves_nothing_behind() {
+    let Some(sdk) = sdk() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    std::fs::write(workspace.join("a.txt"), "hello\n").unwrap();
+    let marker = format!("acp-job-{}", std::process::id());
+    // A copy of `sleep` named with the marker, so the check finds the very process.
+    let sleep = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join("sleep"))
+        .find(|path| path.is_file())
+        .unwrap();
+    let command = format!("touch started; cp {} ./{marker}; ./{marker} 600", sleep.display());
+    let turns = vec![
+        Turn::tool_calls([ScriptedCall::new(
+            "b1",
+            "bash",
+            json!({"command": command, "background": true}),
+        )]),
+        Turn::tool_calls([ScriptedCall::new("r1", "read_file", json!({"path": "a.txt"}))]),
+        Turn::tool_calls([ScriptedCall::new(
+            "e1",
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "hello", "new_string": "goodbye"}),
+        )]),
+        Turn::text("never reached"),
+    ];
+    let (_server, mut args) = server(turns).await;
+    args.extend(["--allow".to_owned(), "Bash".to_owned()]);
+    let ws = workspace.clone();
+    let summary = tokio::task::spawn_blocking(move || {
+        client(&sdk, &ws, "cancel-permission", &strs(&args), &[])
+    })
+    .await
+    .unwrap();
+    assert_eq!(summary["prompt"]["stopReason"], "cancelled", "{summary}");
+    assert_eq!(summary["permissions"].as_array().unwrap().len(), 1, "{summary}");
+    assert_eq!(summary["permissions"][0]["toolCall"]["toolCallId"], "e1", "{summary}");
+    assert_eq!(std::fs::read_to_string(workspace.join("a.txt")).unwrap(), "hello\n");
+    // The control: the job did start.
+    assert!(workspace.join("started").exists(), "{summary}");
+    all_gone(&marker);
 }

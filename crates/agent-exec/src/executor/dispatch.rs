@@ -118,6 +118,7 @@ impl Executor {
             tenant_id: self.tenant_id.clone(),
             user_id: self.user_id.clone(),
             exec_allowlist: read_only_programs.map(Into::into),
+            files: self.files.clone(),
         };
         // What the call declared it writes is recorded before it runs (and its commands' writes
         // found after), so its turn can be undone.

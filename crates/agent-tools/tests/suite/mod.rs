@@ -9,6 +9,7 @@ mod denied;
 mod edit_file;
 #[cfg(feature = "execute-code")]
 mod execute_code;
+mod file_system;
 mod glob;
 mod grep;
 mod job;
