@@ -110,13 +110,13 @@ impl AgentDefinition {
         vec![
             base(
                 "explore",
-                "Read-only: searches and reads the workspace and reports what it found.",
+                "read-only: searches, reads and reports",
                 true,
                 EXPLORE_INSTRUCTIONS,
             ),
             base(
                 "general",
-                "A task of its own, with the parent's tools.",
+                "the parent's tools",
                 false,
                 GENERAL_INSTRUCTIONS,
             ),
