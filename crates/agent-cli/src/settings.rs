@@ -346,7 +346,8 @@ impl Settings {
             // once `[web_search]` is set (or when `--tools` names it): web_fetch reads pages
             // without one (docs/tools.md, "What the model is told").
             if builtin.web_search.is_none() && !named.iter().any(|name| name == "web_search") {
-                builder = builder.map_tools(|tool| (tool.spec().name != "web_search").then_some(tool));
+                builder =
+                    builder.map_tools(|tool| (tool.spec().name != "web_search").then_some(tool));
             }
         }
         if shapes.shell || self.every_tool {

@@ -17,12 +17,9 @@ use crate::{BuiltinConfig, builtin_with_tracker};
 /// a line goes to the model only when its tool is offered (after `only_tools`, `--tools`).
 pub const GUIDANCE: &[(&str, &str)] = &[
     ("read_file", "Read files with read_file."),
-    ("grep", "Search contents with grep."),
-    ("glob", "Find files by name with glob."),
-    ("list_dir", "Look around with list_dir."),
+    ("grep", "Search with grep and glob."),
     ("edit_file", "Change files with edit_file."),
     ("apply_patch", "Change files with apply_patch."),
-    ("write_file", "Create files with write_file."),
     ("bash", "Build, test and run with bash."),
 ];
 

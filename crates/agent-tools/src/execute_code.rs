@@ -81,9 +81,8 @@ impl TypedTool for ExecuteCode {
 
     fn description(&self) -> String {
         format!(
-            "Runs a JavaScript, TypeScript or Python snippet in a fresh sandbox without files, \
-             network or processes; returns stdout, stderr and (JavaScript) the last expression's \
-             value. Limit {} s.",
+            "Runs a JavaScript, TypeScript or Python snippet in an isolated sandbox (no files, \
+             network or processes, {} s); returns stdout, stderr and the last expression's value.",
             self.limits.timeout.as_secs_f64()
         )
     }

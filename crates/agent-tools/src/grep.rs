@@ -70,12 +70,6 @@ pub struct GrepInput {
     // Context lines around each match (content mode).
     #[schemars(with = "Option<i64>")]
     pub context: Option<u32>,
-    // Context lines before each match; overrides context.
-    #[schemars(with = "Option<i64>")]
-    pub before: Option<u32>,
-    // Context lines after each match; overrides context.
-    #[schemars(with = "Option<i64>")]
-    pub after: Option<u32>,
     // Let matches span lines (`.` matches newlines too).
     pub multiline: Option<bool>,
     // Most entries (files, or lines in content mode) to return: default 100, at most 2000.
@@ -100,7 +94,7 @@ impl TypedTool for Grep {
 
     fn description(&self) -> String {
         "Searches file contents for a regex (ripgrep). output_mode: files_with_matches (default), \
-         content (`path:line:text`) or count. Ignored and hidden files are skipped unless \
+         content (`path:line:text`, `context` lines around) or count. Ignored and hidden files are skipped unless \
          include_ignored / include_hidden."
             .to_owned()
     }
@@ -199,7 +193,9 @@ fn grep(
     }
     let context = input.context.unwrap_or(0) as usize;
     let (before, after) = if mode == OutputMode::Content {
-        (input.before.map_or(context, |b| b as usize), input.after.map_or(context, |a| a as usize))
+        // One `context` for both sides: separate before/after fields cost every request more
+        // than they are worth (docs/tools.md).
+        (context, context)
     } else {
         (0, 0)
     };

@@ -8,8 +8,9 @@ use agent_exec::plan::{PlanBook, PlanOp, PlanStatus, PlanUpdate, ReplaceItem};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-// An item's status.
+// An item's status. Short `$defs` names: each is sent with every request.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[schemars(rename = "Status")]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
     // Not started; being worked on (at most one); done; given up. Plain comments keep the
@@ -33,6 +34,7 @@ impl From<StepStatus> for PlanStatus {
 
 // One step of the whole list.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "Step")]
 #[serde(deny_unknown_fields)]
 pub struct PlanStep {
     // The step's id, to keep an existing step (null: matched by its text, or a new step).
@@ -45,6 +47,7 @@ pub struct PlanStep {
 
 // What an operation does.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[schemars(rename = "Kind")]
 #[serde(rename_all = "snake_case")]
 pub enum OpKind {
     // Add a step (`text`, optional `status`); change a step's status (`id`, `status`); cancel
@@ -56,6 +59,7 @@ pub enum OpKind {
 
 // A small change.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "Op")]
 #[serde(deny_unknown_fields)]
 pub struct PlanOpInput {
     // The operation.

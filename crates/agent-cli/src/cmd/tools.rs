@@ -193,7 +193,11 @@ fn print_tokens(specs: &[ToolSpec], instructions: &str, json: bool) -> anyhow::R
     let costs: Vec<(&str, usize)> =
         specs.iter().map(|spec| (spec.name.as_str(), agent_model::tool_tokens(spec))).collect();
     let instructions = agent_model::estimate_tokens(instructions);
-    let total = instructions + costs.iter().map(|(_, cost)| cost).sum::<usize>();
+    // The total counts the `tools` array as the request sends it (one JSON array, compact), so it
+    // is exactly what the budget test counts in a real request body; the rows, each a one-tool
+    // array, add up to a few tokens more.
+    let tools = agent_model::estimate_tokens(&agent_model::chat_tools_json(specs).to_string());
+    let total = instructions + tools;
     if json {
         let tools: Vec<_> =
             costs.iter().map(|(name, cost)| json!({"name": name, "tokens": cost})).collect();

@@ -108,18 +108,8 @@ impl AgentDefinition {
                 path: None,
             };
         vec![
-            base(
-                "explore",
-                "read-only: searches, reads and reports",
-                true,
-                EXPLORE_INSTRUCTIONS,
-            ),
-            base(
-                "general",
-                "the parent's tools",
-                false,
-                GENERAL_INSTRUCTIONS,
-            ),
+            base("explore", "read-only: searches, reads and reports", true, EXPLORE_INSTRUCTIONS),
+            base("general", "the parent's tools", false, GENERAL_INSTRUCTIONS),
         ]
     }
 }
