@@ -2,7 +2,7 @@
 //! (the tools and the instructions), counted in the request body the server receives.
 
 use agent_model::scripted::{Script, ScriptedServer, Turn};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::suite::{agent, stderr, stdout};
 
@@ -76,4 +76,47 @@ async fn the_first_request_with_five_tools_stays_under_a_thousand() {
     assert_eq!(names, ["bash", "read_file", "edit_file", "grep", "glob"]);
     assert_eq!(listed, sent);
     assert!(sent < FIVE_TOOLS, "{sent} tokens of tools and instructions");
+}
+
+/// `job` is not in the first request; it joins at the end of the list from the first request
+/// after a job exists, and every tool before it keeps its place (the cached prefix).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn job_joins_at_the_end_once_a_job_exists() {
+    use agent_model::scripted::ScriptedCall;
+    let dir = tempfile::tempdir().unwrap();
+    let start = json!({"command": "sleep 30", "background": true});
+    let turns = [
+        Turn::tool_calls([ScriptedCall::new("call_1", "bash", start)]),
+        Turn::tool_calls([ScriptedCall::new("call_2", "job", json!({"action": "list"}))]),
+        Turn::text("Started."),
+    ];
+    let server = ScriptedServer::start(Script::new(turns)).await.unwrap();
+    let url = server.url();
+    let workspace = dir.path().to_path_buf();
+    let output = tokio::task::spawn_blocking(move || {
+        let model = ["--base-url", url.as_str(), "--model", "test-model", "--api", "chat"];
+        let args = [&model[..], &["exec", "--allow", "Bash", "start it"]].concat();
+        agent(&workspace, &args)
+    })
+    .await
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let names: Vec<Vec<String>> = server
+        .requests()
+        .into_iter()
+        .filter(|request| request.method == "POST")
+        .map(|request| {
+            let body: Value = serde_json::from_str(&request.body).unwrap();
+            let tools = body["tools"].as_array().cloned().unwrap_or_default();
+            tools.iter().map(|tool| tool["function"]["name"].as_str().unwrap().to_owned()).collect()
+        })
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(!names[0].contains(&"job".to_owned()), "{:?}", names[0]);
+    assert_eq!(names[1].last().map(String::as_str), Some("job"), "{:?}", names[1]);
+    assert_eq!(names[1][..names[1].len() - 1], names[0][..], "the earlier tools keep their order");
+    assert_eq!(names[2], names[1]);
+    // The call made once `job` was offered ran: its observation in the last request lists the job.
+    let last = server.requests().into_iter().filter(|r| r.method == "POST").last().unwrap();
+    assert!(last.body.contains("sleep 30") && !last.body.contains("unknown_tool"), "{}", last.body);
 }
