@@ -18,6 +18,7 @@ mod process;
 mod skills;
 mod task;
 mod telemetry;
+mod tokens;
 
 use std::{
     io::Write as _,
@@ -71,7 +72,8 @@ pub(crate) struct Options {
     pub(crate) json: bool,
     pub(crate) quick: bool,
     /// `--only GROUP,…`: run only these groups (an example's name, `tool_bench`, `binary`,
-    /// `startup`, `e2e`, `session`), for a loaded machine where the whole run does not fit.
+    /// `startup`, `e2e`, `session`, `tokens`), for a loaded machine where the whole run does not
+    /// fit.
     pub(crate) only: Option<Vec<String>>,
 }
 
@@ -127,7 +129,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     }
     // Only the whole-process groups run the installed binary; `--only apply_patch` and the other
     // in-process groups need no release build of agent-cli.
-    let whole_process = ["binary", "startup", "e2e", "session", "skills"];
+    let whole_process = ["binary", "startup", "e2e", "session", "skills", "tokens"];
     let agent = if whole_process.iter().any(|group| options.wants(group)) {
         install(root)?
     } else {
@@ -158,6 +160,9 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     process::run(&bins, &options, &mut figures)?;
     if options.wants("skills") {
         skills::run(&bins, &options, &mut figures)?;
+    }
+    if options.wants("tokens") {
+        tokens::run(&bins, &mut figures)?;
     }
     let load_after = load_average();
     notes.push(format!(
@@ -331,6 +336,8 @@ fn target(figure: &Figure) -> Option<(String, bool)> {
         _ if name.starts_with("binary.") => binary::target(figure),
         "telemetry.overhead_per_call_us" => at_most(telemetry::TARGET_US, "≤ 20 µs"),
         "task.start_ms" => at_most(task::TARGET_MS, "< 5 ms"),
+        "first_request.tokens" => at_most(tokens::TARGET_ALL, "≤ 2,000"),
+        "first_request.tokens.five_tools" => at_most(tokens::TARGET_FIVE, "< 1,000"),
         "startup.version" => at_most(5.0, "≤ 5 ms"),
         // Against the scripted server on http://127.0.0.1: no TLS trust store is loaded.
         "startup.first_request" => at_most(8.0, "≤ 8 ms (local server)"),

@@ -83,8 +83,8 @@ pub(crate) fn user_dir(settings: &Settings) -> Option<PathBuf> {
     config.as_deref().and_then(Path::parent).map(Path::to_path_buf)
 }
 
-/// Adds the plan (pinned through compaction) to `builder`, and the two tools when `[agents]
-/// enabled` is set.
+/// Adds the plan (pinned through compaction) to `builder`, and the two tools unless `[agents]
+/// enabled = false` (on by default since issue 37 brought the first request under 2,000 tokens).
 pub(crate) fn wire(
     builder: AgentBuilder,
     settings: &Settings,
@@ -125,7 +125,7 @@ pub(crate) fn wire(
     let models = CliModels { model: settings.model.clone(), waiting: waiting.clone(), replay };
     let children = Children::new(Arc::new(models), config);
     let mut builder = builder.pinned(plan.clone());
-    if settings.file.agents.enabled.unwrap_or(false) {
+    if settings.file.agents.enabled.unwrap_or(true) {
         builder = builder
             .tool(Arc::new(Typed::new(UpdatePlan::new(plan.clone()))?))
             .tool(Arc::new(Typed::new(Task::new(children.clone()))?));

@@ -342,6 +342,13 @@ impl Settings {
         if !self.every_tool {
             let named = options.tools.clone().unwrap_or_default();
             builder = builder.map_tools(|tool| shapes.offer(tool, &named));
+            // Without a provider web_search can only answer `not_configured`, so it is offered
+            // once `[web_search]` is set (or when `--tools` names it): web_fetch reads pages
+            // without one (docs/tools.md, "What the model is told").
+            if builtin.web_search.is_none() && !named.iter().any(|name| name == "web_search") {
+                builder =
+                    builder.map_tools(|tool| (tool.spec().name != "web_search").then_some(tool));
+            }
         }
         if shapes.shell || self.every_tool {
             builder = builder.tool(Arc::new(Shell::new()?));

@@ -32,11 +32,9 @@ mod agent;
 /// mistakes models make most with tools, and naming no tool (what to use for what is
 /// [`AgentBuilder::tool_guidance`], sent only for the tools the agent has).
 pub const DEFAULT_INSTRUCTIONS: &str = "\
-You are a coding agent working in the user's workspace through tools.
-Prefer the dedicated tools over a shell command: to read, search, look around or change files, \
-call the tool made for it. Use the shell for building, testing and running things.
-Never invent tool output: if you need a fact, call a tool; if a call fails, read the error and fix \
-the call or change approach.
+You are a coding agent working in the user's workspace through tools; paths are relative to it.
+To read, search or change files, call the tool made for it rather than a shell command.
+Never invent tool output. If a call fails, read the error and fix the call.
 Be concise. When you are done, answer in plain text without calling tools.";
 
 /// Builds an [`Agent`] (with a model) or an [`Executor`] (tools and policy only).
@@ -60,6 +58,7 @@ pub struct AgentBuilder {
     rules: Vec<(RuleAction, String, String)>,
     approver: Option<Arc<dyn Approver>>,
     late: Option<Arc<dyn LateTools>>,
+    deferred: Vec<(String, crate::Relevant)>,
     hooks: Hooks,
     config: AgentConfig,
     executor: ExecutorConfig,
@@ -83,6 +82,7 @@ impl AgentBuilder {
             rules: Vec::new(),
             approver: None,
             late: None,
+            deferred: Vec::new(),
             background: None,
             pinned: None,
             guidance: Vec::new(),
@@ -157,6 +157,14 @@ impl AgentBuilder {
     /// naming the rule that would allow them.
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
+        self
+    }
+
+    /// Offers the tool `name` (added with [`AgentBuilder::tool`] or [`AgentBuilder::tools`])
+    /// only from the first request after `relevant` says so, appended at the end of the tool
+    /// list; it can be called before that. A name that is not registered is ignored.
+    pub fn offer_when(mut self, name: &str, relevant: crate::Relevant) -> Self {
+        self.deferred.push((name.to_owned(), relevant));
         self
     }
 
@@ -295,6 +303,9 @@ impl AgentBuilder {
         }
         if let Some(late) = self.late {
             executor = executor.with_late_tools(late);
+        }
+        for (name, relevant) in self.deferred {
+            executor = executor.with_deferred(&name, relevant);
         }
         if let Some(background) = self.background {
             executor = executor.with_background(background);

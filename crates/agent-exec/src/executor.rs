@@ -14,6 +14,7 @@
 mod ask;
 mod batch;
 pub(crate) mod child;
+pub(crate) mod deferred;
 mod dispatch;
 mod lookup;
 mod outcome;
@@ -96,6 +97,8 @@ pub struct Executor {
     tenant_id: Option<Arc<str>>,
     user_id: Option<Arc<str>>,
     late: Option<Arc<dyn LateTools>>,
+    /// Tools offered once relevant (`job` once a job exists).
+    deferred: deferred::Deferred,
     background: Option<Arc<dyn Background>>,
     otel: Otel,
     pinned: Option<Arc<dyn Pinned>>,
@@ -121,6 +124,7 @@ impl Executor {
             hooks: Hooks::default(),
             config,
             late: None,
+            deferred: deferred::Deferred::default(),
             background: None,
             otel: Otel::new(),
             pinned: None,

@@ -76,7 +76,7 @@ pub use crate::{
     background::Background,
     builder::{Agent, AgentBuilder, DEFAULT_INSTRUCTIONS},
     error::{Error, Result},
-    executor::{Executor, ExecutorConfig, Outcome},
+    executor::{Executor, ExecutorConfig, Outcome, deferred::Relevant},
     hooks::{Hook, HookEvent, Hooks},
     output::DEFAULT_OUTPUT_CAP,
     permission::{

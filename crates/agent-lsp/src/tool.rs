@@ -16,8 +16,9 @@ const MAX_LISTED: usize = 100;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiagnosticsInput {
-    /// A file, relative to the workspace root; omit it for every file the language servers have
-    /// checked in this session.
+    // A file, relative to the workspace root; null for every file the language servers have
+    // checked in this session (the tool's description says so, and a `///` comment would be
+    // sent with every request).
     pub path: Option<String>,
 }
 
@@ -39,9 +40,8 @@ impl TypedTool for Diagnostics {
     const NAME: &'static str = "diagnostics";
 
     fn description(&self) -> String {
-        "Lists the errors and warnings a language server reports for one file (path), or for \
-         every file checked in this session (no path). Edits already report the errors they \
-         introduce; use this for the full list."
+        "Lists a language server's errors and warnings for `path`, or for every file checked \
+         (null)."
             .to_owned()
     }
 

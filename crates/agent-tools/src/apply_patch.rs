@@ -42,7 +42,7 @@ pub const MAX_PATCH_FILES: usize = 500;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApplyPatchInput {
-    /// The whole patch, from `*** Begin Patch` to `*** End Patch`.
+    // The whole patch, from `*** Begin Patch` to `*** End Patch`.
     pub patch: String,
 }
 
@@ -183,13 +183,11 @@ impl TypedTool for ApplyPatch {
 
     fn description(&self) -> String {
         "Edits files with a patch: `*** Begin Patch`, then per file `*** Add File: PATH` (every \
-         line `+text`), `*** Delete File: PATH`, or `*** Update File: PATH` (optionally `*** Move \
-         to: NEW_PATH`) with hunks: an `@@` line (may name a nearby line, such as a function \
-         header, to search after), about 3 unchanged lines before and after each change prefixed \
-         with a space, removed lines with `-`, added lines with `+`; `*** End of File` after a hunk \
-         that ends the file; finally `*** End Patch`. Paths are relative to the workspace root. \
-         All or nothing: if any hunk does not match, no file is changed and the closest text is \
-         shown. Line endings and encoding are kept."
+         line `+text`), `*** Delete File: PATH` or `*** Update File: PATH` (optionally `*** Move \
+         to: NEW_PATH`) with hunks: an `@@` line (may name a nearby line to search after), about 3 \
+         unchanged lines around each change prefixed with a space, removed lines with `-`, added \
+         lines with `+`; `*** End of File` after a hunk that ends the file; then `*** End Patch`. \
+         All or nothing: if a hunk does not match, no file changes and the closest text is shown."
             .to_owned()
     }
 

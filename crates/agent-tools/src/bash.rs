@@ -49,22 +49,21 @@ impl Default for BashConfig {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashInput {
-    /// The command line to run with `bash -c`.
+    // Field comments are plain `//`: schemars turns `///` into schema descriptions, and every
+    // request carries them, so a field gets one only where its name and type do not say it
+    // (docs/tools.md, "What the model is told"). Counts are sent as plain integers
+    // (`with = "Option<i64>"`: no `minimum`, a few tokens each); serde still refuses a negative one.
     pub command: String,
-    /// Time limit in milliseconds. Default 120000 (2 minutes), at most 600000 unless configured.
+    #[schemars(with = "Option<i64>")]
     pub timeout_ms: Option<u32>,
-    /// The directory to run in, relative to the workspace root. Default: the root.
+    // Relative to the workspace root; the root when null.
     pub workdir: Option<String>,
-    /// What the command does, in a few words (shown to the user when approval is asked).
+    // A few words for the user, shown when approval is asked.
     pub description: Option<String>,
-    /// Start the command as a background job and return at once with its `job_id` (for servers,
-    /// watchers, long builds). Default false.
+    // Explained in the tool's description.
     pub background: Option<bool>,
-    /// Wait at most this many milliseconds; if the command is still running then, it becomes a
-    /// background job and the call returns its output so far with its `job_id`.
+    #[schemars(with = "Option<i64>")]
     pub yield_ms: Option<u32>,
-    /// Run the job on a pseudo-terminal (interactive programs such as `python3 -i`, `node`, or
-    /// prompts); only with `background` or `yield_ms`. Default false.
     pub tty: Option<bool>,
 }
 
@@ -87,19 +86,10 @@ impl TypedTool for Bash {
 
     fn description(&self) -> String {
         format!(
-            "Runs a command line in a fresh non-interactive `bash -c` inside the OS sandbox. Each \
-             call starts a new shell in `workdir` (default: the workspace root), so `cd` and \
-             exported variables do not carry over; chain with `&&` instead. stdin is empty: pass \
-             --yes / --non-interactive flags to tools that prompt. The result starts with a header \
-             `exit <code> · <seconds> s · workdir <dir>`, then stdout and stderr interleaved in \
-             arrival order; very long output keeps its beginning and end. A non-zero exit is a \
-             normal result. The default time limit is {} s (timeout_ms up to {} s); on timeout the \
-             whole process group is killed and the last output is returned. Processes left running \
-             when a foreground command ends are killed. For servers, watchers and long builds set \
-             `background: true` (returns at once with a `job_id`) or `yield_ms` (waits that long, \
-             then the command keeps running as a job); read, write to and stop jobs with the `job` \
-             tool; `tty: true` gives a job a terminal for interactive programs. You are told when \
-             a job finishes. Use read_file, grep, glob and list_dir rather than cat, grep or find.",
+            "Runs a command with `bash -c` in the sandbox; each call is a fresh shell in `workdir` \
+             (default: the workspace root) with empty stdin. Time limit {} s (timeout_ms, at most \
+             {} s). For servers and long builds set `background` (or `yield_ms`: wait, then \
+             background) to get a job_id; `tty` gives a job a terminal.",
             self.config.default_timeout.as_secs(),
             self.config.max_timeout.as_secs()
         )

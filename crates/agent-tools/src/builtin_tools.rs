@@ -16,14 +16,11 @@ use crate::{BuiltinConfig, builtin_with_tracker};
 /// What each built-in tool is for, one line of the instructions each, keyed by the tool's name:
 /// a line goes to the model only when its tool is offered (after `only_tools`, `--tools`).
 pub const GUIDANCE: &[(&str, &str)] = &[
-    ("read_file", "To read a file, call read_file with its path."),
-    ("grep", "Search file contents with grep."),
-    ("glob", "Find files by name with glob."),
-    ("list_dir", "Look around a directory with list_dir."),
+    ("read_file", "Read files with read_file."),
+    ("grep", "Search with grep and glob."),
     ("edit_file", "Change files with edit_file."),
-    ("apply_patch", "Change files with apply_patch; a patch is applied whole or not at all."),
-    ("write_file", "Create files, or replace them whole, with write_file."),
-    ("bash", "Use bash for building, testing and running things."),
+    ("apply_patch", "Change files with apply_patch."),
+    ("bash", "Build, test and run with bash."),
 ];
 
 /// Registers the built-in tools on an [`AgentBuilder`].
@@ -40,7 +37,14 @@ impl BuiltinTools for AgentBuilder {
         let tracker = config.tracker.clone().unwrap_or_default();
         let tools = builtin_with_tracker(config, tracker)?;
         let jobs = Arc::new(config.bash.jobs.clone());
-        let builder = self.tools(tools).background(jobs);
+        // `job` is offered from the first request after a job exists: until then it could only
+        // answer that there is none, and every request would pay for its schema. It is appended
+        // at the end of the list when it opens, so the earlier tools stay a cached prefix.
+        let table = config.bash.jobs.clone();
+        let builder = self
+            .tools(tools)
+            .background(jobs)
+            .offer_when("job", Arc::new(move || !table.list().is_empty()));
         Ok(GUIDANCE.iter().fold(builder, |builder, (tool, line)| builder.tool_guidance(tool, line)))
     }
 }

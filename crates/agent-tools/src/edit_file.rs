@@ -30,14 +30,16 @@ const CONTEXT: usize = 3;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditFileInput {
-    /// The file to edit, relative to the workspace root (or absolute inside it).
+    // Plain `//` comments keep a field out of the schema every request carries; a `///` one
+    // is sent as its description, so only fields whose name and type do not say enough have
+    // one (docs/tools.md, "What the model is told").
+    // The file to edit, relative to the workspace root (or absolute inside it).
     pub path: String,
-    /// The exact text to replace, copied from read_file output without the line-number prefix.
-    /// Include enough surrounding lines to make it unique.
+    /// Exact text, without the line-number prefix.
     pub old_string: String,
-    /// The replacement text (must differ from old_string).
+    // The replacement text (must differ from old_string).
     pub new_string: String,
-    /// Replace every occurrence instead of requiring a unique one. Default false.
+    // Replace every occurrence instead of requiring a unique one. Default false.
     pub replace_all: Option<bool>,
 }
 
@@ -67,12 +69,8 @@ impl TypedTool for EditFile {
     const NAME: &'static str = "edit_file";
 
     fn description(&self) -> String {
-        "Replaces old_string with new_string in a file read with read_file in this session. \
-         old_string must match exactly one place (or set replace_all). Without an exact match, \
-         line endings, trailing whitespace, Unicode punctuation and indentation are relaxed in \
-         turn, each accepted only for a unique match. A failed match shows the closest text with \
-         whitespace visible (→ tab, · space), or the lines of every match. Encoding, BOM and line \
-         endings are kept; the result shows the edited region."
+        "Replaces old_string, which must match one place (or set replace_all), with new_string \
+         in a file read with read_file."
             .to_owned()
     }
 

@@ -25,7 +25,7 @@ const MAX_CODE_BYTES: usize = 100 * 1024;
 /// stdout and stderr shown to the model, per stream: first and last halves of this many bytes.
 const MAX_STREAM_BYTES: usize = 16 * 1024;
 
-/// The language of the snippet.
+// The language of the snippet (a plain comment: see ExecuteCodeInput).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CodeLanguage {
@@ -38,12 +38,17 @@ pub enum CodeLanguage {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExecuteCodeInput {
-    /// `javascript` (QuickJS, ES2023), `typescript` (types stripped, then JavaScript) or `python`.
+    // Plain `//` comments keep a field out of the schema every request carries; a `///` one
+    // is sent as its description, so only fields whose name and type do not say enough have
+    // one (docs/tools.md, "What the model is told"). Counts are sent as plain integers
+    // (`with = "Option<i64>"`: no `minimum`, a few tokens each); serde still refuses a negative one.
+    // `javascript` (QuickJS, ES2023), `typescript` (types stripped, then JavaScript) or `python`.
     pub language: CodeLanguage,
-    /// The code to run (at most 100 KB). In JavaScript/TypeScript the value of the last
-    /// expression is returned.
+    // The code to run (at most 100 KB). In JavaScript/TypeScript the value of the last
+    // expression is returned.
     pub code: String,
-    /// Time limit in milliseconds. Default and maximum 5000 unless configured otherwise.
+    // Time limit in milliseconds. Default and maximum 5000 unless configured otherwise.
+    #[schemars(with = "Option<i64>")]
     pub timeout_ms: Option<u32>,
 }
 
@@ -76,12 +81,9 @@ impl TypedTool for ExecuteCode {
 
     fn description(&self) -> String {
         format!(
-            "Runs a JavaScript, TypeScript or Python snippet in an isolated sandbox and returns \
-             {{\"value\", \"stdout\", \"stderr\", \"duration_ms\"}}; value is the last expression's \
-             value (JavaScript/TypeScript; print in Python). Each call starts fresh, with no files, \
-             network or processes. Limits: {} s (timeout_ms), {} MB of memory.",
-            self.limits.timeout.as_secs_f64(),
-            self.limits.memory_bytes >> 20
+            "Runs a JavaScript, TypeScript or Python snippet in an isolated sandbox (no files, \
+             network or processes, {} s); returns stdout, stderr and the last expression's value.",
+            self.limits.timeout.as_secs_f64()
         )
     }
 

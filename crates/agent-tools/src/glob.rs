@@ -20,16 +20,21 @@ const MAX_LIMIT: usize = 1000;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GlobInput {
-    /// The glob, such as `**/*.rs` or `src/**/test_*.py`. A pattern without `/` matches file
-    /// names at any depth (`*.toml`). `*` does not cross `/`; `**` does; `{a,b}` alternates.
+    // Plain `//` comments keep a field out of the schema every request carries; a `///` one
+    // is sent as its description, so only fields whose name and type do not say enough have
+    // one (docs/tools.md, "What the model is told"). Counts are sent as plain integers
+    // (`with = "Option<i64>"`: no `minimum`, a few tokens each); serde still refuses a negative one.
+    // The glob, such as `**/*.rs` or `src/**/test_*.py`. A pattern without `/` matches file
+    // names at any depth (`*.toml`). `*` does not cross `/`; `**` does; `{a,b}` alternates.
     pub pattern: String,
-    /// The directory to search, relative to the workspace root. Default: the root.
+    // The directory to search, relative to the workspace root. Default: the root.
     pub path: Option<String>,
-    /// The most paths to return. Default 200, at most 1000.
+    // The most paths to return. Default 200, at most 1000.
+    #[schemars(with = "Option<i64>")]
     pub limit: Option<u32>,
-    /// Also match files ignored by .gitignore / .ignore. Default false.
+    // Also match files ignored by .gitignore / .ignore. Default false.
     pub include_ignored: Option<bool>,
-    /// Also match hidden files (names starting with a dot). Default false.
+    // Also match hidden files (names starting with a dot). Default false.
     pub include_hidden: Option<bool>,
 }
 
@@ -42,9 +47,8 @@ impl TypedTool for Glob {
     const NAME: &'static str = "glob";
 
     fn description(&self) -> String {
-        "Finds files by glob pattern, newest first, as paths relative to the workspace root. \
-         Ignored (.gitignore) and hidden files are skipped unless include_ignored / include_hidden; \
-         an empty result says what was skipped."
+        "Finds files by glob pattern (`src/**/*.rs`), newest first, skipping ignored and hidden \
+         files unless include_ignored / include_hidden."
             .to_owned()
     }
 

@@ -47,37 +47,40 @@ pub enum OutputMode {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepInput {
-    /// A regex (Rust syntax); for literal text with regex characters set fixed_strings.
+    // Plain `//` comments keep a field out of the schema every request carries; a `///` one
+    // is sent as its description, so only fields whose name and type do not say enough have
+    // one (docs/tools.md, "What the model is told"). Counts are sent as plain integers
+    // (`with = "Option<i64>"`: no `minimum`, a few tokens each); serde still refuses a negative one.
+    // A regex (Rust syntax); for literal text with regex characters set fixed_strings.
     pub pattern: String,
-    /// Match the pattern as literal text.
+    // Match the pattern as literal text.
     pub fixed_strings: Option<bool>,
-    /// A file or directory to search, relative to the workspace root (default: the root).
+    // A file or directory to search, relative to the workspace root (default: the root).
     pub path: Option<String>,
-    /// Only files matching this glob, e.g. `*.rs` or `src/**/*.{ts,tsx}`.
+    // Only files matching this glob, e.g. `*.rs` or `src/**/*.{ts,tsx}`.
     pub glob: Option<String>,
-    /// Only files of this type, e.g. `rust`, `py`, `js`, `ts`, `go`, `md`.
+    // A file type: `rust`, `py`, `js`…
     #[serde(rename = "type")]
     pub file_type: Option<String>,
-    /// `files_with_matches` (the default), `content` (`path:line:text`, context lines
-    /// `path-line-text`) or `count` (`path:count`).
+    // `files_with_matches` (the default), `content` (`path:line:text`, context lines
+    // `path-line-text`) or `count` (`path:count`).
     pub output_mode: Option<OutputMode>,
-    /// Ignore case.
+    // Ignore case.
     pub case_insensitive: Option<bool>,
-    /// Context lines around each match (content mode).
+    // Context lines around each match (content mode).
+    #[schemars(with = "Option<i64>")]
     pub context: Option<u32>,
-    /// Context lines before each match; overrides context.
-    pub before: Option<u32>,
-    /// Context lines after each match; overrides context.
-    pub after: Option<u32>,
-    /// Let matches span lines (`.` matches newlines too).
+    // Let matches span lines (`.` matches newlines too).
     pub multiline: Option<bool>,
-    /// Most entries (files, or lines in content mode) to return: default 100, at most 2000.
+    // Most entries (files, or lines in content mode) to return: default 100, at most 2000.
+    #[schemars(with = "Option<i64>")]
     pub head_limit: Option<u32>,
-    /// Entries to skip, to page.
+    // Entries to skip, to page.
+    #[schemars(with = "Option<i64>")]
     pub offset: Option<u32>,
-    /// Also search files ignored by .gitignore / .ignore.
+    // Also search files ignored by .gitignore / .ignore.
     pub include_ignored: Option<bool>,
-    /// Also search hidden files.
+    // Also search hidden files.
     pub include_hidden: Option<bool>,
 }
 
@@ -90,11 +93,9 @@ impl TypedTool for Grep {
     const NAME: &'static str = "grep";
 
     fn description(&self) -> String {
-        "Searches file contents with a regular expression (ripgrep). Returns the matching files \
-         (default, newest first), the matching lines as `path:line:text` (output_mode=content) or \
-         counts per file. Narrow with path, glob or type. Ignored (.gitignore), hidden and binary \
-         files are skipped unless include_ignored / include_hidden; an empty result says what was \
-         skipped. Page with head_limit and offset."
+        "Searches file contents for a regex (ripgrep). output_mode: files_with_matches (default), \
+         content (`path:line:text`, `context` lines around) or count. Ignored and hidden files are skipped unless \
+         include_ignored / include_hidden."
             .to_owned()
     }
 
@@ -192,7 +193,9 @@ fn grep(
     }
     let context = input.context.unwrap_or(0) as usize;
     let (before, after) = if mode == OutputMode::Content {
-        (input.before.map_or(context, |b| b as usize), input.after.map_or(context, |a| a as usize))
+        // One `context` for both sides: separate before/after fields cost every request more
+        // than they are worth (docs/tools.md).
+        (context, context)
     } else {
         (0, 0)
     };

@@ -18,17 +18,16 @@ const MAX_READ_BYTES: usize = 10_000;
 /// The longest `wait_ms`.
 const MAX_WAIT_MS: u32 = 30_000;
 
-/// What to do with a job.
+// What to do with a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JobAction {
-    /// New output since the last read.
+    // New output since the last read; send `text` to the job's input; stop the job and
+    // everything it started; every job of the session. Plain comments, so the schema is a bare
+    // `enum` (the tool's description says what each does).
     Output,
-    /// Send `text` to the job's input.
     Write,
-    /// Stop the job and everything it started.
     Kill,
-    /// Every job of the session.
     List,
 }
 
@@ -36,17 +35,16 @@ pub enum JobAction {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JobInput {
-    /// `output`: new output since the last read; `write`: send `text` to the job's input;
-    /// `kill`: stop it; `list`: every job.
+    // Field comments are plain `//` so that they stay out of the schema (docs/tools.md).
     pub action: JobAction,
-    /// The job, as `bash` returned it (`job_id: 3`); needed by every action but `list`.
+    // Every action but `list` needs the job's id as `bash` returned it.
+    #[schemars(with = "Option<i64>")]
     pub job_id: Option<u32>,
-    /// For `output` and `write`: wait up to this many milliseconds for new output or the end of
-    /// the job (at most 30000). Default 0.
+    // For `output` and `write`: wait up to this long (at most 30000) for output or the end.
+    #[schemars(with = "Option<i64>")]
     pub wait_ms: Option<u32>,
-    /// For `output`: keep only the new lines matching this regular expression.
+    /// A regex: only new lines that match.
     pub filter: Option<String>,
-    /// For `write`: the text to send; end it with "\n" to press Enter.
     pub text: Option<String>,
 }
 
@@ -68,15 +66,9 @@ impl TypedTool for Job {
     const NAME: &'static str = "job";
 
     fn description(&self) -> String {
-        "Controls the background jobs that `bash` started (with background or yield_ms). \
-         action `output`: the job's new output since the last read (the latest 10 KB when there \
-         is more; the whole output is in the file the result names), waiting up to wait_ms for \
-         some to arrive, optionally only the lines matching the regex `filter`; the header says \
-         whether the job still runs or how it ended (`exit 3`, `signal SIGSEGV`). action `write`: \
-         sends `text` to the job's input (add \"\\n\" for Enter) and returns the output that \
-         follows within wait_ms. action `kill`: SIGTERM to the job's whole process group, SIGKILL \
-         after 2 s. action `list`: every job with its state. A job finishes only when every \
-         process it started has exited; you are told when one does."
+        "Works with the jobs `bash` started. `output`: new output since the last read (waiting up \
+         to wait_ms); `write`: send `text` to its input (end with \"\\n\" for Enter); `kill`; \
+         `list`. You are told when a job ends."
             .to_owned()
     }
 

@@ -30,17 +30,24 @@ const MAX_COUNTED: usize = 10_000;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListDirInput {
-    /// The directory to list, relative to the workspace root. Default: the root.
+    // Plain `//` comments keep a field out of the schema every request carries; a `///` one
+    // is sent as its description, so only fields whose name and type do not say enough have
+    // one (docs/tools.md, "What the model is told"). Counts are sent as plain integers
+    // (`with = "Option<i64>"`: no `minimum`, a few tokens each); serde still refuses a negative one.
+    // The directory to list, relative to the workspace root. Default: the root.
     pub path: Option<String>,
-    /// How many levels to descend (1 = only direct entries). Default 2, at most 6.
+    // How many levels to descend (1 = only direct entries). Default 2, at most 6.
+    #[schemars(with = "Option<i64>")]
     pub depth: Option<u32>,
-    /// The most entries to show. Default 200, at most 1000.
+    // The most entries to show. Default 200, at most 1000.
+    #[schemars(with = "Option<i64>")]
     pub limit: Option<u32>,
-    /// How many entries to skip, to page through a long listing. Default 0.
+    // How many entries to skip, to page through a long listing. Default 0.
+    #[schemars(with = "Option<i64>")]
     pub offset: Option<u32>,
-    /// List hidden entries (names starting with a dot). Default false.
+    // List hidden entries (names starting with a dot). Default false.
     pub include_hidden: Option<bool>,
-    /// List entries ignored by .gitignore / .ignore files. Default false.
+    // List entries ignored by .gitignore / .ignore files. Default false.
     pub include_ignored: Option<bool>,
 }
 
@@ -53,10 +60,8 @@ impl TypedTool for ListDir {
     const NAME: &'static str = "list_dir";
 
     fn description(&self) -> String {
-        "Lists a directory as an indented tree, directories first: `name/` directory, \
-         `name@ → target` symlink, `name?` special file. Descends `depth` levels (default 2); \
-         deeper directories show their entry count. Hidden and ignored (.gitignore) entries are \
-         only counted unless include_hidden / include_ignored. Page with offset."
+        "Lists a directory as a tree, `depth` levels deep (default 2). Hidden and ignored entries \
+         are only counted unless include_hidden / include_ignored."
             .to_owned()
     }
 

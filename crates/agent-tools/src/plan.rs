@@ -8,17 +8,16 @@ use agent_exec::plan::{PlanBook, PlanOp, PlanStatus, PlanUpdate, ReplaceItem};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-/// An item's status.
+// An item's status. Short `$defs` names: each is sent with every request.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[schemars(rename = "Status")]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
-    /// Not started.
+    // Not started; being worked on (at most one); done; given up. Plain comments keep the
+    // schema a bare `enum`.
     Pending,
-    /// Being worked on (at most one).
     InProgress,
-    /// Done.
     Completed,
-    /// Given up.
     Cancelled,
 }
 
@@ -33,41 +32,43 @@ impl From<StepStatus> for PlanStatus {
     }
 }
 
-/// One step of the whole list.
+// One step of the whole list.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "Step")]
 #[serde(deny_unknown_fields)]
 pub struct PlanStep {
-    /// The step's id, to keep an existing step (null: matched by its text, or a new step).
+    // The step's id, to keep an existing step (null: matched by its text, or a new step).
     pub id: Option<String>,
-    /// The step, in a line.
+    // The step, in a line.
     pub step: String,
-    /// Its status.
+    // Its status.
     pub status: StepStatus,
 }
 
-/// What an operation does.
+// What an operation does.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[schemars(rename = "Kind")]
 #[serde(rename_all = "snake_case")]
 pub enum OpKind {
-    /// Add a step (`text`, optional `status`).
+    // Add a step (`text`, optional `status`); change a step's status (`id`, `status`); cancel
+    // an unfinished step (`id`), which stays listed.
     Add,
-    /// Change a step's status (`id`, `status`).
     SetStatus,
-    /// Cancel an unfinished step (`id`); it stays listed.
     Remove,
 }
 
-/// A small change.
+// A small change.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(rename = "Op")]
 #[serde(deny_unknown_fields)]
 pub struct PlanOpInput {
-    /// The operation.
+    // The operation.
     pub op: OpKind,
-    /// The step's id (set_status, remove; optional for add).
+    // The step's id (set_status, remove; optional for add).
     pub id: Option<String>,
-    /// The new step's text (add).
+    // The new step's text (add).
     pub text: Option<String>,
-    /// The status (set_status; optional for add).
+    // The status (set_status; optional for add).
     pub status: Option<StepStatus>,
 }
 
@@ -75,11 +76,14 @@ pub struct PlanOpInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdatePlanInput {
-    /// Why the plan changes (optional).
+    // Plain `//` comments keep a field out of the schema every request carries; a `///` one
+    // is sent as its description, so only fields whose name and type do not say enough have
+    // one (docs/tools.md, "What the model is told").
+    // Why the plan changes (optional).
     pub explanation: Option<String>,
-    /// The whole new list (null to use `ops`).
+    // The whole new list (null to use `ops`).
     pub plan: Option<Vec<PlanStep>>,
-    /// Small changes applied in order (null to use `plan`).
+    // Small changes applied in order (null to use `plan`).
     pub ops: Option<Vec<PlanOpInput>>,
 }
 
@@ -138,10 +142,8 @@ impl TypedTool for UpdatePlan {
     const NAME: &'static str = "update_plan";
 
     fn description(&self) -> String {
-        "Keeps your plan for a task of several steps: send the whole list as `plan` \
-         ([{id, step, status}]), or small `ops` (add, set_status, remove). Statuses: pending, \
-         in_progress (at most one), completed, cancelled. Steps keep their ids; finished steps \
-         stay listed."
+        "Keeps your plan for work of several steps: the whole list as `plan`, or `ops`. One step \
+         at most is in_progress."
             .to_owned()
     }
 

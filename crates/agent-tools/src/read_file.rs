@@ -28,11 +28,17 @@ const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFileInput {
-    /// The file to read, relative to the workspace root (or absolute inside it).
+    // Plain `//` comments keep a field out of the schema every request carries; a `///` one
+    // is sent as its description, so only fields whose name and type do not say enough have
+    // one (docs/tools.md, "What the model is told"). Counts are sent as plain integers
+    // (`with = "Option<i64>"`: no `minimum`, a few tokens each); serde still refuses a negative one.
+    // The file, relative to the workspace root (or absolute inside it).
     pub path: String,
-    /// The first line to show, 1-based. Default 1.
+    // The first line, 1-based.
+    #[schemars(with = "Option<i64>")]
     pub offset: Option<u32>,
-    /// How many lines to show. Default 2000, at most 5000.
+    // How many lines to show. Default 2000, at most 5000.
+    #[schemars(with = "Option<i64>")]
     pub limit: Option<u32>,
 }
 
@@ -54,10 +60,8 @@ impl TypedTool for ReadFile {
     const NAME: &'static str = "read_file";
 
     fn description(&self) -> String {
-        "Reads a text file as numbered lines `{number}→{line}` (the prefix is not part of \
-         the file). A header line gives the lines shown and the total, encoding, line endings and \
-         indentation; keep that whitespace when editing. Long lines are cut with `…[+N chars]`; a \
-         cut result ends with the offset to continue from. Binary files are refused."
+        "Reads a text file as numbered lines `N→text` (the prefix is not part of the file), in \
+         pages of `limit` lines (default 2000) from `offset`."
             .to_owned()
     }
 

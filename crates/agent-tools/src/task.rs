@@ -10,11 +10,14 @@ use serde::Deserialize;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskInput {
-    /// A few words saying what the task is.
+    // Plain `//` comments keep a field out of the schema every request carries; a `///` one
+    // is sent as its description, so only fields whose name and type do not say enough have
+    // one (docs/tools.md, "What the model is told").
+    // A few words for the user.
     pub description: String,
-    /// The whole task: the child sees nothing else of this conversation.
+    // The whole task: the agent sees nothing else.
     pub prompt: String,
-    /// The agent to use (null: `general`).
+    // The agent to use (null: `general`).
     pub agent: Option<String>,
 }
 
@@ -29,8 +32,8 @@ impl Task {
     /// The tool starting `children`; its description lists their definitions.
     pub fn new(children: Children) -> Self {
         let mut description = String::from(
-            "Hands a task to a sub-agent with a fresh context (it sees only `prompt`); returns its \
-             final answer. Read-only agents run in parallel. Agents:",
+            "Hands a task to a sub-agent that sees only `prompt`; returns its answer. `agent` \
+             (default general):",
         );
         for definition in children.definitions() {
             description.push_str(&format!(" {} ({});", definition.name, definition.description));

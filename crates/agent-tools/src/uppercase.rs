@@ -11,7 +11,7 @@ const MAX_CHARS: usize = 100_000;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UppercaseInput {
-    /// The text to convert (at most 100000 characters).
+    // The text to convert (at most 100000 characters).
     pub text: String,
 }
 
@@ -24,8 +24,7 @@ impl TypedTool for Uppercase {
     const NAME: &'static str = "uppercase";
 
     fn description(&self) -> String {
-        "Returns the text in Unicode uppercase (full case mapping: `straße` → `STRASSE`)."
-            .to_owned()
+        "Returns the text in Unicode uppercase.".to_owned()
     }
 
     fn effects(&self) -> Effects {

@@ -24,7 +24,10 @@ use crate::{
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ViewImageInput {
-    /// The image file, relative to the workspace root (or absolute inside it).
+    // Plain `//` comments keep a field out of the schema every request carries; a `///` one
+    // is sent as its description, so only fields whose name and type do not say enough have
+    // one (docs/tools.md, "What the model is told").
+    // The image file, relative to the workspace root (or absolute inside it).
     pub path: String,
 }
 
@@ -60,10 +63,7 @@ impl TypedTool for ViewImage {
     const NAME: &'static str = "view_image";
 
     fn description(&self) -> String {
-        "Shows you an image file from the workspace (PNG, JPEG, GIF or WebP: a screenshot, a \
-         plot, a rendered page). The image is attached to your next turn; images larger than \
-         2048 px on a side are scaled down. Other files are refused; read text with read_file."
-            .to_owned()
+        "Shows you an image file (PNG, JPEG, GIF or WebP) in your next turn.".to_owned()
     }
 
     fn effects(&self) -> Effects {

@@ -29,9 +29,12 @@ const MAX_CONTENT_BYTES: usize = 1024 * 1024;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteFileInput {
-    /// The file to create or overwrite, relative to the workspace root (or absolute inside it).
+    // Plain `//` comments keep a field out of the schema every request carries; a `///` one
+    // is sent as its description, so only fields whose name and type do not say enough have
+    // one (docs/tools.md, "What the model is told").
+    // The file to create or overwrite, relative to the workspace root (or absolute inside it).
     pub path: String,
-    /// The complete new content of the file (at most 1 MB).
+    // The complete new content of the file (at most 1 MB).
     pub content: String,
 }
 
@@ -61,10 +64,7 @@ impl TypedTool for WriteFile {
     const NAME: &'static str = "write_file";
 
     fn description(&self) -> String {
-        "Creates a file or replaces all of its content; parent directories are created. An \
-         existing file must have been read with read_file in this session and be unchanged since \
-         (else stale_file: read it again). Line endings, BOM and encoding are kept; nothing is \
-         added, not even a final newline. Prefer edit_file for partial changes."
+        "Creates a file or replaces it whole; an existing file must be read with read_file first."
             .to_owned()
     }
 

@@ -69,10 +69,24 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
         tokio.block_on(mcp.wait_all());
         builder = builder.late_tools(mcp.clone());
     }
-    // The project instructions go with every request, so the token count includes them.
+    // The project instructions and the skills list go with every request, so the token count
+    // includes them.
     if matches!(command, ToolsCommand::List { tokens: true, .. }) {
         builder = builder.project_instructions(&settings.project_docs()?.text);
+        let extras = crate::skills::for_settings(&settings, hooks::Trust::OnlyTrusted)?;
+        let configured = settings.options.context_window.or(settings.profile.context_window);
+        let window = configured
+            .or_else(|| agent_model::context_window(&settings.model.model))
+            .unwrap_or(agent_model::DEFAULT_CONTEXT_WINDOW);
+        let budget = settings.file.skills.budget(window);
+        let counter = agent_model::counter_for(&settings.model.model);
+        builder = crate::skills::attach(builder, &extras.catalog, budget, counter.as_ref());
     }
+    // The plan and the child agents, as a session wires them (their tools are offered after the
+    // built-ins and any MCP tools, as in `exec`).
+    let waiting = crate::waiting::Waiting::default();
+    let (builder, _organizer) =
+        crate::agents::wire(builder, &settings, scratch.path(), Vec::new(), &waiting, false)?;
     let (executor, instructions) = builder.build_executor_and_instructions()?;
     for warning in executor.policy().warnings() {
         eprintln!("agent: warning: {warning}");
@@ -179,7 +193,11 @@ fn print_tokens(specs: &[ToolSpec], instructions: &str, json: bool) -> anyhow::R
     let costs: Vec<(&str, usize)> =
         specs.iter().map(|spec| (spec.name.as_str(), agent_model::tool_tokens(spec))).collect();
     let instructions = agent_model::estimate_tokens(instructions);
-    let total = instructions + costs.iter().map(|(_, cost)| cost).sum::<usize>();
+    // The total counts the `tools` array as the request sends it (one JSON array, compact), so it
+    // is exactly what the budget test counts in a real request body; the rows, each a one-tool
+    // array, add up to a few tokens more.
+    let tools = agent_model::estimate_tokens(&agent_model::chat_tools_json(specs).to_string());
+    let total = instructions + tools;
     if json {
         let tools: Vec<_> =
             costs.iter().map(|(name, cost)| json!({"name": name, "tokens": cost})).collect();

@@ -21,8 +21,8 @@ pub(crate) const RANGES: &[(&str, Range)] = &[
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Agents {
-    /// Offer the model `update_plan` and `task` (default off: together they add about 700
-    /// tokens to every request, which a 4096-token local window cannot spare).
+    /// Offer the model `update_plan` and `task` (default on; together they add about 200 tokens
+    /// to every request, see docs/BENCHMARKS.md "First request").
     pub(crate) enabled: Option<bool>,
     pub(crate) max_concurrent: Option<u64>,
     pub(crate) max_depth: Option<u64>,

@@ -62,9 +62,16 @@ async fn library_first_request(
 async fn a_library_agent_sends_the_first_request_the_binary_sends() {
     for api in ["chat", "responses"] {
         let dir = tempfile::tempdir().unwrap();
-        let binary = binary_first_request(dir.path(), api, &[]).await;
+        // The binary adds update_plan and task (the session's plan and children) and offers
+        // web_search only with a provider; the door gives the built-ins alone, web_search
+        // included, so the comparison turns the first off and drops the second.
+        let config = dir.path().join("agents-off.toml");
+        std::fs::write(&config, "[agents]\nenabled = false\n").unwrap();
+        let config = config.display().to_string();
+        let binary = binary_first_request(dir.path(), api, &["--config", &config]).await;
         let library = library_first_request(dir.path(), api, |builder| {
-            builder.builtin_tools(&BuiltinConfig::default()).unwrap()
+            let builder = builder.builtin_tools(&BuiltinConfig::default()).unwrap();
+            builder.map_tools(|tool| (tool.spec().name != "web_search").then_some(tool))
         })
         .await;
         assert_eq!(binary, library, "{api}");
@@ -75,7 +82,8 @@ async fn a_library_agent_sends_the_first_request_the_binary_sends() {
             insta::assert_snapshot!("builtin_instructions", instructions);
         }
 
-        let binary = binary_first_request(dir.path(), api, &["--tools", "read_file,glob"]).await;
+        let tools = ["--config", &config, "--tools", "read_file,glob"];
+        let binary = binary_first_request(dir.path(), api, &tools).await;
         let library = library_first_request(dir.path(), api, |builder| {
             builder
                 .builtin_tools(&BuiltinConfig::default())
@@ -85,7 +93,7 @@ async fn a_library_agent_sends_the_first_request_the_binary_sends() {
         .await;
         assert_eq!(binary, library, "{api} --tools");
         // Only the offered tools are named: no line about bash, grep or edit_file.
-        assert!(binary.contains("To read a file, call read_file"), "{binary}");
+        assert!(binary.contains("Read files with read_file."), "{binary}");
         assert!(!binary.contains("bash") && !binary.contains("edit_file"), "{binary}");
     }
 }

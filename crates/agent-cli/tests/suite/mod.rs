@@ -36,6 +36,7 @@ mod skills;
 mod stream;
 mod telemetry;
 mod terminal;
+mod token_budget;
 mod tools;
 mod undo;
 mod view_image;

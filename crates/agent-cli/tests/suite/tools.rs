@@ -117,7 +117,6 @@ fn list_names_every_builtin_tool_with_its_effects() {
         [
             "uppercase",
             "bash",
-            "job",
             "read_file",
             "write_file",
             "edit_file",
@@ -125,9 +124,10 @@ fn list_names_every_builtin_tool_with_its_effects() {
             "grep",
             "glob",
             "view_image",
-            "web_search",
             "web_fetch",
-            "execute_code"
+            "execute_code",
+            "update_plan",
+            "task"
         ]
     );
     let bash = list.iter().find(|t| t["name"] == "bash").unwrap();

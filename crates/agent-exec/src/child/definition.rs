@@ -112,18 +112,8 @@ impl AgentDefinition {
                 path: None,
             };
         vec![
-            base(
-                "explore",
-                "Read-only: searches and reads the workspace and reports what it found.",
-                true,
-                EXPLORE_INSTRUCTIONS,
-            ),
-            base(
-                "general",
-                "A task of its own, with the parent's tools.",
-                false,
-                GENERAL_INSTRUCTIONS,
-            ),
+            base("explore", "read-only: searches, reads and reports", true, EXPLORE_INSTRUCTIONS),
+            base("general", "the parent's tools", false, GENERAL_INSTRUCTIONS),
         ]
     }
 }

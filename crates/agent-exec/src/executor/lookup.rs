@@ -15,12 +15,22 @@ impl Executor {
         self
     }
 
-    /// Takes in late tools that became ready; `true` when [`Executor::specs`] changed.
+    /// The same executor, offering the registered tool `name` only once `relevant` says so
+    /// (see [`Relevant`](super::deferred::Relevant)); it can be called before that.
+    pub fn with_deferred(mut self, name: &str, relevant: super::deferred::Relevant) -> Self {
+        self.deferred.add(name.to_owned(), relevant);
+        self
+    }
+
+    /// Takes in late tools that became ready and opens deferred tools that became relevant;
+    /// `true` when [`Executor::specs`] changed.
     pub async fn refresh_late_tools(&self) -> bool {
-        match &self.late {
+        let late = match &self.late {
             Some(late) => late.refresh().await,
             None => false,
-        }
+        };
+        let deferred = self.deferred.refresh();
+        late || deferred
     }
 
     /// The registry's entry for `name`, else a late tool's.
@@ -32,15 +42,24 @@ impl Executor {
         Some(Cow::Owned(Entry { tool, limits }))
     }
 
-    /// The specs to send to the model: registration order, then the late tools, without the
-    /// tools the policy hides (bare deny rules; mutating tools in plan mode).
+    /// The specs to send to the model: registration order, then the late tools, then the
+    /// deferred tools that opened (in the order they opened), without the tools the policy hides
+    /// (bare deny rules; mutating tools in plan mode).
     pub fn specs(&self) -> Vec<ToolSpec> {
-        let mut specs: Vec<ToolSpec> =
-            self.registry.specs().filter(|spec| self.policy.offers(spec)).cloned().collect();
+        let mut specs: Vec<ToolSpec> = self
+            .registry
+            .specs()
+            .filter(|spec| !self.deferred.is_deferred(&spec.name) && self.policy.offers(spec))
+            .cloned()
+            .collect();
         if let Some(late) = &self.late {
             let tools = late.tools();
             let late = tools.iter().map(|(tool, _)| tool.spec());
             specs.extend(late.filter(|spec| self.policy.offers(spec)).cloned());
+        }
+        for name in self.deferred.opened() {
+            let spec = self.registry.get(&name).map(|tool| tool.spec());
+            specs.extend(spec.filter(|spec| self.policy.offers(spec)).cloned());
         }
         specs
     }

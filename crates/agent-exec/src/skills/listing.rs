@@ -25,11 +25,9 @@ pub struct SkillList {
     pub tokens: usize,
 }
 
-const HEADING: &str = "# Skills\n\nA skill is a folder of instructions (its SKILL.md), scripts and \
-    resources for one kind of task. When a task matches a skill's description, or the user \
-    names it as `$name`, read its SKILL.md in full before you start, and follow it. Paths in a \
-    SKILL.md are relative to its folder: read those files only when it says you need them, and \
-    run its scripts as ordinary commands.\n\n";
+// Short because it goes with every request (issue 37's budget, docs/BENCHMARKS.md).
+const HEADING: &str = "# Skills\n\nWhen a task matches a skill below, or the user names it as \
+    `$name`, read its SKILL.md first and follow it; its paths are relative to its folder.\n\n";
 
 impl Catalog {
     /// The skills list inside `budget` tokens as `counter` counts them.
