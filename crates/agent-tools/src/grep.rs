@@ -70,6 +70,11 @@ pub struct GrepInput {
     // Context lines around each match (content mode).
     #[schemars(with = "Option<i64>")]
     pub context: Option<u32>,
+    // Context lines before / after each match; each overrides context on its side.
+    #[schemars(with = "Option<i64>")]
+    pub before: Option<u32>,
+    #[schemars(with = "Option<i64>")]
+    pub after: Option<u32>,
     // Let matches span lines (`.` matches newlines too).
     pub multiline: Option<bool>,
     // Most entries (files, or lines in content mode) to return: default 100, at most 2000.
@@ -193,9 +198,7 @@ fn grep(
     }
     let context = input.context.unwrap_or(0) as usize;
     let (before, after) = if mode == OutputMode::Content {
-        // One `context` for both sides: separate before/after fields cost every request more
-        // than they are worth (docs/tools.md).
-        (context, context)
+        (input.before.map_or(context, |b| b as usize), input.after.map_or(context, |a| a as usize))
     } else {
         (0, 0)
     };

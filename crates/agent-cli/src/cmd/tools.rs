@@ -86,7 +86,7 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
     // built-ins and any MCP tools, as in `exec`).
     let waiting = crate::waiting::Waiting::default();
     let (builder, _organizer) =
-        crate::agents::wire(builder, &settings, scratch.path(), Vec::new(), &waiting, false)?;
+        crate::agents::wire(builder, &settings, scratch.path(), Vec::new(), &waiting, None)?;
     let (executor, instructions) = builder.build_executor_and_instructions()?;
     for warning in executor.policy().warnings() {
         eprintln!("agent: warning: {warning}");
