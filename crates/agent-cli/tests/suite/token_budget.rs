@@ -117,6 +117,6 @@ async fn job_joins_at_the_end_once_a_job_exists() {
     assert_eq!(names[1][..names[1].len() - 1], names[0][..], "the earlier tools keep their order");
     assert_eq!(names[2], names[1]);
     // The call made once `job` was offered ran: its observation in the last request lists the job.
-    let last = server.requests().into_iter().filter(|r| r.method == "POST").last().unwrap();
+    let last = server.requests().into_iter().rfind(|r| r.method == "POST").unwrap();
     assert!(last.body.contains("sleep 30") && !last.body.contains("unknown_tool"), "{}", last.body);
 }
