@@ -68,6 +68,9 @@ mod tests {
         assert!(status.is_ok_and(|status| status.success()));
         let spent = clock.read();
         assert!(spent.cpu > 0.1, "the child's CPU time was not counted: {:.2} s", spent.cpu);
-        assert!(spent.cpu <= spent.wall.as_secs_f64() + 0.1);
+        // The process's own figure also holds the other tests' threads, so the bound is the wall
+        // time on every core rather than on one.
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
+        assert!(spent.cpu <= spent.wall.as_secs_f64() * cores + 0.1);
     }
 }
