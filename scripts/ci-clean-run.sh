@@ -43,6 +43,8 @@ if [ "$free_gb" -lt 12 ]; then
 fi
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/ci-clean-run.XXXXXX")"
+# mktemp makes the directory 0700; tests that run a built binary as `nobody` need to reach it.
+chmod 755 "$tmp"
 cleanup() { if [ "$keep" = false ]; then rm -rf "$tmp"; else echo "ci-clean-run: kept $tmp"; fi; }
 trap cleanup EXIT
 

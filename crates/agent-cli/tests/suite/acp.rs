@@ -42,18 +42,26 @@ fn client(
         .arg(workspace)
         .arg(&frames)
         .args(args)
-        .current_dir(workspace)
-        .env("AGENT_DATA_DIR", data_dir(workspace))
-        .env("HOME", workspace)
-        .env("XDG_CONFIG_HOME", workspace.join(".no-config"));
+        .current_dir(workspace);
     for (key, value) in env {
         node.env(key, value);
     }
-    let output = node.stdin(Stdio::null()).output().unwrap();
+    let output = run_peer(node, workspace);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "client failed: {stderr}");
     check_frames(&std::fs::read_to_string(&frames).unwrap());
     serde_json::from_slice(&output.stdout).unwrap_or_else(|err| panic!("{err}: {stderr}"))
+}
+
+/// Runs a client program `peer` in `workspace`'s isolation: the agent it starts keeps its data
+/// beside the workspace and reads no user config.
+fn run_peer(mut peer: Command, workspace: &Path) -> std::process::Output {
+    peer.env("AGENT_DATA_DIR", data_dir(workspace))
+        .env("HOME", workspace)
+        .env("XDG_CONFIG_HOME", workspace.join(".no-config"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
 }
 
 /// Every line is one JSON-RPC message an agent may send, by the published schema (the SDK
@@ -325,18 +333,9 @@ async fn the_python_sdk_client_allows_an_edit_and_sees_its_diff() {
     let agent = command(&workspace, &[]).get_program().to_owned();
     let ws = workspace.clone();
     let output = tokio::task::spawn_blocking(move || {
-        Command::new(python)
-            .arg(script)
-            .arg(agent)
-            .arg(&ws)
-            .arg("allow-once")
-            .args(&args)
-            .env("AGENT_DATA_DIR", data_dir(&ws))
-            .env("HOME", &ws)
-            .env("XDG_CONFIG_HOME", ws.join(".no-config"))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        let mut client = Command::new(python);
+        client.arg(script).arg(agent).arg(&ws).arg("allow-once").args(&args);
+        run_peer(client, &ws)
     })
     .await
     .unwrap();
@@ -488,18 +487,11 @@ async fn acpx_runs_a_prompt_that_edits_a_file() {
     );
     let ws = workspace.clone();
     let output = tokio::task::spawn_blocking(move || {
-        Command::new("node")
-            .arg(acpx)
-            .args(["--agent", &agent_command, "--cwd"])
-            .arg(&ws)
-            .args(["--format", "json", "--approve-all", "--ttl", "0", "exec", "do the task"])
-            .current_dir(&ws)
-            .env("AGENT_DATA_DIR", data_dir(&ws))
-            .env("HOME", &ws)
-            .env("XDG_CONFIG_HOME", ws.join(".no-config"))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        let mut client = Command::new("node");
+        client.arg(acpx).args(["--agent", &agent_command, "--cwd"]).arg(&ws);
+        client.args(["--format", "json", "--approve-all", "--ttl", "0", "exec", "do the task"]);
+        client.current_dir(&ws);
+        run_peer(client, &ws)
     })
     .await
     .unwrap();

@@ -2,6 +2,8 @@
 //! (the tools and the instructions), counted in the request body the server receives.
 
 use agent_model::scripted::{Script, ScriptedServer, Turn};
+use std::path::Path;
+
 use serde_json::{Value, json};
 
 use crate::suite::{agent, stderr, stdout};
@@ -22,15 +24,31 @@ async fn first_request(flags: &[&str]) -> (usize, usize, Vec<String>) {
     std::fs::write(&config, "[lsp.python]\ncommand = [\"true\"]\nfile_types = [\"py\"]\n").unwrap();
     let workspace = dir.path().join("ws");
     std::fs::create_dir(&workspace).unwrap();
+    let config = config.display().to_string();
+    let flags = [&["--config", config.as_str()][..], flags].concat();
+    let (body, listed) = sent_and_listed(&workspace, &flags).await;
+    let instructions = body["messages"][0]["content"].as_str().unwrap();
+    let tools = body["tools"].to_string();
+    let names = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    let sent = agent_model::estimate_tokens(instructions) + agent_model::estimate_tokens(&tools);
+    (sent, listed["total"].as_u64().unwrap() as usize, names)
+}
+
+/// Runs `agent exec` once against a scripted server and `agent tools list --tokens --json`, both
+/// in `workspace` with the same `flags`, and returns the exec's first request body and the listing.
+pub(crate) async fn sent_and_listed(workspace: &Path, flags: &[&str]) -> (Value, Value) {
     let server = ScriptedServer::start(Script::new([Turn::text("hi")])).await.unwrap();
     let url = server.url();
-    let config = config.display().to_string();
-    let base = ["--config", config.as_str()];
     let model = ["--base-url", url.as_str(), "--model", "test-model", "--api", "chat"];
     let owned = |args: &[&str]| args.iter().map(|arg| (*arg).to_owned()).collect::<Vec<_>>();
-    let exec = owned(&[&base[..], &model[..], flags, &["exec", "say hi"]].concat());
-    let list =
-        owned(&[&base[..], &model[..], flags, &["tools", "list", "--tokens", "--json"]].concat());
+    let exec = owned(&[&model[..], flags, &["exec", "say hi"]].concat());
+    let list = owned(&[&model[..], flags, &["tools", "list", "--tokens", "--json"]].concat());
+    let workspace = workspace.to_path_buf();
     let (sent, listed) = tokio::task::spawn_blocking(move || {
         let exec: Vec<&str> = exec.iter().map(String::as_str).collect();
         let list: Vec<&str> = list.iter().map(String::as_str).collect();
@@ -41,18 +59,8 @@ async fn first_request(flags: &[&str]) -> (usize, usize, Vec<String>) {
     assert_eq!(sent.status.code(), Some(0), "{}", stderr(&sent));
     assert!(listed.status.success(), "{}", stderr(&listed));
     let request = server.requests().into_iter().find(|request| request.method == "POST");
-    let body: Value = serde_json::from_str(&request.expect("a model request").body).unwrap();
-    let instructions = body["messages"][0]["content"].as_str().unwrap();
-    let tools = body["tools"].to_string();
-    let names = body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
-        .collect();
-    let sent = agent_model::estimate_tokens(instructions) + agent_model::estimate_tokens(&tools);
-    let listed: Value = serde_json::from_str(&stdout(&listed)).unwrap();
-    (sent, listed["total"].as_u64().unwrap() as usize, names)
+    let body = serde_json::from_str(&request.expect("a model request").body).unwrap();
+    (body, serde_json::from_str(&stdout(&listed)).unwrap())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

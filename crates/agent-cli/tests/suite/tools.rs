@@ -1,6 +1,5 @@
 //! `agent tools`: the tool list, the exact schemas a model receives, and direct calls.
 
-use agent_model::scripted::{Script, ScriptedServer, Turn};
 use serde_json::Value;
 
 use crate::suite::{agent, stderr, stdout};
@@ -332,27 +331,9 @@ async fn the_token_count_is_of_the_instructions_the_agent_sends() {
     let mut counts = Vec::new();
     for only in [None, Some("read_file")] {
         let flags: Vec<&str> = only.map(|names| vec!["--tools", names]).unwrap_or_default();
-        let server = ScriptedServer::start(Script::new([Turn::text("hi")])).await.unwrap();
-        let url = server.url();
-        let model = ["--base-url", url.as_str(), "--model", "test-model", "--api", "chat"];
-        let owned = |args: &[&str]| args.iter().map(|arg| (*arg).to_owned()).collect::<Vec<_>>();
-        let exec = owned(&[&model[..], &flags, &["exec", "say hi"]].concat());
-        let list = owned(&[&flags[..], &["tools", "list", "--tokens", "--json"]].concat());
-        let workspace = dir.path().to_path_buf();
-        let (sent, listed) = tokio::task::spawn_blocking(move || {
-            let exec: Vec<&str> = exec.iter().map(String::as_str).collect();
-            let list: Vec<&str> = list.iter().map(String::as_str).collect();
-            (agent(&workspace, &exec), agent(&workspace, &list))
-        })
-        .await
-        .unwrap();
-        assert_eq!(sent.status.code(), Some(0), "{}", stderr(&sent));
-        assert!(listed.status.success(), "{}", stderr(&listed));
-        let request = server.requests().into_iter().find(|request| request.method == "POST");
-        let body: Value = serde_json::from_str(&request.expect("a model request").body).unwrap();
+        let (body, listed) = crate::suite::token_budget::sent_and_listed(dir.path(), &flags).await;
         let instructions = body["messages"][0]["content"].as_str().unwrap();
         assert!(instructions.contains("make check"), "{instructions}");
-        let listed: Value = serde_json::from_str(&stdout(&listed)).unwrap();
         let counted = listed["instructions"].as_u64().unwrap();
         let estimate = agent_model::estimate_tokens(instructions) as u64;
         assert_eq!(counted, estimate, "{flags:?}: {instructions}");
