@@ -67,6 +67,7 @@ mod sse;
 mod tokens;
 mod tools;
 mod transport;
+mod vocabulary;
 
 pub use crate::{
     chat::ChatClient,

@@ -8,7 +8,7 @@
 //! is not ours to know, and an OpenAI table costs about 40 MB of memory once built, too much to
 //! pay for an estimate. The estimate's measured error is in `docs/models.md`; the loop also takes
 //! a server's reported usage when it is higher. An encoding's tables are built on first use,
-//! never at start-up.
+//! never at start-up. The vocabulary is shipped compactly (`vocabulary.rs`).
 
 use std::sync::Arc;
 
@@ -46,10 +46,13 @@ impl Encoding {
         OPENAI.iter().any(|prefix| name.starts_with(prefix)).then_some(Self::O200kBase)
     }
 
-    fn bpe(self) -> &'static tiktoken_rs::CoreBPE {
-        match self {
-            Self::O200kBase => tiktoken_rs::o200k_base_singleton(),
-        }
+    /// The tokens `text` takes in this encoding. Were the shipped table ever unreadable, the
+    /// count falls back to the four-characters-a-token estimate rather than failing a request.
+    fn count(self, text: &str) -> usize {
+        let bpe = match self {
+            Self::O200kBase => crate::vocabulary::o200k_base(),
+        };
+        bpe.map_or_else(|| CharEstimate.count(text), |bpe| bpe.encode_ordinary(text).len())
     }
 
     /// The encoding's name.
@@ -77,7 +80,7 @@ impl TokenCounter for BpeCounter {
     fn count(&self, text: &str) -> usize {
         // Special-token text such as `<|endoftext|>` in a tool output is counted as ordinary
         // text, which is how the server sees it too.
-        self.encoding.bpe().encode_ordinary(text).len()
+        self.encoding.count(text)
     }
 
     fn name(&self) -> &str {
@@ -97,7 +100,7 @@ pub fn counter_for(model: &str) -> Arc<dyn TokenCounter> {
 /// The tokens `text` takes with `o200k_base`: exact for current OpenAI models, a close estimate
 /// for other BPE models (see `docs/models.md`).
 pub fn estimate_tokens(text: &str) -> usize {
-    Encoding::O200kBase.bpe().encode_ordinary(text).len()
+    Encoding::O200kBase.count(text)
 }
 
 /// The tokens one tool's schema costs in every request (its Chat Completions `tools` entry,
