@@ -380,8 +380,13 @@ impl Settings {
         let network = self.network();
         let mode = self.network_mode();
         let on = mode == NetworkMode::On;
-        let loopback =
-            (!on && policy.is_restricted()).then(NetNamespace::create).and_then(Result::ok);
+        // Allow-list mode needs the namespace now, for the proxy's port; otherwise it is made
+        // while the first request goes out, and the first command waits for it if need be.
+        let loopback = (!on && policy.is_restricted()).then(|| match mode {
+            NetworkMode::AllowList => NetNamespace::create().ok(),
+            _ => Some(NetNamespace::in_background()),
+        });
+        let loopback = loopback.flatten();
         let resolver = network.resolver()?;
         let proxy_env = match (mode, &loopback) {
             (NetworkMode::AllowList, Some(namespace)) => crate::network::start_proxy(

@@ -231,8 +231,8 @@ pub(crate) fn prepare(
         plan.no_new_privs = true;
         // With the network off, a private namespace (when the session has one) keeps IP sockets
         // on the session's own loopback; the kernel's rules need not block them there.
-        let private = loopback.filter(|_| !network);
-        plan.net_namespace = private.map(NetNamespace::raw);
+        let private = loopback.filter(|_| !network).and_then(NetNamespace::raw);
+        plan.net_namespace = private;
         let sockets = match (network, private) {
             (true, _) => seccomp::Sockets::All,
             (false, Some(_)) => seccomp::Sockets::Loopback,

@@ -20,7 +20,8 @@ use std::{
         unix::process::CommandExt,
     },
     process::Stdio,
-    sync::Arc,
+    sync::{Arc, Mutex, OnceLock},
+    thread::JoinHandle,
 };
 
 use super::{SandboxError, child, limits};
@@ -30,7 +31,14 @@ use super::{SandboxError, child, limits};
 /// Cheap to clone; the namespace lives while a clone does (and while a process is inside it).
 #[derive(Debug, Clone)]
 pub struct NetNamespace {
-    fds: Arc<NamespaceFds>,
+    fds: Arc<Pending>,
+}
+
+/// The namespace's descriptors, or the thread still making them ([`NetNamespace::in_background`]).
+#[derive(Debug)]
+struct Pending {
+    ready: OnceLock<Option<NamespaceFds>>,
+    maker: Mutex<Option<JoinHandle<Result<NamespaceFds, SandboxError>>>>,
 }
 
 #[derive(Debug)]
@@ -45,39 +53,80 @@ impl NetNamespace {
     /// container profile, `unprivileged_userns_clone=0`); callers fall back to refusing
     /// non-`AF_UNIX` sockets and say so in `agent sandbox check`.
     pub fn create() -> Result<Self, SandboxError> {
-        let setup = |what: &str, err: io::Error| {
-            SandboxError::Setup(format!("private network namespace: {what}: {err}"))
-        };
-        // SAFETY: `geteuid` has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
-        let maps = (!root).then(limits::identity_maps);
-        #[expect(
-            clippy::disallowed_methods,
-            reason = "a helper that only holds a namespace open: no sandbox to apply, it runs no code \
-                      of the model's"
-        )]
-        let mut command = std::process::Command::new("sleep");
-        command.arg("60").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-        // SAFETY: `enter` makes only async-signal-safe system calls on data prepared here.
-        unsafe {
-            command.pre_exec(move || enter(maps.as_ref()));
-        }
-        let mut helper = command.spawn().map_err(|err| setup("starting the helper", err))?;
-        let open = |name: &str| -> io::Result<OwnedFd> {
-            Ok(File::open(format!("/proc/{}/ns/{name}", helper.id()))?.into())
-        };
-        let fds = (|| -> io::Result<NamespaceFds> {
-            let user = if root { None } else { Some(open("user")?) };
-            Ok(NamespaceFds { user, net: open("net")? })
-        })();
-        let _ = helper.kill();
-        let _ = helper.wait();
-        Ok(NetNamespace { fds: Arc::new(fds.map_err(|err| setup("opening it", err))?) })
+        let fds = make()?;
+        Ok(Self {
+            fds: Arc::new(Pending { ready: OnceLock::from(Some(fds)), maker: Mutex::default() }),
+        })
     }
 
-    /// The descriptors a child joins: the owning user namespace (if any), then the network one.
-    pub(crate) fn raw(&self) -> (Option<RawFd>, RawFd) {
-        (self.fds.user.as_ref().map(AsRawFd::as_raw_fd), self.fds.net.as_raw_fd())
+    /// Starts making the namespace on a thread of its own and returns at once, so a session's
+    /// start does not wait for it: the helper's `fork`, `exec` and `unshare` cost about 1.5 ms
+    /// of the first request (`startup.first_request`, issue 37). The first command that joins it
+    /// waits for the thread. Where the kernel refuses, the namespace is absent, as if [`create`]
+    /// had failed: commands then get no IP socket at all, which is the stricter rule.
+    ///
+    /// [`create`]: Self::create
+    pub fn in_background() -> Self {
+        let maker = std::thread::Builder::new().name("netns".to_owned()).spawn(make).ok();
+        Self { fds: Arc::new(Pending { ready: OnceLock::new(), maker: Mutex::new(maker) }) }
+    }
+
+    /// The descriptors, once made; `None` where the kernel refused.
+    fn fds(&self) -> Option<&NamespaceFds> {
+        self.fds
+            .ready
+            .get_or_init(|| {
+                let maker = self.fds.maker.lock().ok()?.take()?;
+                maker.join().ok()?.ok()
+            })
+            .as_ref()
+    }
+
+    /// Whether the namespace exists: `false` where the kernel refused one being made in the
+    /// background. Waits for that thread.
+    pub fn is_available(&self) -> bool {
+        self.fds().is_some()
+    }
+}
+
+/// Makes the namespace: a helper unshares it, the descriptors are opened, the helper is killed.
+fn make() -> Result<NamespaceFds, SandboxError> {
+    let setup = |what: &str, err: io::Error| {
+        SandboxError::Setup(format!("private network namespace: {what}: {err}"))
+    };
+    // SAFETY: `geteuid` has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let maps = (!root).then(limits::identity_maps);
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a helper that only holds a namespace open: no sandbox to apply, it runs no code \
+                  of the model's"
+    )]
+    let mut command = std::process::Command::new("sleep");
+    command.arg("60").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    // SAFETY: `enter` makes only async-signal-safe system calls on data prepared here.
+    unsafe {
+        command.pre_exec(move || enter(maps.as_ref()));
+    }
+    let mut helper = command.spawn().map_err(|err| setup("starting the helper", err))?;
+    let open = |name: &str| -> io::Result<OwnedFd> {
+        Ok(File::open(format!("/proc/{}/ns/{name}", helper.id()))?.into())
+    };
+    let fds = (|| -> io::Result<NamespaceFds> {
+        let user = if root { None } else { Some(open("user")?) };
+        Ok(NamespaceFds { user, net: open("net")? })
+    })();
+    let _ = helper.kill();
+    let _ = helper.wait();
+    fds.map_err(|err| setup("opening it", err))
+}
+
+impl NetNamespace {
+    /// The descriptors a child joins: the owning user namespace (if any), then the network one;
+    /// `None` where the namespace could not be made.
+    pub(crate) fn raw(&self) -> Option<(Option<RawFd>, RawFd)> {
+        let fds = self.fds()?;
+        Some((fds.user.as_ref().map(AsRawFd::as_raw_fd), fds.net.as_raw_fd()))
     }
 }
 
@@ -143,7 +192,9 @@ impl NetNamespace {
             use std::os::fd::FromRawFd;
             (OwnedFd::from_raw_fd(pair[0]), OwnedFd::from_raw_fd(pair[1]))
         };
-        let (user, net) = self.raw();
+        let (user, net) = self.raw().ok_or_else(|| {
+            setup("joining it", io::Error::other("the namespace could not be made"))
+        })?;
         let send_on = theirs.as_raw_fd();
         #[expect(
             clippy::disallowed_methods,

@@ -244,6 +244,35 @@ async fn a_server_job_answers_a_later_call_on_the_private_loopback() {
     assert!(all_in_group(pgid).is_empty());
 }
 
+/// A session whose namespace is made in the background (as `agent` does, so the first request
+/// does not wait for it): every command joins that one namespace, holding only `lo`, and not the
+/// host's.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_namespace_made_in_the_background_is_the_one_every_command_joins() {
+    let Some(mut s) = session(false) else { return };
+    let namespace = NetNamespace::in_background();
+    if !namespace.is_available() {
+        skipped("no private network namespace on this kernel");
+        return;
+    }
+    s.config.loopback = Some(namespace);
+    let host = std::fs::read_link("/proc/self/ns/net").unwrap();
+    let first = s.run("readlink /proc/self/ns/net").await;
+    let second = s.run("readlink /proc/self/ns/net; tail -n +3 /proc/net/dev | cut -d: -f1").await;
+    let first = first.output.trim();
+    assert!(first.starts_with("net:["), "{first}");
+    assert_ne!(
+        first,
+        host.to_string_lossy(),
+        "sandbox BREACH: the command is in the host's namespace"
+    );
+    assert_eq!(second.output.replace(' ', ""), format!("{first}\nlo\n"));
+    // The control: without a namespace, a command is in the host's.
+    s.config.loopback = None;
+    let out = s.run("readlink /proc/self/ns/net").await;
+    assert_eq!(out.output.trim(), host.to_string_lossy());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn without_the_namespace_loopback_stays_refused() {
     let Some(s) = session(false) else { return };
