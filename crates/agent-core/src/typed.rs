@@ -1,6 +1,9 @@
 //! Typed tools: one Rust input type gives the schema, the strict schema and the validation.
 
-use std::{future::Future, sync::Arc};
+use std::{
+    future::Future,
+    sync::{Arc, OnceLock},
+};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -68,7 +71,10 @@ pub trait TypedTool: Send + Sync + 'static {
 pub struct Typed<T: TypedTool> {
     tool: T,
     spec: ToolSpec,
-    validator: Arc<ArgsValidator>,
+    /// Compiled on the tool's first call, not when it is registered: a session registers every
+    /// tool before its first request and calls few of them, and compiling a JSON Schema validator
+    /// is the largest part of start-up's own work (issue 37, `startup.first_request`).
+    validator: OnceLock<Arc<ArgsValidator>>,
 }
 
 impl<T: TypedTool> Typed<T> {
@@ -98,8 +104,7 @@ impl<T: TypedTool> Typed<T> {
             text_input: tool.text_input(),
             shape: ToolShape::Function,
         };
-        let validator = ArgsValidator::for_type::<T::Input>();
-        Ok(Self { tool, spec, validator })
+        Ok(Self { tool, spec, validator: OnceLock::new() })
     }
 
     /// The wrapped tool.
@@ -119,7 +124,8 @@ impl<T: TypedTool> Tool for Typed<T> {
     }
 
     fn prepare(&self, arguments: &str) -> Result<PreparedCall, ArgsError> {
-        let input: T::Input = self.validator.parse(arguments)?;
+        let validator = self.validator.get_or_init(ArgsValidator::for_type::<T::Input>);
+        let input: T::Input = validator.parse(arguments)?;
         let access = self.tool.access(&input);
         Ok(PreparedCall::new(input, access))
     }
