@@ -142,7 +142,13 @@ fn enter(maps: Option<&(Vec<u8>, Vec<u8>)>) -> io::Result<()> {
     }
     // SAFETY: flag word only.
     child::check(unsafe { libc::unshare(libc::CLONE_NEWNET) })?;
-    loopback_up()
+    loopback_up()?;
+    // The helper is killed as soon as its namespace is open, but when the namespace is made in
+    // the background the process may exit first (a short `agent` run): the helper then dies with
+    // the thread that started it rather than sleeping on. Set last, since changing credentials
+    // (the user namespace above) would clear it.
+    // SAFETY: plain integers only.
+    child::check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) })
 }
 
 /// Sets `IFF_UP` on `lo` of the current network namespace.
