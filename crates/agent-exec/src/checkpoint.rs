@@ -100,6 +100,8 @@ struct State {
     last_writes: Option<WriteSet>,
     /// The number of the turn under way, once known (read from `turns.jsonl` the first time).
     last_turn: Option<u32>,
+    /// Whether `known` holds a whole scan of the tree, so that a difference is a write no call made.
+    baseline: bool,
 }
 
 /// What [`Checkpoints::before_call`] learned, for [`Checkpoints::after_call`].
@@ -127,6 +129,7 @@ impl Checkpoints {
             turn: None,
             last_writes: None,
             last_turn: None,
+            baseline: false,
         };
         Ok(Self { state: Mutex::new(state) })
     }
@@ -159,6 +162,7 @@ impl Checkpoints {
         state.last_turn = None;
         // Blobs live per store: paths known with content must be read again into the new one.
         state.known.clear();
+        state.baseline = false;
         Ok(())
     }
 
@@ -298,12 +302,38 @@ impl State {
     /// since the store last saw it (all of them, the first time).
     fn scan_and_keep(&mut self) -> TreeScan {
         let scan = TreeScan::take(&self.root, &self.config.rules);
+        let mut outside = Vec::new();
         for (rel, meta) in scan.covered() {
             if self.known.get(rel).is_some_and(|(seen, _)| seen == meta) {
                 continue;
             }
+            // Once a scan has seen the whole tree, `known` follows every call's writes; a path
+            // that moved since then moved while no call ran (a background job writing after its
+            // call returned). Its earlier content is gone, so the turn names it instead of
+            // folding it silently into the baseline.
+            if self.baseline {
+                outside.push(rel.to_path_buf());
+            }
             let state = self.read_state(rel).ok().flatten();
             self.known.insert(rel.to_path_buf(), (*meta, state));
+        }
+        if self.baseline {
+            let gone: Vec<PathBuf> = self
+                .known
+                .keys()
+                .filter(|rel| scan.get(rel).is_none())
+                .filter(|rel| std::fs::symlink_metadata(self.root.join(rel)).is_err())
+                .cloned()
+                .collect();
+            for rel in gone {
+                self.known.remove(&rel);
+                outside.push(rel);
+            }
+        }
+        self.baseline = true;
+        outside.sort();
+        for path in outside {
+            self.skip(Skipped { path, why: NotCovered::OutsideCall });
         }
         scan
     }

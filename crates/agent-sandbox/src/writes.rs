@@ -132,6 +132,9 @@ pub enum NotCovered {
         /// The cap in bytes.
         cap: u64,
     },
+    /// It changed while no call of the session was running (a background job writing after its
+    /// call returned, or another program): no call's checkpoint holds what it was before.
+    OutsideCall,
     /// It could not be read.
     Unreadable {
         /// The error.

@@ -182,6 +182,9 @@ pub(crate) fn why(why: &NotCovered) -> String {
         NotCovered::GitDir => "inside .git, which checkpoints never touch".to_owned(),
         NotCovered::OutsideRoot => "outside the workspace".to_owned(),
         NotCovered::OverCap { cap } => format!("the session's store is at its {cap}-byte cap"),
+        NotCovered::OutsideCall => {
+            "changed while no call was running (a background job, or another program)".to_owned()
+        }
         NotCovered::Unreadable { error } => format!("unreadable: {error}"),
     }
 }

@@ -151,3 +151,43 @@ fn a_turn_that_writes_nothing_leaves_no_record_and_nothing_in_git() {
     assert!(records.iter().all(|r| r.changes.is_empty()), "{records:#?}");
     assert_eq!(ok(std::fs::read_to_string(fx.root.join(".git/HEAD"))), "ref");
 }
+
+#[test]
+fn a_background_write_after_its_call_is_named_in_the_next_turn() {
+    let fx = fixture(&[("a.txt", "one\n"), ("b.txt", "two\n")], DEFAULT_STORE_CAP);
+    ok(fx.checkpoints.begin_turn(0, "start a job"));
+    fx.call(&command(), true, |root| ok(std::fs::write(root.join("a.txt"), "job started\n")));
+    // The job goes on after its call returned: it writes, creates and deletes with no call running.
+    ok(std::fs::write(fx.root.join("a.txt"), "job finished\n"));
+    ok(std::fs::write(fx.root.join("late.txt"), "late\n"));
+    ok(std::fs::remove_file(fx.root.join("b.txt")));
+    ok(fx.checkpoints.begin_turn(10, "next"));
+    fx.call(&command(), true, |root| ok(std::fs::write(root.join("c.txt"), "c\n")));
+    let store = ok(Store::open(&fx.session, DEFAULT_STORE_CAP));
+    let records = ok(store.records());
+    let second = records.iter().find(|r| r.turn == 2).unwrap_or_else(|| panic!("{records:#?}"));
+    let outside: Vec<&Path> = second
+        .not_covered
+        .iter()
+        .filter(|s| s.why == NotCovered::OutsideCall)
+        .map(|s| s.path.as_path())
+        .collect();
+    assert_eq!(outside, [Path::new("a.txt"), Path::new("b.txt"), Path::new("late.txt")]);
+    // The command's own write is covered as usual, and nothing the job wrote is claimed as it.
+    let changed: Vec<&Path> = second.changes.iter().map(|c| c.path.as_path()).collect();
+    assert_eq!(changed, [Path::new("c.txt")]);
+}
+
+#[test]
+fn writes_made_by_calls_are_not_named_as_outside_any_call() {
+    let fx = fixture(&[("a.txt", "one\n")], DEFAULT_STORE_CAP);
+    ok(fx.checkpoints.begin_turn(0, "edit then run"));
+    fx.call(&command(), true, |root| ok(std::fs::write(root.join("a.txt"), "two\n")));
+    fx.call(&[Access::Write("a.txt".into())], false, |root| {
+        ok(std::fs::write(root.join("a.txt"), "three\n"))
+    });
+    fx.call(&command(), true, |root| ok(std::fs::write(root.join("b.txt"), "b\n")));
+    let store = ok(Store::open(&fx.session, DEFAULT_STORE_CAP));
+    let records = ok(store.records());
+    assert!(records.iter().all(|r| r.not_covered.is_empty()), "{records:#?}");
+}
