@@ -62,7 +62,38 @@ pub struct SessionProxy {
     task: tokio::task::JoinHandle<()>,
     /// The proxy's own runtime when it was started outside one (`agent tools call` is
     /// synchronous): each proxy then serves on its own thread, so no caller needs a runtime.
-    runtime: Option<tokio::runtime::Runtime>,
+    runtime: Option<OwnRuntime>,
+}
+
+/// A runtime of the proxy's own, driven on one thread of its own, for callers without one.
+/// A current-thread runtime blocks on a stop signal there, so the proxy's tasks run until the
+/// proxy is dropped; dropping only sends the signal, which is allowed inside async code too.
+#[derive(Debug)]
+struct OwnRuntime {
+    handle: tokio::runtime::Handle,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl OwnRuntime {
+    fn start() -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new().name("agent-session-proxy".into()).spawn(move || {
+            runtime.block_on(async move {
+                let _ = stopped.await;
+            });
+        })?;
+        Ok(Self { handle, stop: Some(stop) })
+    }
+}
+
+impl Drop for OwnRuntime {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
 }
 
 impl std::fmt::Debug for Shared {
@@ -74,11 +105,8 @@ impl std::fmt::Debug for Shared {
 impl Drop for SessionProxy {
     fn drop(&mut self) {
         self.task.abort();
-        // `shutdown_background` is the one way to end a runtime that is allowed inside
-        // another runtime's context (tests drop proxies from async code).
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
+        // Stops the proxy's own runtime, if it has one (its thread then ends).
+        self.runtime.take();
     }
 }
 
@@ -106,16 +134,10 @@ impl SessionProxy {
         }
         let runtime = match tokio::runtime::Handle::try_current() {
             Ok(_) => None,
-            Err(_) => Some(
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .thread_name("agent-session-proxy")
-                    .enable_all()
-                    .build()?,
-            ),
+            Err(_) => Some(OwnRuntime::start()?),
         };
         let handle = match &runtime {
-            Some(runtime) => runtime.handle().clone(),
+            Some(runtime) => runtime.handle.clone(),
             None => tokio::runtime::Handle::current(),
         };
         let _entered = handle.enter();
