@@ -55,8 +55,8 @@ impl Commands {
                 if commands.get(&name).is_some() {
                     continue;
                 }
-                match read(&path) {
-                    Ok(text) => commands.list.push(parse(name, &text, path, *project)),
+                match read(&path).and_then(|text| parse(name, &text, path.clone(), *project)) {
+                    Ok(command) => commands.list.push(command),
                     Err(why) => commands.refused.push((path, why)),
                 }
             }
@@ -175,7 +175,7 @@ fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|err| err.to_string())
 }
 
-fn parse(name: String, text: &str, path: PathBuf, project: bool) -> Command {
+fn parse(name: String, text: &str, path: PathBuf, project: bool) -> Result<Command, String> {
     // A command without frontmatter is all prompt.
     let (description, argument_hint, body) = match frontmatter::parse(text) {
         Ok(front) => {
@@ -187,10 +187,12 @@ fn parse(name: String, text: &str, path: PathBuf, project: bool) -> Command {
             (front.text("description").map(Into::into), hint, front.body)
         }
         Err(frontmatter::SkillProblem::NoFrontmatter) => (None, None, text.trim().to_owned()),
+        // An alias bomb or a nesting too deep is refused, not run as a prompt without its fields.
+        Err(refused @ frontmatter::SkillProblem::Refused(_)) => return Err(refused.to_string()),
         // Frontmatter that is not YAML (`argument-hint: [a] [b]`) is still not prompt text.
         Err(_) => (None, None, after_frontmatter(text).trim().to_owned()),
     };
-    Command { name, description, argument_hint, body, path, project, text: text.to_owned() }
+    Ok(Command { name, description, argument_hint, body, path, project, text: text.to_owned() })
 }
 
 /// The text after the closing `---` line, or all of it when there is none.
@@ -276,7 +278,7 @@ mod tests {
     use super::*;
 
     fn command(body: &str) -> Command {
-        parse("c".into(), body, PathBuf::from("/c.md"), false)
+        parse("c".into(), body, PathBuf::from("/c.md"), false).unwrap()
     }
 
     #[track_caller]
@@ -335,5 +337,35 @@ mod tests {
         assert_eq!(commands.expand_line("/git:commit  fix it ").as_deref(), Some("Commit fix"));
         assert_eq!(commands.expand_line("/nope x"), None);
         assert_eq!(commands.help(), "  /git:commit [msg]  Commit\n  /review  (no description)\n");
+    }
+
+    #[test]
+    fn a_yaml_bomb_command_is_refused_and_named() {
+        let top = tempfile::tempdir().unwrap();
+        let mut bomb =
+            String::from("---\ndescription: d\na: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n");
+        for (prev, name) in ('a'..='h').zip('b'..='i') {
+            bomb.push_str(&format!(
+                "{name}: &{name} [{}]\n",
+                vec![format!("*{prev}"); 9].join(",")
+            ));
+        }
+        bomb.push_str("---\nBody\n");
+        std::fs::write(top.path().join("bomb.md"), &bomb).unwrap();
+        let deep =
+            format!("---\ndescription: {}{}\n---\nBody\n", "[".repeat(30_000), "]".repeat(30_000));
+        std::fs::write(top.path().join("deep.md"), deep).unwrap();
+        std::fs::write(top.path().join("fine.md"), "---\ndescription: d\n---\nBody\n").unwrap();
+        let commands = Commands::discover(&[(top.path().into(), true)]);
+        let names: Vec<&str> = commands.list.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["fine"]);
+        let why: Vec<&str> = commands.refused.iter().map(|(_, why)| why.as_str()).collect();
+        assert_eq!(
+            why,
+            [
+                "frontmatter uses a yaml anchor or alias (`&name`, `*name`), which is not accepted",
+                "frontmatter nests lists or mappings deeper than 16 levels",
+            ]
+        );
     }
 }

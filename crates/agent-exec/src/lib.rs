@@ -49,6 +49,7 @@
 
 pub mod agent;
 mod background;
+pub mod bounded_yaml;
 mod builder;
 pub mod checkpoint;
 pub mod child;

@@ -146,6 +146,9 @@ pub enum DefinitionError {
     /// The file could not be read or is too large.
     #[error("{0}")]
     Unreadable(String),
+    /// The frontmatter has a YAML anchor or alias, or is nested too deep or too large.
+    #[error("frontmatter {0}")]
+    Refused(crate::bounded_yaml::YamlError),
 }
 
 /// Parses one definition file's text.
@@ -165,6 +168,14 @@ pub fn parse(
         }
         None => return Err(DefinitionError::NoFrontmatter),
     };
+    // The fields are read line by line below, which expands nothing, but the file is still YAML
+    // to other tools (Claude Code's loader) and must not be a bomb to them either; YAML this
+    // reader cannot parse (`tools: [a] [b]`) is still read flat.
+    if let Err(err) = crate::bounded_yaml::load(front) {
+        if err.is_limit() {
+            return Err(DefinitionError::Refused(err));
+        }
+    }
     let mut definition = AgentDefinition {
         name: String::new(),
         description: String::new(),

@@ -14,7 +14,9 @@
 
 use std::collections::BTreeMap;
 
-use yaml_rust2::{Yaml, YamlLoader};
+use yaml_rust2::Yaml;
+
+use crate::bounded_yaml::{self, YamlError};
 
 /// The longest `name` the specification allows, in characters.
 pub const MAX_NAME_CHARS: usize = 64;
@@ -45,6 +47,9 @@ pub enum SkillProblem {
     /// The YAML does not parse.
     #[error("frontmatter is not valid YAML: {0}")]
     BadYaml(String),
+    /// The YAML has an anchor or alias, or is nested too deep or too large to read safely.
+    #[error("frontmatter {0}")]
+    Refused(YamlError),
     /// The YAML is not a mapping of fields.
     #[error("frontmatter is not a mapping of fields")]
     NotMapping,
@@ -168,10 +173,12 @@ pub fn parse(text: &str) -> Result<Frontmatter, SkillProblem> {
     }
     let body_start = body_start.ok_or(SkillProblem::Unclosed)?;
     let yaml = &text[first.len()..yaml_end];
-    let docs =
-        YamlLoader::load_from_str(yaml).map_err(|err| SkillProblem::BadYaml(err.to_string()))?;
+    let document = bounded_yaml::load(yaml).map_err(|err| match err {
+        YamlError::Syntax(words) => SkillProblem::BadYaml(words),
+        limit => SkillProblem::Refused(limit),
+    })?;
     let body = text[body_start..].trim().to_owned();
-    let hash = match docs.into_iter().next() {
+    let hash = match document {
         Some(Yaml::Hash(hash)) => hash,
         // An empty frontmatter is a mapping with no fields, so the missing ones are named.
         None | Some(Yaml::Null) => return Ok(Frontmatter { fields: Vec::new(), body }),

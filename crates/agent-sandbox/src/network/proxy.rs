@@ -60,6 +60,40 @@ pub struct SessionProxy {
     shared: Arc<Shared>,
     node_preload: Option<std::path::PathBuf>,
     task: tokio::task::JoinHandle<()>,
+    /// The proxy's own runtime when it was started outside one (`agent tools call` is
+    /// synchronous): each proxy then serves on its own thread, so no caller needs a runtime.
+    runtime: Option<OwnRuntime>,
+}
+
+/// A runtime of the proxy's own, driven on one thread of its own, for callers without one.
+/// A current-thread runtime blocks on a stop signal there, so the proxy's tasks run until the
+/// proxy is dropped; dropping only sends the signal, which is allowed inside async code too.
+#[derive(Debug)]
+struct OwnRuntime {
+    handle: tokio::runtime::Handle,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl OwnRuntime {
+    fn start() -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new().name("agent-session-proxy".into()).spawn(move || {
+            runtime.block_on(async move {
+                let _ = stopped.await;
+            });
+        })?;
+        Ok(Self { handle, stop: Some(stop) })
+    }
+}
+
+impl Drop for OwnRuntime {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
 }
 
 impl std::fmt::Debug for Shared {
@@ -71,6 +105,8 @@ impl std::fmt::Debug for Shared {
 impl Drop for SessionProxy {
     fn drop(&mut self) {
         self.task.abort();
+        // Stops the proxy's own runtime, if it has one (its thread then ends).
+        self.runtime.take();
     }
 }
 
@@ -80,7 +116,7 @@ impl Drop for SessionProxy {
 pub const NODE_PRELOAD: &str = include_str!("proxy/node-preload.cjs");
 
 impl SessionProxy {
-    /// Starts the proxy on a listener inside `namespace`. Needs a tokio runtime.
+    /// Starts the proxy on a listener inside `namespace`, with or without a tokio runtime.
     pub fn start_in(namespace: &NetNamespace, config: ProxyConfig) -> Result<Self, SandboxError> {
         let listener = namespace.listen_loopback()?;
         Self::start(listener, config)
@@ -88,13 +124,23 @@ impl SessionProxy {
     }
 
     /// Starts the proxy on `listener` (any listener: tests and the host-side bench use one on
-    /// the host's loopback). Needs a tokio runtime.
+    /// the host's loopback). Inside a tokio runtime it serves on that runtime; outside one it
+    /// starts its own, on one thread, which stops when the proxy is dropped.
     pub fn start(listener: std::net::TcpListener, config: ProxyConfig) -> std::io::Result<Self> {
         listener.set_nonblocking(true)?;
         let port = listener.local_addr()?.port();
         if let Some(path) = &config.node_preload {
             std::fs::write(path, NODE_PRELOAD)?;
         }
+        let runtime = match tokio::runtime::Handle::try_current() {
+            Ok(_) => None,
+            Err(_) => Some(OwnRuntime::start()?),
+        };
+        let handle = match &runtime {
+            Some(runtime) => runtime.handle.clone(),
+            None => tokio::runtime::Handle::current(),
+        };
+        let _entered = handle.enter();
         let listener = TcpListener::from_std(listener)?;
         let shared = Arc::new(Shared {
             rules: RwLock::new(config.rules),
@@ -102,7 +148,7 @@ impl SessionProxy {
             log: config.log,
         });
         let accept = shared.clone();
-        let task = tokio::spawn(async move {
+        let task = handle.spawn(async move {
             loop {
                 let Ok((client, _)) = listener.accept().await else { continue };
                 let shared = accept.clone();
@@ -111,7 +157,7 @@ impl SessionProxy {
                 });
             }
         });
-        Ok(Self { port, shared, node_preload: config.node_preload, task })
+        Ok(Self { port, shared, node_preload: config.node_preload, task, runtime })
     }
 
     /// The port, on `127.0.0.1` inside the namespace.
