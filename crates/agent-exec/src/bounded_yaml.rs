@@ -182,7 +182,7 @@ mod tests {
             expanded["b"].as_vec().unwrap().iter().map(|v| v.as_vec().unwrap().len()).sum();
         assert_eq!(count, 81);
         assert_eq!(load(small).unwrap_err(), YamlError::Alias);
-        assert_eq!(load("a: [1]\nb: *x\n").unwrap_err().is_limit(), false);
+        assert!(!load("a: [1]\nb: *x\n").unwrap_err().is_limit());
         assert_eq!(load("a: &x 1\n").unwrap_err(), YamlError::Alias);
     }
 

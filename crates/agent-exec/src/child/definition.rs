@@ -171,10 +171,10 @@ pub fn parse(
     // The fields are read line by line below, which expands nothing, but the file is still YAML
     // to other tools (Claude Code's loader) and must not be a bomb to them either; YAML this
     // reader cannot parse (`tools: [a] [b]`) is still read flat.
-    if let Err(err) = crate::bounded_yaml::load(front) {
-        if err.is_limit() {
-            return Err(DefinitionError::Refused(err));
-        }
+    if let Err(err) = crate::bounded_yaml::load(front)
+        && err.is_limit()
+    {
+        return Err(DefinitionError::Refused(err));
     }
     let mut definition = AgentDefinition {
         name: String::new(),
