@@ -355,7 +355,7 @@ fn target(figure: &Figure) -> Option<(String, bool)> {
         "sandbox.overhead.read_only" | "sandbox.overhead.workspace_write" => at_most(2.0, "≤ 2 ms"),
         "sandbox.overhead.exec_allowlist" => at_most(0.3, "≤ 0.3 ms"),
         _ if name.starts_with("checkpoint.") => checkpoint::target(figure),
-        _ if name.starts_with("session.rss.") => at_most(64.0, "≤ 64 MB"),
+        _ if name.starts_with("session.rss.") => at_most(64.0, "≤ 64 MiB"),
         // Every request of the 200-turn sessions, by the agent's own count, inside the window.
         _ if name.starts_with("session.max_request_tokens.") => {
             at_most(process::WINDOW as f64, "≤ 32768 (the window)")

@@ -6,7 +6,9 @@
 
 mod deps;
 mod docs;
+mod figures;
 mod size;
+mod source;
 
 use std::{
     fs,
@@ -74,6 +76,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     check_sources(root, &mut problems)?;
     check_manifests(root, &mut problems)?;
     docs::check(root, &mut problems)?;
+    figures::check(root, &mut problems)?;
     deps::check_tree(root, &mut problems)?;
     Ok(problems)
 }
@@ -97,6 +100,7 @@ fn check_sources(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> 
         if file.file_name().is_some_and(|name| name == "mod.rs") && !shown.contains("/tests/") {
             problems.push(format!("{shown}: use `foo.rs` beside `foo/` instead of `foo/mod.rs`"));
         }
+        source::check(&shown, &text, problems);
         if let Some(lines) = size::lines_before_tests(&shown, &text) {
             sizes.push((shown, lines));
         }

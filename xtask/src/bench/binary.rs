@@ -1,5 +1,5 @@
-//! The installed binary's size: `binary.size` against the 25 MB budget of issue 37, and
-//! `binary.growth` against the size recorded here, so a change that adds more than 1 MB fails its
+//! The installed binary's size: `binary.size` against the 25 MiB budget, and
+//! `binary.growth` against the size recorded here, so a change that adds more than 1 MiB fails its
 //! row until it updates [`BASELINE_MB`] on purpose and says why in `docs/BENCHMARKS.md`.
 
 use std::path::Path;
@@ -28,18 +28,18 @@ pub(crate) fn figures(agent: &Path) -> anyhow::Result<Vec<Figure>> {
     // MiB, like the memory figures; the budget and the baseline are in the same unit.
     let size = bytes as f64 / (1024.0 * 1024.0);
     Ok(vec![
-        Figure::of("binary.size", "MB", vec![size]),
-        Figure::of("binary.growth", "MB", vec![size - BASELINE_MB]),
+        Figure::of("binary.size", "MiB", vec![size]),
+        Figure::of("binary.growth", "MiB", vec![size - BASELINE_MB]),
     ])
 }
 
 /// The target of a `binary.*` figure, and whether it is met.
 pub(crate) fn target(figure: &Figure) -> Option<(String, bool)> {
     match figure.name.as_str() {
-        "binary.size" => Some((format!("≤ {BUDGET_MB} MB"), figure.median <= BUDGET_MB)),
+        "binary.size" => Some((format!("≤ {BUDGET_MB} MiB"), figure.median <= BUDGET_MB)),
         "binary.growth" => Some((
             format!(
-                "≤ {ALLOWED_GROWTH_MB} MB over the recorded {BASELINE_MB:.2} MB \
+                "≤ {ALLOWED_GROWTH_MB} MiB over the recorded {BASELINE_MB:.2} MiB \
                  (xtask/src/bench/binary.rs)"
             ),
             figure.median <= ALLOWED_GROWTH_MB,
@@ -54,7 +54,7 @@ mod tests {
 
     #[track_caller]
     fn check(name: &str, median: f64, met: bool) {
-        let figure = Figure::of(name, "MB", vec![median]);
+        let figure = Figure::of(name, "MiB", vec![median]);
         assert_eq!(target(&figure).map(|(_, ok)| ok), Some(met), "{name} = {median}");
     }
 

@@ -62,7 +62,7 @@ fn run_in(
                 slot.push(session.request_bytes[turn - 1] as f64);
             }
         }
-        figures.push(Figure::of(&format!("session.rss.{api}"), "MB", rss));
+        figures.push(Figure::of(&format!("session.rss.{api}"), "MiB", rss));
         figures.push(Figure::of(
             &format!("session.max_request_tokens.{api}"),
             "tokens",
