@@ -128,3 +128,49 @@ async fn job_joins_at_the_end_once_a_job_exists() {
     let last = server.requests().into_iter().rfind(|r| r.method == "POST").unwrap();
     assert!(last.body.contains("sleep 30") && !last.body.contains("unknown_tool"), "{}", last.body);
 }
+
+/// docs/tools.md's token table ("after" column) states what `agent tools list --tokens` prints
+/// for the same set-up (a model without a known vocabulary, an empty workspace, a language server
+/// configured). Tidy checks the table names every tool; this checks the figures it gives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_figures_in_tools_md_are_what_tools_list_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[lsp.python]\ncommand = [\"true\"]\nfile_types = [\"py\"]\n").unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let config = config.display().to_string();
+    let (_, listed) = sent_and_listed(&workspace, &["--config", config.as_str()]).await;
+    let mut printed: Vec<(String, u64)> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| (tool["name"].as_str().unwrap().to_owned(), tool["tokens"].as_u64().unwrap()))
+        .collect();
+    printed.push(("instructions".to_owned(), listed["instructions"].as_u64().unwrap()));
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/tools.md"),
+    )
+    .unwrap();
+    let stated = stated_figures(&doc);
+    // Every tool the listing prints has a plain figure in the doc (a tool that is not offered in
+    // this set-up, like `job` before a job exists, has words there instead), and it is the same.
+    for (name, tokens) in &printed {
+        let doc_figure = stated.iter().find(|(stated, _)| stated == name).map(|(_, n)| *n);
+        assert_eq!(doc_figure, Some(*tokens), "docs/tools.md's figure for `{name}`");
+    }
+}
+
+/// The plain numbers of the "after" column of docs/tools.md's token table, by row.
+fn stated_figures(doc: &str) -> Vec<(String, u64)> {
+    doc.lines()
+        .skip_while(|line| !line.starts_with("| tool | before | after |"))
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let figure = cells.get(3)?.replace(',', "").parse().ok()?;
+            Some((cells.get(1)?.trim_matches('`').to_owned(), figure))
+        })
+        .collect()
+}
