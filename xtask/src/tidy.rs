@@ -7,6 +7,7 @@
 mod deps;
 mod docs;
 mod figures;
+mod references;
 mod size;
 mod source;
 
@@ -77,6 +78,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     check_manifests(root, &mut problems)?;
     docs::check(root, &mut problems)?;
     figures::check(root, &mut problems)?;
+    references::check_docs(root, &mut problems)?;
     deps::check_tree(root, &mut problems)?;
     Ok(problems)
 }
@@ -101,6 +103,7 @@ fn check_sources(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> 
             problems.push(format!("{shown}: use `foo.rs` beside `foo/` instead of `foo/mod.rs`"));
         }
         source::check(&shown, &text, problems);
+        references::check_source(&shown, &text, problems);
         if let Some(lines) = size::lines_before_tests(&shown, &text) {
             sizes.push((shown, lines));
         }

@@ -84,7 +84,7 @@ pub(crate) fn user_dir(settings: &Settings) -> Option<PathBuf> {
 }
 
 /// Adds the plan (pinned through compaction) to `builder`, and the two tools unless `[agents]
-/// enabled = false` (on by default since issue 37 brought the first request under 2,000 tokens).
+/// enabled = false` (on by default since the first request fits under 2,000 tokens with them).
 pub(crate) fn wire(
     builder: AgentBuilder,
     settings: &Settings,

@@ -73,7 +73,7 @@ pub struct Typed<T: TypedTool> {
     spec: ToolSpec,
     /// Compiled on the tool's first call, not when it is registered: a session registers every
     /// tool before its first request and calls few of them, and compiling a JSON Schema validator
-    /// is the largest part of start-up's own work (issue 37, `startup.first_request`).
+    /// is the largest part of start-up's own work (`startup.first_request`).
     validator: OnceLock<Arc<ArgsValidator>>,
 }
 

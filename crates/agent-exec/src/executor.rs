@@ -223,7 +223,10 @@ impl Executor {
     /// approval is abandoned, or its tool's token is cancelled and it gets the grace period.
     pub async fn execute(&self, call: &ToolCall, cancel: &CancellationToken) -> Outcome {
         let span = self.otel.tool(call, &self.config.telemetry);
-        let outcome = self.execute_logged(call, cancel).with_context(span.cx.clone()).await;
+        let outcome = match &span.cx {
+            Some(cx) => self.execute_logged(call, cancel).with_context(cx.clone()).await,
+            None => self.execute_logged(call, cancel).await,
+        };
         span.finish(&self.otel, &outcome, &self.config.telemetry);
         outcome
     }

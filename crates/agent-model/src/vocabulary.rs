@@ -3,7 +3,7 @@
 //!
 //! tiktoken-rs embeds the vocabulary as its `.tiktoken` text, one base64 token and its rank a line:
 //! 3.6 MB of the `agent` binary. Ranks run 0, 1, 2, … without a gap, so they need not be stored;
-//! the bytes, each behind a one-byte length, are 1.6 MB, and deflated 1.0 MB (issue 37's size
+//! the bytes, each behind a one-byte length, are 1.6 MB, and deflated 1.0 MB (the binary's size
 //! budget; `docs/models.md`). The tables tiktoken-rs builds from them are the same, which the
 //! tests check token by token against tiktoken-rs's own `o200k_base()`.
 

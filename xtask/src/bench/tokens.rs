@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::{Bins, Figure, progress};
 
-/// Issue 37's budgets: every default tool, and `--tools read_file,grep,glob,edit_file,bash`.
+/// The first request's budgets: every default tool, and `--tools read_file,grep,glob,edit_file,bash`.
 pub(crate) const TARGET_ALL: f64 = 2_000.0;
 pub(crate) const TARGET_FIVE: f64 = 999.0;
 

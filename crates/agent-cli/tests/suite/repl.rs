@@ -114,7 +114,7 @@ async fn context_shows_the_window_and_the_agents_md_read_and_compact_reports() {
 async fn the_window_a_server_reports_replaces_the_default_for_an_unknown_model() {
     let dir = tempfile::tempdir().unwrap();
     // A 4096-token window, as many llama.cpp users run: the first request with every default
-    // tool (update_plan and task included) must fit it (issue 37's budget).
+    // tool (update_plan and task included) must fit it (the first request's budget).
     let script = Script::new([Turn::text("Hi.")]).with_context_window(4_096);
     let (output, bodies) = chat_script(dir.path(), script, &["/context", "hello", "/exit"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

@@ -1,4 +1,4 @@
-//! Issue 37's budget: what the first request of a fresh install carries before the conversation
+//! The first request's budget: what the first request of a fresh install carries before the conversation
 //! (the tools and the instructions), counted in the request body the server receives.
 
 use agent_model::scripted::{Script, ScriptedServer, Turn};
@@ -66,7 +66,7 @@ pub(crate) async fn sent_and_listed(workspace: &Path, flags: &[&str]) -> (Value,
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_request_with_every_default_tool_fits_the_budget() {
     let (sent, listed, names) = first_request(&[]).await;
-    // Every tool a fresh install offers from the first request, including the two of issue 29.
+    // Every tool a fresh install offers from the first request, the plan and subagent tools included.
     for name in
         ["read_file", "edit_file", "bash", "web_fetch", "update_plan", "task", "diagnostics"]
     {
@@ -148,10 +148,9 @@ async fn the_token_figures_in_tools_md_are_what_tools_list_prints() {
         .map(|tool| (tool["name"].as_str().unwrap().to_owned(), tool["tokens"].as_u64().unwrap()))
         .collect();
     printed.push(("instructions".to_owned(), listed["instructions"].as_u64().unwrap()));
-    let doc = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/tools.md"),
-    )
-    .unwrap();
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/tools.md"))
+            .unwrap();
     let stated = stated_figures(&doc);
     // Every tool the listing prints has a plain figure in the doc (a tool that is not offered in
     // this set-up, like `job` before a job exists, has words there instead), and it is the same.

@@ -2,7 +2,7 @@
 //! finished with what happened (usage, decision, error code), and ended when dropped.
 
 use std::{
-    sync::{Mutex, PoisonError},
+    sync::{Mutex, OnceLock, PoisonError},
     time::Instant,
 };
 
@@ -26,12 +26,18 @@ pub(crate) struct Otel {
     /// The session's `invoke_agent` span, from the first prompt to
     /// [`crate::Executor::end_session_span`] or the executor's drop.
     session: Mutex<Option<SessionSpan>>,
+    /// Whether the tracer is the API's no-op one (no SDK installed), learned from the first tool
+    /// span. Building a tool span's attributes was most of a call's dispatch cost when nothing
+    /// records them, so later calls skip the span; with an SDK every call still gets its whole
+    /// span at the start, and so does every sampler.
+    tracer_is_noop: OnceLock<bool>,
 }
 
 impl Otel {
     pub(crate) fn new() -> Self {
         let session = Mutex::new(None);
-        Self { tracer: global::tracer(SCOPE), instruments: Instruments::new(SCOPE), session }
+        let (tracer, instruments) = (global::tracer(SCOPE), Instruments::new(SCOPE));
+        Self { tracer, instruments, session, tracer_is_noop: OnceLock::new() }
     }
 
     /// The session span's context, started under the current context by the first prompt.
@@ -112,8 +118,12 @@ impl Otel {
         ChatSpan { cx, common, started: Instant::now() }
     }
 
-    /// The `execute_tool {tool}` span of one call; its arguments when they are captured.
+    /// The `execute_tool {tool}` span of one call; its arguments when they are captured. No span
+    /// once the tracer is known to be the no-op one.
     pub(crate) fn tool(&self, call: &ToolCall, telemetry: &Telemetry) -> ToolSpan {
+        if self.tracer_is_noop.get() == Some(&true) {
+            return ToolSpan { cx: None };
+        }
         let mut attributes = vec![
             KeyValue::new("gen_ai.operation.name", "execute_tool"),
             KeyValue::new("gen_ai.tool.name", call.name.clone()),
@@ -127,7 +137,10 @@ impl Otel {
             ));
         }
         let name = format!("execute_tool {}", call.name);
-        ToolSpan { cx: self.start(name, SpanKind::Internal, attributes) }
+        let parent = Context::current();
+        let cx = self.start_under(&parent, name, SpanKind::Internal, attributes);
+        self.tracer_is_noop.get_or_init(|| is_noop(&parent, &cx));
+        ToolSpan { cx: Some(cx) }
     }
 
     /// Records on the current tool call's span who decided whether it runs (`config`: the
@@ -146,6 +159,15 @@ impl Otel {
         let attributes = vec![KeyValue::new("gen_ai.operation.name", "compact")];
         self.start("compact".to_owned(), SpanKind::Internal, attributes)
     }
+}
+
+/// Whether the span just started in `child` under `parent` comes from the API's no-op tracer.
+/// The no-op tracer hands back its parent's span context and records nothing; an SDK's tracer
+/// gives every span a fresh span id, even one its sampler drops (an SDK that is shut down or
+/// suppressed hands back an empty context and records nothing, which is as good as no-op).
+fn is_noop(parent: &Context, child: &Context) -> bool {
+    let span = child.span();
+    !span.is_recording() && span.span_context().span_id() == parent.span().span_context().span_id()
 }
 
 /// The root span of a session: `invoke_agent {name}`, ended when this value is dropped.
@@ -267,16 +289,19 @@ pub(crate) struct Answered<'a> {
     pub(crate) response_id: Option<&'a str>,
 }
 
-/// The span of one tool call.
+/// The span of one tool call; none when no tracer records it.
 pub(crate) struct ToolSpan {
-    pub(crate) cx: Context,
+    pub(crate) cx: Option<Context>,
 }
 
 impl ToolSpan {
     /// Records the outcome (error code, duration, output when captured), the metrics, and ends
     /// the span.
     pub(crate) fn finish(self, otel: &Otel, outcome: &Outcome, telemetry: &Telemetry) {
-        let span = self.cx.span();
+        let code = outcome.error_code.as_ref().map(agent_core::ToolErrorKind::as_str);
+        otel.instruments.tool_call(&outcome.tool, code, outcome.duration);
+        let Some(cx) = self.cx else { return };
+        let span = cx.span();
         let duration_ms = i64::try_from(outcome.duration.as_millis()).unwrap_or(i64::MAX);
         span.set_attribute(KeyValue::new("agent.tool.duration_ms", duration_ms));
         span.set_attribute(KeyValue::new("agent.tool.truncated", outcome.truncated));
@@ -286,12 +311,10 @@ impl ToolSpan {
                 telemetry.redact(&outcome.text),
             ));
         }
-        let code = outcome.error_code.as_ref().map(agent_core::ToolErrorKind::as_str);
         if let Some(code) = code {
             span.set_attribute(KeyValue::new("error.type", code.to_owned()));
             span.set_status(Status::error(code.to_owned()));
         }
-        otel.instruments.tool_call(&outcome.tool, code, outcome.duration);
         span.end();
     }
 }
@@ -362,5 +385,87 @@ fn model_error_code(kind: &ModelErrorKind) -> &'static str {
         ModelErrorKind::Network => "network",
         ModelErrorKind::InvalidRequest => "invalid_request",
         ModelErrorKind::Cancelled => "cancelled",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use opentelemetry::trace::{TracerProvider as _, noop::NoopTracer};
+    use opentelemetry_sdk::trace::{InMemorySpanExporter, Sampler, SdkTracerProvider};
+
+    use super::*;
+
+    /// An `Otel` over `tracer` instead of the global one, so tests do not share a provider.
+    fn otel(tracer: BoxedTracer) -> Otel {
+        let session = Mutex::new(None);
+        Otel {
+            tracer,
+            instruments: Instruments::new(SCOPE),
+            session,
+            tracer_is_noop: OnceLock::new(),
+        }
+    }
+
+    fn outcome() -> Outcome {
+        Outcome {
+            call_id: "c".to_owned(),
+            tool: "t".to_owned(),
+            ok: true,
+            error_code: None,
+            text: String::new(),
+            duration: Duration::ZERO,
+            truncated: false,
+            output_path: None,
+            remedy: None,
+            stop: None,
+            images: Vec::new(),
+        }
+    }
+
+    /// Runs three calls through `otel` and returns whether each got a span.
+    fn three_calls(otel: &Otel) -> Vec<bool> {
+        let telemetry = Telemetry::default();
+        (0..3)
+            .map(|n| {
+                let span = otel.tool(&ToolCall::function(format!("c{n}"), "t", "{}"), &telemetry);
+                let had = span.cx.is_some();
+                span.finish(otel, &outcome(), &telemetry);
+                had
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_an_sdk_only_the_first_call_builds_a_span() {
+        let otel = otel(BoxedTracer::new(Box::new(NoopTracer::new())));
+        assert_eq!(three_calls(&otel), [true, false, false]);
+    }
+
+    #[test]
+    fn with_an_sdk_every_call_gets_its_whole_span() {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
+        let otel = otel(BoxedTracer::new(Box::new(provider.tracer(SCOPE))));
+        assert_eq!(three_calls(&otel), [true, true, true]);
+        let spans = exporter.get_finished_spans().unwrap();
+        let ids: Vec<String> = spans
+            .iter()
+            .filter_map(|span| {
+                let id = span.attributes.iter().find(|kv| kv.key.as_str() == "gen_ai.tool.call.id");
+                id.map(|kv| kv.value.to_string())
+            })
+            .collect();
+        assert_eq!(ids, ["c0", "c1", "c2"]);
+    }
+
+    /// A sampler that drops every span still gets every span to decide on: the SDK is told from the
+    /// no-op tracer not by what it records but by the fresh span id it gives each span.
+    #[test]
+    fn an_sdk_whose_sampler_drops_everything_is_not_taken_for_the_no_op_tracer() {
+        let provider = SdkTracerProvider::builder().with_sampler(Sampler::AlwaysOff).build();
+        let otel = otel(BoxedTracer::new(Box::new(provider.tracer(SCOPE))));
+        assert_eq!(three_calls(&otel), [true, true, true]);
     }
 }
