@@ -1,8 +1,8 @@
 //! No issue numbers in the docs or in code comments.
 //!
-//! A number that points into the tracker means nothing to a reader without it, and the tracker is not part of
-//! of the repository: a comment or a doc says what the rule is and why, and the history lives in
-//! the commit log. Example text (code spans, fenced blocks, string literals) may say anything.
+//! A number that points into the tracker means nothing to a reader without it, and the tracker is
+//! not part of the repository: a comment or a doc says what the rule is and why, and the history
+//! lives in the commit log. Example text (code spans, fenced blocks, string literals) may say anything.
 
 use std::{fs, path::Path};
 
