@@ -22,7 +22,10 @@ const NOT_TOOLS: &[&str] = &["instructions", "**total**"];
 
 /// Checks the docs' tool counts and docs/tools.md's tables against the tools defined.
 pub(super) fn check(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> {
-    for doc in docs(root)? {
+    // The benchmark log's dated runs record what was measured then.
+    for doc in
+        super::references::markdown(root)?.into_iter().filter(|doc| doc != "docs/BENCHMARKS.md")
+    {
         let text = fs::read_to_string(root.join(&doc)).with_context(|| format!("reading {doc}"))?;
         for (number, line) in text.lines().enumerate() {
             if let Some(count) = tool_count(line) {
@@ -41,19 +44,6 @@ pub(super) fn check(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<(
         compare(header, &listed, &defined, problems);
     }
     Ok(())
-}
-
-/// README.md and every doc under docs/ but the benchmark log.
-fn docs(root: &Path) -> anyhow::Result<Vec<String>> {
-    let mut docs = vec!["README.md".to_owned()];
-    for entry in fs::read_dir(root.join("docs")).context("reading docs/")? {
-        let name = entry?.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".md") && name != "BENCHMARKS.md" {
-            docs.push(format!("docs/{name}"));
-        }
-    }
-    docs.sort();
-    Ok(docs)
 }
 
 /// The first "N tools" or "N built-ins" in `line` outside code spans, as written.

@@ -28,14 +28,7 @@ pub(super) fn check_source(shown: &str, text: &str, problems: &mut Vec<String>) 
 
 /// Problems in README.md and the docs under docs/.
 pub(super) fn check_docs(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> {
-    let mut docs = vec!["README.md".to_owned()];
-    for entry in fs::read_dir(root.join("docs")).context("reading docs/")? {
-        let name = entry?.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".md") {
-            docs.push(format!("docs/{name}"));
-        }
-    }
-    for doc in docs {
+    for doc in markdown(root)? {
         let text = fs::read_to_string(root.join(&doc)).with_context(|| format!("reading {doc}"))?;
         let mut fenced = false;
         for (number, line) in text.lines().enumerate() {
@@ -53,6 +46,19 @@ pub(super) fn check_docs(root: &Path, problems: &mut Vec<String>) -> anyhow::Res
         }
     }
     Ok(())
+}
+
+/// README.md and every Markdown file under docs/, relative to `root`, sorted.
+pub(super) fn markdown(root: &Path) -> anyhow::Result<Vec<String>> {
+    let mut docs = vec!["README.md".to_owned()];
+    for entry in fs::read_dir(root.join("docs")).context("reading docs/")? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md") {
+            docs.push(format!("docs/{name}"));
+        }
+    }
+    docs.sort();
+    Ok(docs)
 }
 
 /// The first "issue N" (or "issue #N", "issues N") in `text`, as written.

@@ -17,14 +17,7 @@ const FIVE_TOOLS: usize = 1_000;
 /// its first request (in o200k tokens, as sent) and `tools list --tokens`'s total for the same
 /// flags, with the names of the tools sent.
 async fn first_request(flags: &[&str]) -> (usize, usize, Vec<String>) {
-    let dir = tempfile::tempdir().unwrap();
-    // A language server configured (any command: it starts only when a file is edited), so the
-    // `diagnostics` tool is offered as on a machine where one is found.
-    let config = dir.path().join("config.toml");
-    std::fs::write(&config, "[lsp.python]\ncommand = [\"true\"]\nfile_types = [\"py\"]\n").unwrap();
-    let workspace = dir.path().join("ws");
-    std::fs::create_dir(&workspace).unwrap();
-    let config = config.display().to_string();
+    let (_dir, workspace, config) = fresh_install();
     let flags = [&["--config", config.as_str()][..], flags].concat();
     let (body, listed) = sent_and_listed(&workspace, &flags).await;
     let instructions = body["messages"][0]["content"].as_str().unwrap();
@@ -37,6 +30,19 @@ async fn first_request(flags: &[&str]) -> (usize, usize, Vec<String>) {
         .collect();
     let sent = agent_model::estimate_tokens(instructions) + agent_model::estimate_tokens(&tools);
     (sent, listed["total"].as_u64().unwrap() as usize, names)
+}
+
+/// A fresh install's set-up: an empty workspace and a config with a language server (any command:
+/// it starts only when a file is edited), so the `diagnostics` tool is offered as on a machine
+/// where one is found. Returns the folder holding both, the workspace and the config's path.
+fn fresh_install() -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[lsp.python]\ncommand = [\"true\"]\nfile_types = [\"py\"]\n").unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let config = config.display().to_string();
+    (dir, workspace, config)
 }
 
 /// Runs `agent exec` once against a scripted server and `agent tools list --tokens --json`, both
@@ -134,12 +140,7 @@ async fn job_joins_at_the_end_once_a_job_exists() {
 /// configured). Tidy checks the table names every tool; this checks the figures it gives.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_token_figures_in_tools_md_are_what_tools_list_prints() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(&config, "[lsp.python]\ncommand = [\"true\"]\nfile_types = [\"py\"]\n").unwrap();
-    let workspace = dir.path().join("ws");
-    std::fs::create_dir(&workspace).unwrap();
-    let config = config.display().to_string();
+    let (_dir, workspace, config) = fresh_install();
     let (_, listed) = sent_and_listed(&workspace, &["--config", config.as_str()]).await;
     let mut printed: Vec<(String, u64)> = listed["tools"]
         .as_array()
