@@ -153,10 +153,10 @@ fn a_host_header_reaches_only_the_checked_name() {
         &[],
     );
     // The controls: the same name, however spelled, and no Host at all, reach it as `ok.test:P`.
-    check(b"GET http://ok.test:P/c HTTP/1.1\r\nHost: ok.test:P\r\n\r\n", "served ok.test:P", &[
+    check(b"GET http://ok.test:P/c HTTP/1.1\r\nHost: ok.test:P\r\nConnection: close\r\n\r\n", "served ok.test:P", &[
         "GET /c host=ok.test:P",
     ]);
-    check(b"GET http://OK.test.:P/c HTTP/1.1\r\nHost: Ok.Test.:P\r\n\r\n", "served ok.test:P", &[
+    check(b"GET http://OK.test.:P/c HTTP/1.1\r\nHost: Ok.Test.:P\r\nConnection: close\r\n\r\n", "served ok.test:P", &[
         "GET /c host=ok.test:P",
     ]);
     check(b"GET http://ok.test:P/c HTTP/1.0\r\n\r\n", "served ok.test:P", &["GET /c host=ok.test:P"]);
