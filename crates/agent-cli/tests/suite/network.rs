@@ -120,7 +120,8 @@ async fn exec_goes_through_the_proxy_and_net_log_names_the_refusal() {
     let config = config(dir.path(), false, "");
     let turns = vec![Turn::tool_calls([bash("f", &site.fetch("e"))]), Turn::text("fetched")];
     let args = ["--config", &config, "--permission-mode", "bypass", "--network=allow-list"];
-    let (output, requests) = exec_recorded(dir.path(), turns, &[&args[..], &["exec", "go"]].concat()).await;
+    let (output, requests) =
+        exec_recorded(dir.path(), turns, &[&args[..], &["exec", "go"]].concat()).await;
     assert!(output.status.success(), "{}", stderr(&output));
     check(&site, &[site.allowed("e")], &agents::answered(&requests, "f"));
     let log = agent(dir.path(), &["sandbox", "net-log"]);
@@ -146,8 +147,18 @@ async fn the_repl_refuses_until_network_allow_names_the_host() {
     let workspace = dir.path().to_path_buf();
     let (before, listed) = tokio::task::spawn_blocking(move || {
         let args = [
-            "--base-url", &url, "--model", "m", "--api", "chat", "--config", &config,
-            "--permission-mode", "bypass", "--network=allow-list", "chat",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--api",
+            "chat",
+            "--config",
+            &config,
+            "--permission-mode",
+            "bypass",
+            "--network=allow-list",
+            "chat",
         ];
         let mut screen = Screen::agent(&workspace, &args, &[]);
         screen.wait_for("›");
@@ -164,7 +175,10 @@ async fn the_repl_refuses_until_network_allow_names_the_host() {
         screen.type_text("/exit\r");
         assert!(screen.wait_exit(), "{}", screen.contents());
         let after = site.seen.lock().unwrap().clone();
-        assert_eq!(after, [site.allowed("r"), format!("/unlisted-again host=unlisted.test:{}", site.port)]);
+        assert_eq!(
+            after,
+            [site.allowed("r"), format!("/unlisted-again host=unlisted.test:{}", site.port)]
+        );
         (before, listed)
     })
     .await
@@ -189,8 +203,14 @@ async fn two_acp_sessions_at_once_each_reach_their_own_proxy() {
     let server = ScriptedServer::start(script).await.unwrap();
     let config = config(dir.path(), false, "");
     let args = vec![
-        "--base-url".to_owned(), server.url(), "--model".to_owned(), "m".to_owned(),
-        "--config".to_owned(), config, "--permission-mode".to_owned(), "bypass".to_owned(),
+        "--base-url".to_owned(),
+        server.url(),
+        "--model".to_owned(),
+        "m".to_owned(),
+        "--config".to_owned(),
+        config,
+        "--permission-mode".to_owned(),
+        "bypass".to_owned(),
         "--network=allow-list".to_owned(),
     ];
     let ws = workspace.clone();
@@ -200,7 +220,8 @@ async fn two_acp_sessions_at_once_each_reach_their_own_proxy() {
     })
     .await
     .unwrap();
-    let ids: Vec<&Value> = summary["sessions"].as_array().unwrap().iter().map(|s| &s["sessionId"]).collect();
+    let ids: Vec<&Value> =
+        summary["sessions"].as_array().unwrap().iter().map(|s| &s["sessionId"]).collect();
     assert_ne!(ids[0], ids[1], "{summary}");
     let printed: String = summary["updates"].to_string();
     check(&site, &[site.allowed("a"), site.allowed("b")], &printed.replace("\\u0060", "`"));
@@ -211,8 +232,15 @@ fn mcp_serve_runs_bash_through_the_proxy() {
     let dir = tempfile::tempdir().unwrap();
     let site = Site::start();
     let config = config(dir.path(), false, "");
-    let args =
-        ["--config", &config, "--permission-mode", "bypass", "--network=allow-list", "mcp", "serve"];
+    let args = [
+        "--config",
+        &config,
+        "--permission-mode",
+        "bypass",
+        "--network=allow-list",
+        "mcp",
+        "serve",
+    ];
     let mut command = command(dir.path(), &args);
     command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
     let mut child = command.spawn().unwrap();
@@ -256,7 +284,8 @@ async fn a_task_child_runs_bash_through_the_proxy() {
     ])
     .with_standing("\"f\"", Turn::text("fetched"))
     .with_standing("\\\"A1\\\"", Turn::tool_calls([bash("f", &site.fetch("c"))]));
-    let args = ["--config", &config, "--permission-mode", "bypass", "--network=allow-list", "exec", "go"];
+    let args =
+        ["--config", &config, "--permission-mode", "bypass", "--network=allow-list", "exec", "go"];
     let (output, requests) = agents::run(dir.path(), script, &args).await;
     assert!(output.status.success(), "{}", stderr(&output));
     check(&site, &[site.allowed("c")], &agents::answered(&requests, "f"));

@@ -153,13 +153,21 @@ fn a_host_header_reaches_only_the_checked_name() {
         &[],
     );
     // The controls: the same name, however spelled, and no Host at all, reach it as `ok.test:P`.
-    check(b"GET http://ok.test:P/c HTTP/1.1\r\nHost: ok.test:P\r\nConnection: close\r\n\r\n", "served ok.test:P", &[
-        "GET /c host=ok.test:P",
-    ]);
-    check(b"GET http://OK.test.:P/c HTTP/1.1\r\nHost: Ok.Test.:P\r\nConnection: close\r\n\r\n", "served ok.test:P", &[
-        "GET /c host=ok.test:P",
-    ]);
-    check(b"GET http://ok.test:P/c HTTP/1.0\r\n\r\n", "served ok.test:P", &["GET /c host=ok.test:P"]);
+    check(
+        b"GET http://ok.test:P/c HTTP/1.1\r\nHost: ok.test:P\r\nConnection: close\r\n\r\n",
+        "served ok.test:P",
+        &["GET /c host=ok.test:P"],
+    );
+    check(
+        b"GET http://OK.test.:P/c HTTP/1.1\r\nHost: Ok.Test.:P\r\nConnection: close\r\n\r\n",
+        "served ok.test:P",
+        &["GET /c host=ok.test:P"],
+    );
+    check(
+        b"GET http://ok.test:P/c HTTP/1.0\r\n\r\n",
+        "served ok.test:P",
+        &["GET /c host=ok.test:P"],
+    );
 }
 
 #[test]
@@ -174,9 +182,11 @@ fn every_request_of_a_kept_alive_connection_is_checked() {
         "`bad.test` is not on the network allow-list",
         &["GET /one host=ok.test:P"],
     );
-    check2("GET /two HTTP/1.1\r\nHost: bad.test:P\r\n\r\n", "400 Bad Request", &[
-        "GET /one host=ok.test:P",
-    ]);
+    check2(
+        "GET /two HTTP/1.1\r\nHost: bad.test:P\r\n\r\n",
+        "400 Bad Request",
+        &["GET /one host=ok.test:P"],
+    );
     // A body's length decides where the next request starts: the "body" below is a request.
     check2(
         "POST http://ok.test:P/form HTTP/1.1\r\nHost: ok.test:P\r\nContent-Length: 0\r\n\r\nGET http://bad.test:P/smuggled HTTP/1.1\r\nHost: bad.test:P\r\n\r\n",
@@ -208,10 +218,16 @@ fn a_tunnel_carries_only_the_allowed_name() {
     tunnel("HELLO - 16384 0", "200", &["tls 52 bytes"]);
     // Plain HTTP inside the tunnel: every request is checked against the tunnel's name.
     tunnel("GET / HTTP/1.1\r\nHost: bad.test:P\r\n\r\n", "the Host header names `bad.test:P`", &[]);
-    tunnel("GET http://bad.test:P/ HTTP/1.1\r\n\r\n", "inside a tunnel opened for `ok.test:P`", &[]);
-    tunnel("GET / HTTP/1.1\r\nHost: ok.test:P\r\nConnection: close\r\n\r\n", "served ok.test:P", &[
-        "GET / host=ok.test:P",
-    ]);
+    tunnel(
+        "GET http://bad.test:P/ HTTP/1.1\r\n\r\n",
+        "inside a tunnel opened for `ok.test:P`",
+        &[],
+    );
+    tunnel(
+        "GET / HTTP/1.1\r\nHost: ok.test:P\r\nConnection: close\r\n\r\n",
+        "served ok.test:P",
+        &["GET / host=ok.test:P"],
+    );
 }
 
 /// A ClientHello naming `host` (or none), its handshake message cut into records of at most

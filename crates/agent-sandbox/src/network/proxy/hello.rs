@@ -33,7 +33,9 @@ pub(crate) fn read(data: &[u8]) -> Hello {
             return more(data);
         };
         if header[0] != 0x16 {
-            return Hello::Broken("a record other than a handshake came before the ClientHello ended");
+            return Hello::Broken(
+                "a record other than a handshake came before the ClientHello ended",
+            );
         }
         let len = usize::from(u16::from_be_bytes([header[3], header[4]]));
         // RFC 8446 §5.1: at most 2^14 bytes a record, and no empty handshake fragment.
@@ -51,8 +53,7 @@ pub(crate) fn read(data: &[u8]) -> Hello {
         if message[0] != 1 {
             return Hello::Broken("the first handshake message is not a ClientHello");
         }
-        let body_len = usize::from(message[1]) << 16 | usize::from(message[2]) << 8;
-        let body_len = body_len | usize::from(message[3]);
+        let body_len = u32::from_be_bytes([0, message[1], message[2], message[3]]) as usize;
         if body_len > MAX_CLIENT_HELLO {
             return Hello::Broken("the ClientHello is larger than the proxy reads");
         }
@@ -233,10 +234,16 @@ mod tests {
         check(&huge, Hello::Broken("the ClientHello is larger than the proxy reads"));
         let mut alert = whole.clone();
         alert[0] = 0x15;
-        check(&alert, Hello::Broken("a record other than a handshake came before the ClientHello ended"));
+        check(
+            &alert,
+            Hello::Broken("a record other than a handshake came before the ClientHello ended"),
+        );
         let mut cut = whole;
         cut[8] = cut[8].wrapping_sub(1); // the body claims one byte less than its fields need
         cut[4] = cut[4].wrapping_sub(1);
-        check(&cut[..cut.len() - 1], Hello::Broken("a length in the ClientHello runs past its end"));
+        check(
+            &cut[..cut.len() - 1],
+            Hello::Broken("a length in the ClientHello runs past its end"),
+        );
     }
 }

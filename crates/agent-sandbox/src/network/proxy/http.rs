@@ -182,8 +182,8 @@ async fn open_tunnel(request: Request<Incoming>, shared: &Arc<Shared>) -> Respon
     let shared = shared.clone();
     tokio::spawn(async move {
         if let Ok(upgraded) = hyper::upgrade::on(request).await {
-            let _ = tunnel::relay(TokioIo::new(upgraded), upstream, target, shared, Via::Connect)
-                .await;
+            let _ =
+                tunnel::relay(TokioIo::new(upgraded), upstream, target, shared, Via::Connect).await;
         }
     });
     Response::new(Either::Right(String::new()))
@@ -202,10 +202,10 @@ fn absolute(uri: &Uri) -> Option<Result<Target, &'static str>> {
 fn host_matches(headers: &HeaderMap, target: &Target) -> Result<(), String> {
     let mut hosts = headers.get_all(header::HOST).iter();
     let (Some(value), None) = (hosts.next(), hosts.next()) else {
-        return match headers.contains_key(header::HOST) {
-            true => Err("the request carries two Host headers".to_owned()),
-            false => Ok(()),
-        };
+        if headers.contains_key(header::HOST) {
+            return Err("the request carries two Host headers".to_owned());
+        }
+        return Ok(());
     };
     let text = String::from_utf8_lossy(value.as_bytes());
     let named = wire::split_host_port(text.trim(), 80).map(|(host, port)| Target::new(&host, port));
