@@ -270,7 +270,6 @@ fn mcp_serve_runs_bash_through_the_proxy() {
     send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "bash", "arguments": {"command": site.fetch("m")}}}));
     let result = answer_to(2);
-    drop(send);
     let _ = child.kill();
     let _ = child.wait();
     check(&site, &[site.allowed("m")], &result["result"].to_string().replace("\\u0060", "`"));
