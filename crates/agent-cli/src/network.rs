@@ -1,10 +1,10 @@
-//! The session's network in the binary: the proxy of allow-list mode (started once per
-//! session and kept for its life), what `/status` says, and the decision log on disk
-//! (`agent sandbox net-log`).
+//! The session's network in the binary: the proxy of allow-list mode (one per session, held by
+//! the session's sandbox configuration and dropped with it), what `/status` says, and the
+//! decision log on disk (`agent sandbox net-log`).
 
 use std::{
     path::{Path, PathBuf},
-    sync::OnceLock,
+    sync::Arc,
 };
 
 use agent_exec::{
@@ -17,19 +17,15 @@ use crate::config::NetworkTable;
 /// The file of a session's proxy decisions, in its folder.
 pub(crate) const LOG_FILE: &str = "net-log.jsonl";
 
-/// The session's proxy: one per process, alive until it exits.
-static PROXY: OnceLock<SessionProxy> = OnceLock::new();
-
-/// Starts the session proxy inside `namespace` and returns the environment commands get.
+/// Starts a session's proxy inside its `namespace`. Every session has its own namespace, so
+/// each needs its own proxy: a port opened in one namespace is not there in another (an ACP
+/// client's second session would find nothing at the first one's port).
 pub(crate) fn start_proxy(
     namespace: &NetNamespace,
     network: &NetworkTable,
     resolver: Resolver,
     session_dir: Option<&Path>,
-) -> anyhow::Result<Vec<(String, String)>> {
-    if let Some(proxy) = PROXY.get() {
-        return Ok(proxy.env());
-    }
+) -> anyhow::Result<Arc<SessionProxy>> {
     let dir = match session_dir {
         Some(dir) => dir.to_path_buf(),
         None => std::env::temp_dir(),
@@ -41,21 +37,14 @@ pub(crate) fn start_proxy(
         log: NetLog::to_file(Some(dir.join(LOG_FILE))),
         node_preload: Some(dir.join("node-preload.cjs")),
     };
-    let proxy = SessionProxy::start_in(namespace, config)?;
-    let env = proxy.env();
-    let _ = PROXY.set(proxy);
-    Ok(env)
+    Ok(Arc::new(SessionProxy::start_in(namespace, config)?))
 }
 
-/// The running proxy, if this session has one.
-pub(crate) fn proxy() -> Option<&'static SessionProxy> {
-    PROXY.get()
-}
-
-/// `/network`: the refusals so far, each with the command that allows it; with `allow`, the
-/// name is allowed for the rest of the session (the config file is not changed).
-pub(crate) fn repl(allow: Option<&str>) -> String {
-    let Some(proxy) = proxy() else {
+/// `/network`: the refusals so far of the session's `proxy`, each with the command that allows
+/// it; with `allow`, the name is allowed for the rest of the session (the config file is not
+/// changed).
+pub(crate) fn repl(proxy: Option<&SessionProxy>, allow: Option<&str>) -> String {
+    let Some(proxy) = proxy else {
         return "this session is not in allow-list mode (`--network=allow-list`)".to_owned();
     };
     if let Some(name) = allow.filter(|name| !name.is_empty()) {

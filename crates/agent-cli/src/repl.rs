@@ -219,7 +219,9 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 eprintln!("{}", context_report(&session));
             }
             Line::Status => eprintln!("{}", status::report(&session.facts(tokens))),
-            Line::Network(allow) => eprintln!("{}", crate::network::repl(allow.as_deref())),
+            Line::Network(allow) => {
+                eprintln!("{}", crate::network::repl(session.proxy.as_deref(), allow.as_deref()))
+            }
             Line::Plan => eprintln!("{}", session.organizer.checklist()),
             Line::Model(None) => eprintln!("  {}", session.model_name()),
             Line::Model(Some(name)) => match session.switch_model(&name) {

@@ -7,7 +7,7 @@ use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
     jobs::{Jobs, JobsConfig},
-    network::NetworkMode,
+    network::{NetworkMode, SessionProxy},
     project_doc::ProjectDocs,
     sandbox::{NetNamespace, SandboxConfig, SandboxPolicy},
 };
@@ -304,14 +304,14 @@ impl Settings {
         Ok(self.session_builder(default_mode, tracker, executor)?.0)
     }
 
-    /// [`Settings::builder`], and the session's job table the bash tool starts jobs in (for
-    /// `--jobs` and `/jobs`).
+    /// [`Settings::builder`], the session's job table the bash tool starts jobs in (for
+    /// `--jobs` and `/jobs`), and its proxy in allow-list mode (for `/network`).
     pub(crate) fn session_builder(
         &self,
         default_mode: PermissionMode,
         tracker: Arc<FileTracker>,
         executor: ExecutorConfig,
-    ) -> anyhow::Result<(AgentBuilder, Jobs)> {
+    ) -> anyhow::Result<(AgentBuilder, Jobs, Option<Arc<SessionProxy>>)> {
         let options = &self.options;
         let root = self.workspace()?;
         let mode = self.permission_mode(default_mode)?;
@@ -320,6 +320,7 @@ impl Settings {
         let lsp = self.file.lsp.session(&root, executor.session_dir.as_deref())?;
         builtin.edit_observer = lsp.as_ref().map(crate::config::lsp::observer);
         let jobs = builtin.bash.jobs.clone();
+        let proxy = builtin.bash.sandbox.proxy.clone();
         let mut executor = executor;
         let limits = self.limits();
         if let Some(secs) = limits.tool_timeout_secs {
@@ -360,7 +361,7 @@ impl Settings {
         if let Some(names) = &options.tools {
             builder = builder.only_tools(names.iter().cloned());
         }
-        Ok((self.rules(builder), jobs))
+        Ok((self.rules(builder), jobs, proxy))
     }
 
     /// The built-in tools' configuration: the sandbox of commands, the job table (its output
@@ -388,17 +389,17 @@ impl Settings {
         });
         let loopback = loopback.flatten();
         let resolver = network.resolver()?;
-        let proxy_env = match (mode, &loopback) {
-            (NetworkMode::AllowList, Some(namespace)) => crate::network::start_proxy(
+        let proxy = match (mode, &loopback) {
+            (NetworkMode::AllowList, Some(namespace)) => Some(crate::network::start_proxy(
                 namespace,
                 &network,
                 resolver.clone(),
                 executor.session_dir.as_deref(),
-            )?,
+            )?),
             (NetworkMode::AllowList, None) if policy.is_restricted() => anyhow::bail!(
                 "--network=allow-list needs the session's private network namespace, which this machine refuses; `agent sandbox check` says why"
             ),
-            _ => Vec::new(),
+            _ => None,
         };
         let jobs = Jobs::new(JobsConfig {
             dir: executor.session_dir.as_ref().map(|dir| dir.join("jobs")),
@@ -418,7 +419,10 @@ impl Settings {
         if let Some(secs) = limits.bash_max_timeout_secs {
             bash.max_timeout = Duration::from_secs(secs);
         }
-        bash.sandbox.proxy_env = proxy_env;
+        // The sandbox configuration holds the session's proxy: it lives as long as the tools.
+        if let Some(proxy) = proxy {
+            bash.sandbox = bash.sandbox.with_proxy(proxy);
+        }
         let web_search = self.profile.web_search.as_ref().or(self.file.web_search.as_ref());
         Ok(BuiltinConfig {
             web_fetch: agent_tools::WebFetchConfig {

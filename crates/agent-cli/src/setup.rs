@@ -68,6 +68,8 @@ pub(crate) struct Session {
     configured_window: Option<u64>,
     /// How commands are sandboxed: the policy, and whether they may use the network.
     sandbox: (SandboxPolicy, agent_exec::network::NetworkMode),
+    /// The session's own proxy in allow-list mode (its tools hold it too), for `/network`.
+    pub(crate) proxy: Option<Arc<agent_exec::network::SessionProxy>>,
     /// What the terminal needs to preview the session's calls.
     pub(crate) previewer: Arc<Previewer>,
     /// Whether a failed log write was already reported, so it is reported once.
@@ -134,7 +136,7 @@ pub(crate) fn open(
     let tracker = FileTracker::new();
     // The session proxy of allow-list mode starts on the runtime the session runs on.
     let entered = runtime.enter();
-    let (mut builder, jobs) =
+    let (mut builder, jobs, proxy) =
         settings.session_builder(launch.default_mode, tracker.clone(), executor)?;
     drop(entered);
     let docs = settings.project_docs()?;
@@ -208,6 +210,7 @@ pub(crate) fn open(
         tool_choice: options.tool_choice.clone(),
         configured_window,
         sandbox: (settings.sandbox_policy()?, settings.network_mode()),
+        proxy,
         previewer,
         log_failed: false,
         window_probe,

@@ -8,6 +8,7 @@
 mod suite {
     mod jobs;
     mod proxy;
+    mod proxy_names;
     mod sandbox;
     mod secrets;
 }

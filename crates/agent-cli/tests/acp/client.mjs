@@ -89,6 +89,17 @@ const summary = await app.connectWith(stream, async (agent) => {
     }
     return out;
   }
+  if (scenario === "two-sessions") {
+    // Two sessions open at once, each prompted in turn (so the scripted model's turns go in order).
+    const open = () => agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+    out.sessions = [await open(), await open()];
+    out.prompts = [];
+    for (const { sessionId } of out.sessions) {
+      const prompt = [{ type: "text", text: "fetch" }];
+      out.prompts.push(await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt }));
+    }
+    return out;
+  }
   const session = await agent.request(acp.methods.agent.session.new, { cwd: workspace, mcpServers: [] });
   out.session = session;
   const sessionId = session.sessionId;

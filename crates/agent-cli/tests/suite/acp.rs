@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::suite::{agent, all_gone, command, data_dir, session_id};
 
 /// The SDK's directory, or `None` after saying the test is skipped.
-fn sdk() -> Option<PathBuf> {
+pub(crate) fn sdk() -> Option<PathBuf> {
     agent_test_support::peer(
         "acp",
         "node/node_modules/@agentclientprotocol/sdk",
@@ -24,7 +24,7 @@ fn sdk() -> Option<PathBuf> {
 
 /// Runs the SDK client's `scenario` against `agent acp` with `args`; returns its summary after
 /// checking every frame the agent wrote.
-fn client(
+pub(crate) fn client(
     sdk: &Path,
     workspace: &Path,
     scenario: &str,

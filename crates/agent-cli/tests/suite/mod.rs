@@ -24,6 +24,7 @@ mod mcp_search;
 mod mcp_serve;
 mod model_bounds;
 mod native;
+mod network;
 mod options;
 mod output;
 mod overflow;

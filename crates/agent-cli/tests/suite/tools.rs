@@ -344,35 +344,3 @@ async fn the_token_count_is_of_the_instructions_the_agent_sends() {
     let bare = agent_model::estimate_tokens(agent_exec::DEFAULT_INSTRUCTIONS) as u64;
     assert!(counts[1] > bare, "{counts:?} against {bare}");
 }
-
-/// `agent tools call` is synchronous: in allow-list mode the session proxy must start without a
-/// runtime of the caller's (it used to panic, exit 101), and a command reaches an allowed name
-/// served on 127.0.0.1 (pinned, so no DNS) through it.
-#[test]
-fn tools_call_reaches_an_allowed_name_in_allow_list_mode() {
-    use std::io::{Read, Write};
-    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = server.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut stream in server.incoming().flatten() {
-            let mut buf = [0u8; 4096];
-            let _ = stream.read(&mut buf);
-            let _ = stream.write_all(
-                b"HTTP/1.1 200 OK\r\ncontent-length: 12\r\nconnection: close\r\n\r\nhello-proxy\n",
-            );
-        }
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        "[network]\nmode = \"allow-list\"\nallow = [\"ok.test\"]\nresolve = { \"ok.test\" = \"127.0.0.1\" }\n",
-    )
-    .unwrap();
-    let args = format!(r#"{{"command":"curl -s http://ok.test:{port}/"}}"#);
-    let config = config.to_str().unwrap();
-    let output = agent(dir.path(), &["--config", config, "tools", "call", "bash", &args]);
-    assert_ne!(output.status.code(), Some(101), "panicked: {}", stderr(&output));
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("hello-proxy"), "{}{}", stdout(&output), stderr(&output));
-}

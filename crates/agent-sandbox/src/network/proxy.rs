@@ -10,7 +10,10 @@
 //! reason in the body and an `x-agent-proxy-error` header (SOCKS: reply `0x02`, "not allowed by
 //! ruleset"); every decision goes to the [`NetLog`].
 
+mod hello;
+mod http;
 mod log;
+mod tunnel;
 mod wire;
 
 use std::{
@@ -23,6 +26,7 @@ use tokio::{
     net::{TcpListener, TcpStream},
 };
 
+pub use self::hello::MAX_CLIENT_HELLO;
 pub use self::log::{MAX_LOG_ENTRIES, NetDecision, NetLog, Via};
 pub use self::wire::MAX_HEAD_BYTES;
 use super::{
@@ -151,10 +155,7 @@ impl SessionProxy {
         let task = handle.spawn(async move {
             loop {
                 let Ok((client, _)) = listener.accept().await else { continue };
-                let shared = accept.clone();
-                tokio::spawn(async move {
-                    let _ = serve(client, &shared).await;
-                });
+                tokio::spawn(serve(client, accept.clone()));
             }
         });
         Ok(Self { port, shared, node_preload: config.node_preload, task, runtime })
@@ -275,155 +276,22 @@ async fn connect(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
     Err(last)
 }
 
-async fn forbidden(client: &mut TcpStream, reason: &str) -> std::io::Result<()> {
-    let body = format!("agent network proxy: refused: {reason}\n");
-    let header = reason.replace(['\r', '\n'], " ");
-    let reply = format!(
-        "HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain; charset=utf-8\r\nx-agent-proxy-error: {header}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    client.write_all(reply.as_bytes()).await?;
-    client.shutdown().await
-}
-
-async fn plain_reply(client: &mut TcpStream, status: &str, text: &str) -> std::io::Result<()> {
-    let body = format!("agent network proxy: {text}\n");
-    let reply = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    client.write_all(reply.as_bytes()).await?;
-    client.shutdown().await
-}
-
-async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
+/// One client connection: SOCKS5 when its first byte is 5, HTTP (with `CONNECT`) otherwise.
+async fn serve(client: TcpStream, shared: Arc<Shared>) -> std::io::Result<()> {
     let mut first = [0u8; 1];
-    if client.read(&mut first).await? == 0 {
+    if client.peek(&mut first).await? == 0 {
         return Ok(());
     }
     if first[0] == 5 {
         return socks(client, shared).await;
     }
-    let Some((head, rest)) = wire::read_head(&mut client, first.to_vec()).await? else {
-        return plain_reply(&mut client, "400 Bad Request", "unreadable request").await;
-    };
-    if head.method.eq_ignore_ascii_case("CONNECT") {
-        let Some((host, port)) = wire::split_host_port(&head.target, 443) else {
-            return plain_reply(&mut client, "400 Bad Request", "bad CONNECT target").await;
-        };
-        let addrs = match decide(shared, Via::Connect, &host, port).await {
-            Ok(addrs) => addrs,
-            Err(Refused(reason)) => return forbidden(&mut client, &reason).await,
-        };
-        let Ok(upstream) = connect(&addrs).await else {
-            return plain_reply(
-                &mut client,
-                "502 Bad Gateway",
-                &format!("cannot connect to {host}:{port}"),
-            )
-            .await;
-        };
-        client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await?;
-        return tunnel(client, upstream, rest, &normalize_host(&host), shared, Via::Connect, port)
-            .await;
-    }
-    let Some((host, port, path)) = wire::absolute_target(&head.target) else {
-        return plain_reply(
-            &mut client,
-            "400 Bad Request",
-            "this is the session's network proxy: send absolute-form requests (http://host/path) or CONNECT",
-        )
-        .await;
-    };
-    let addrs = match decide(shared, Via::Http, &host, port).await {
-        Ok(addrs) => addrs,
-        Err(Refused(reason)) => return forbidden(&mut client, &reason).await,
-    };
-    let Ok(mut upstream) = connect(&addrs).await else {
-        return plain_reply(
-            &mut client,
-            "502 Bad Gateway",
-            &format!("cannot connect to {host}:{port}"),
-        )
-        .await;
-    };
-    // Origin-form to the server, without the proxy's own headers; one request per connection,
-    // so a second request on the same connection cannot go to another host.
-    let mut out = format!("{} {} {}\r\n", head.method, path, head.version);
-    for line in &head.headers {
-        let lower = line.to_ascii_lowercase();
-        if lower.starts_with("proxy-")
-            || lower.starts_with("connection:")
-            || lower.starts_with("keep-alive:")
-        {
-            continue;
-        }
-        out.push_str(line);
-        out.push_str("\r\n");
-    }
-    out.push_str("connection: close\r\n\r\n");
-    upstream.write_all(out.as_bytes()).await?;
-    upstream.write_all(&rest).await?;
-    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
-    Ok(())
-}
-
-/// Relays a tunnel. The client's first bytes, when they are a TLS ClientHello, must name the
-/// host that was allowed (or no host at all): a tunnel allowed for one name cannot carry a TLS
-/// session to another (domain fronting).
-async fn tunnel(
-    mut client: TcpStream,
-    mut upstream: TcpStream,
-    mut pending: Vec<u8>,
-    host: &str,
-    shared: &Shared,
-    via: Via,
-    port: u16,
-) -> std::io::Result<()> {
-    let (mut client_read, mut client_write) = client.split();
-    let (mut up_read, mut up_write) = upstream.split();
-    let downstream = tokio::io::copy(&mut up_read, &mut client_write);
-    let upstream_side = async {
-        let mut buf = vec![0u8; 16 * 1024];
-        // Enough of the first flight to see the ClientHello; servers that speak first (SSH)
-        // are answered by `downstream` meanwhile.
-        while pending.len() < 5
-            || (pending[0] == 0x16
-                && wire::client_hello_sni(&pending).is_none()
-                && pending.len() < 16 * 1024)
-        {
-            let n = client_read.read(&mut buf).await?;
-            if n == 0 {
-                break;
-            }
-            pending.extend_from_slice(&buf[..n]);
-            if pending[0] != 0x16 {
-                break;
-            }
-        }
-        if let Some(Some(sni)) = wire::client_hello_sni(&pending) {
-            let sni = normalize_host(&sni);
-            if sni != host {
-                shared.log.record(
-                    via,
-                    host,
-                    port,
-                    false,
-                    format!("the TLS server name `{sni}` is not the allowed host `{host}`"),
-                );
-                return Err(std::io::Error::other("server name mismatch"));
-            }
-        }
-        up_write.write_all(&pending).await?;
-        tokio::io::copy(&mut client_read, &mut up_write).await?;
-        up_write.shutdown().await
-    };
-    let _ = tokio::try_join!(downstream, upstream_side);
+    http::serve(client, shared, http::Mode::Proxy).await;
     Ok(())
 }
 
 /// SOCKS5 (RFC 1928): no authentication, `CONNECT` only, names resolved here.
-async fn socks(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
+async fn socks(mut client: TcpStream, shared: Arc<Shared>) -> std::io::Result<()> {
+    client.read_u8().await?; // the version, 5
     let count = client.read_u8().await?;
     let mut methods = vec![0u8; usize::from(count)];
     client.read_exact(&mut methods).await?;
@@ -457,7 +325,7 @@ async fn socks(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
         // Only CONNECT: BIND and UDP ASSOCIATE would open other ways out.
         return client.write_all(&[5, 7, 0, 1, 0, 0, 0, 0, 0, 0]).await;
     }
-    let addrs = match decide(shared, Via::Socks, &host, port).await {
+    let addrs = match decide(&shared, Via::Socks, &host, port).await {
         Ok(addrs) => addrs,
         Err(Refused(_)) => return client.write_all(&[5, 2, 0, 1, 0, 0, 0, 0, 0, 0]).await,
     };
@@ -465,5 +333,5 @@ async fn socks(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
         return client.write_all(&[5, 5, 0, 1, 0, 0, 0, 0, 0, 0]).await;
     };
     client.write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).await?;
-    tunnel(client, upstream, Vec::new(), &normalize_host(&host), shared, Via::Socks, port).await
+    tunnel::relay(client, upstream, http::Target::new(&host, port), shared, Via::Socks).await
 }

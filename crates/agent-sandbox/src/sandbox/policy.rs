@@ -143,6 +143,9 @@ pub struct SandboxConfig {
     /// session proxy's (`HTTP_PROXY`, `NODE_OPTIONS`, …; see
     /// [`crate::network::SessionProxy::env`]), which replace any of the same name.
     pub proxy_env: Vec<(String, String)>,
+    /// The session proxy those variables point at, kept alive by this configuration (and so by
+    /// the session's tools that hold it): each session has its own, in its own namespace.
+    pub proxy: Option<std::sync::Arc<crate::network::SessionProxy>>,
 }
 
 impl SandboxConfig {
@@ -161,6 +164,7 @@ impl SandboxConfig {
             exec_allowlist: None,
             loopback: None,
             proxy_env: Vec::new(),
+            proxy: None,
         }
     }
 
@@ -186,6 +190,13 @@ impl SandboxConfig {
     /// [`SandboxConfig::loopback`]).
     pub fn with_loopback(mut self, loopback: Option<super::NetNamespace>) -> Self {
         self.loopback = loopback;
+        self
+    }
+
+    /// The same configuration with the session proxy's variables, holding the proxy.
+    pub fn with_proxy(mut self, proxy: std::sync::Arc<crate::network::SessionProxy>) -> Self {
+        self.proxy_env = proxy.env();
+        self.proxy = Some(proxy);
         self
     }
 
