@@ -61,7 +61,7 @@ impl NetNamespace {
 
     /// Starts making the namespace on a thread of its own and returns at once, so a session's
     /// start does not wait for it: the helper's `fork`, `exec` and `unshare` cost about 1.5 ms
-    /// of the first request (`startup.first_request`, issue 37). The first command that joins it
+    /// of the first request (`startup.first_request`). The first command that joins it
     /// waits for the thread. Where the kernel refuses, the namespace is absent, as if [`create`]
     /// had failed: commands then get no IP socket at all, which is the stricter rule.
     ///
