@@ -43,10 +43,10 @@ pub(crate) struct Commands {
 }
 
 /// Why a command file was not used.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Unusable {
-    /// The file could not be read.
-    Io(std::io::Error),
+    /// The file could not be read (shared, since an I/O error cannot be cloned).
+    Io(std::sync::Arc<std::io::Error>),
     /// The file is larger than [`MAX_COMMAND_BYTES`] (its size).
     TooBig(u64),
     /// Its frontmatter was refused for its shape (an alias, nesting too deep).
@@ -193,11 +193,11 @@ fn name_of(root: &Path, path: &Path) -> Option<String> {
 }
 
 fn read(path: &Path) -> Result<String, Unusable> {
-    let size = std::fs::metadata(path).map_err(Unusable::Io)?.len();
+    let size = std::fs::metadata(path).map_err(|err| Unusable::Io(err.into()))?.len();
     if size > MAX_COMMAND_BYTES {
         return Err(Unusable::TooBig(size));
     }
-    std::fs::read_to_string(path).map_err(Unusable::Io)
+    std::fs::read_to_string(path).map_err(|err| Unusable::Io(err.into()))
 }
 
 fn parse(name: String, text: &str, path: PathBuf, project: bool) -> Result<Command, Unusable> {

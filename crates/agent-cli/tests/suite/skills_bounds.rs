@@ -63,17 +63,27 @@ fn write(path: &Path, text: &str) {
 
 #[test]
 fn skills_list_over_a_yaml_bomb_stays_under_64_mb() {
-    let dir = tempfile::tempdir().unwrap();
-    write(&dir.path().join(".agents/skills/bomb/SKILL.md"), &bomb());
-    write(&dir.path().join(".agents/skills/fine/SKILL.md"), "---\nname: fine\ndescription: d\n---\nB\n");
-    let (peak, code) = peak_kib(&command(dir.path(), &["skills", "list"]));
-    if peak == 0 {
+    // A model without a vocabulary (`b`), so the token column loads no BPE table (about 50 MB of
+    // its own, the same with or without the bomb).
+    let args = ["--model", "b", "skills", "list"];
+    let plain = tempfile::tempdir().unwrap();
+    let fine = "---\nname: fine\ndescription: d\n---\nB\n";
+    write(&plain.path().join(".agents/skills/fine/SKILL.md"), fine);
+    let (base, code) = peak_kib(&command(plain.path(), &args));
+    if base == 0 {
         return;
     }
     assert_eq!(code, 0);
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join(".agents/skills/bomb/SKILL.md"), &bomb());
+    write(&dir.path().join(".agents/skills/fine/SKILL.md"), fine);
+    let (peak, code) = peak_kib(&command(dir.path(), &args));
+    assert_eq!(code, 0);
+    eprintln!("agent skills list peaked at {peak} KiB over the bomb, {base} KiB without it");
     assert!(peak < PEAK_KIB, "agent skills list peaked at {peak} KiB over the bomb");
+    assert!(peak < base + 8 * 1024, "the bomb cost {} KiB", peak.saturating_sub(base));
     // The bomb is named as refused, and why.
-    let listed = stdout(&agent(dir.path(), &["skills", "list"]));
+    let listed = stdout(&agent(dir.path(), &args));
     assert!(listed.contains("uses a yaml anchor or alias"), "{listed}");
     // The control: the measure sees a child that does grow (Python holding 100 MB).
     let mut grower = Command::new(which("python3").unwrap());
@@ -94,6 +104,8 @@ fn check(dir: &Path, name: &str, text: &str) {
     assert_eq!(output.status.code(), Some(2), "{name}: {said}");
     assert!(said.contains(name), "{name}: {said}");
     assert!(!said.contains("panicked") && !said.contains("overflow"), "{name}: {said}");
+    // In words, not a flood: toml's own message quotes the whole 600 KB line.
+    assert!(said.len() < 4096, "{name}: {} bytes on stderr", said.len());
 }
 
 #[test]

@@ -238,7 +238,7 @@ mod tests {
                 assert!(called.contains(&entry(skill)), "{budget}: {} not in\n{called}", skill.name);
             }
         }
-        let list = catalog(40).listing(150, &CharEstimate);
+        let list = catalog(40).listing(110, &CharEstimate);
         assert!(list.described > 0 && list.named > 0 && list.unnamed > 0, "{list:?}");
         insta::assert_snapshot!(list.text);
         let list = catalog(40).listing(400, &CharEstimate);
