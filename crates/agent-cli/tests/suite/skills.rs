@@ -174,14 +174,29 @@ fn hostile() -> Vec<(String, String)> {
     let mut bomb = "---\nname: bomb\ndescription: d\na: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n".to_owned();
     let levels = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
     for pair in levels.windows(2) {
-        bomb.push_str(&format!("{}: &{} [{}]\n", pair[1], pair[1], vec![format!("*{}", pair[0]); 9].join(",")));
+        bomb.push_str(&format!(
+            "{}: &{} [{}]\n",
+            pair[1],
+            pair[1],
+            vec![format!("*{}", pair[0]); 9].join(",")
+        ));
     }
     bomb.push_str("---\nBody.\n");
     let deep = 100_000;
     vec![
         ("bomb".into(), bomb),
-        ("deep-flow".into(), format!("---\nname: deep-flow\ndescription: d\nx: {}{}\n---\nB\n", "[".repeat(deep), "]".repeat(deep))),
-        ("deep-block".into(), format!("---\nname: deep-block\ndescription: d\nx:\n{}v\n---\nB\n", "- ".repeat(deep))),
+        (
+            "deep-flow".into(),
+            format!(
+                "---\nname: deep-flow\ndescription: d\nx: {}{}\n---\nB\n",
+                "[".repeat(deep),
+                "]".repeat(deep)
+            ),
+        ),
+        (
+            "deep-block".into(),
+            format!("---\nname: deep-block\ndescription: d\nx:\n{}v\n---\nB\n", "- ".repeat(deep)),
+        ),
     ]
 }
 

@@ -113,6 +113,10 @@ fn a_config_nested_100000_deep_is_refused_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let deep = 100_000;
     check(dir.path(), "arrays.toml", &format!("x = {}{}\n", "[".repeat(deep), "]".repeat(deep)));
-    check(dir.path(), "tables.toml", &format!("x = {}{}\n", "{a = ".repeat(deep), "}".repeat(deep)));
+    check(
+        dir.path(),
+        "tables.toml",
+        &format!("x = {}{}\n", "{a = ".repeat(deep), "}".repeat(deep)),
+    );
     check(dir.path(), "headers.toml", &format!("[[{}]]\n", vec!["a"; deep].join(".")));
 }

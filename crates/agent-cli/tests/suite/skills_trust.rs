@@ -41,7 +41,8 @@ async fn invoke(frontmatter: &str) -> (bool, String, String) {
     ];
     let (output, bodies) = exec(dir.path(), turns, &args).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let observation = |body: &Value| body["messages"].as_array().unwrap().last().unwrap().to_string();
+    let observation =
+        |body: &Value| body["messages"].as_array().unwrap().last().unwrap().to_string();
     (dir.path().join("ran.txt").exists(), observation(&bodies[1]), observation(&bodies[2]))
 }
 

@@ -155,7 +155,9 @@ fn tail(named: &[&str], rest: usize) -> String {
     if unnamed > 0 {
         line.push_str(&format!("; {unnamed} are not named either"));
     }
-    line.push_str(&format!(". Call `{SKILLS_TOOL}` to list them with their descriptions and paths.\n"));
+    line.push_str(&format!(
+        ". Call `{SKILLS_TOOL}` to list them with their descriptions and paths.\n"
+    ));
     line
 }
 
@@ -235,7 +237,11 @@ mod tests {
                 offset += 7;
             }
             for skill in &skills.skills[list.described..] {
-                assert!(called.contains(&entry(skill)), "{budget}: {} not in\n{called}", skill.name);
+                assert!(
+                    called.contains(&entry(skill)),
+                    "{budget}: {} not in\n{called}",
+                    skill.name
+                );
             }
         }
         let list = catalog(40).listing(110, &CharEstimate);
@@ -244,7 +250,10 @@ mod tests {
         let list = catalog(40).listing(400, &CharEstimate);
         assert!(list.named > 0 && list.unnamed == 0, "{list:?}");
         insta::assert_snapshot!("forty_at_400_tokens", list.text);
-        insta::assert_snapshot!("the_call_first_page", catalog(40).undescribed(list.described, 0, 3));
+        insta::assert_snapshot!(
+            "the_call_first_page",
+            catalog(40).undescribed(list.described, 0, 3)
+        );
     }
 
     #[test]

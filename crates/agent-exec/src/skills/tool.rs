@@ -34,7 +34,8 @@ pub fn skills_tool(catalog: Arc<Catalog>, described: usize) -> Result<Arc<dyn To
         move |args: Value, _ctx| {
             let catalog = Arc::clone(&catalog);
             async move {
-                let offset = args["offset"].as_u64().map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+                let offset =
+                    args["offset"].as_u64().map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
                 Ok(ToolOutput::text(catalog.undescribed(described, offset, SKILLS_PAGE)))
             }
         },
