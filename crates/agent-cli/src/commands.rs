@@ -39,8 +39,33 @@ pub(crate) struct Command {
 pub(crate) struct Commands {
     pub(crate) list: Vec<Command>,
     /// Files that could not be used, with the reason.
-    pub(crate) refused: Vec<(PathBuf, String)>,
+    pub(crate) refused: Vec<(PathBuf, Unusable)>,
 }
+
+/// Why a command file was not used.
+#[derive(Debug, Clone)]
+pub(crate) enum Unusable {
+    /// The file could not be read (shared, since an I/O error cannot be cloned).
+    Io(std::sync::Arc<std::io::Error>),
+    /// The file is larger than [`MAX_COMMAND_BYTES`] (its size).
+    TooBig(u64),
+    /// Its frontmatter was refused for its shape (an alias, nesting too deep).
+    Hostile(frontmatter::SkillProblem),
+}
+
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Io(err) => write!(f, "{err}"),
+            Self::TooBig(size) => {
+                write!(f, "is {size} bytes, over the {MAX_COMMAND_BYTES} byte limit")
+            }
+            Self::Hostile(problem) => write!(f, "{problem}"),
+        }
+    }
+}
+
+impl std::error::Error for Unusable {}
 
 impl Commands {
     /// Reads the commands folders, in precedence order: `(folder, from the project)`.
@@ -167,15 +192,15 @@ fn name_of(root: &Path, path: &Path) -> Option<String> {
     (typeable && !name.is_empty()).then_some(name)
 }
 
-fn read(path: &Path) -> Result<String, String> {
-    let size = std::fs::metadata(path).map_err(|err| err.to_string())?.len();
+fn read(path: &Path) -> Result<String, Unusable> {
+    let size = std::fs::metadata(path).map_err(|err| Unusable::Io(err.into()))?.len();
     if size > MAX_COMMAND_BYTES {
-        return Err(format!("is {size} bytes, over the {MAX_COMMAND_BYTES} byte limit"));
+        return Err(Unusable::TooBig(size));
     }
-    std::fs::read_to_string(path).map_err(|err| err.to_string())
+    std::fs::read_to_string(path).map_err(|err| Unusable::Io(err.into()))
 }
 
-fn parse(name: String, text: &str, path: PathBuf, project: bool) -> Result<Command, String> {
+fn parse(name: String, text: &str, path: PathBuf, project: bool) -> Result<Command, Unusable> {
     // A command without frontmatter is all prompt.
     let (description, argument_hint, body) = match frontmatter::parse(text) {
         Ok(front) => {
@@ -188,7 +213,9 @@ fn parse(name: String, text: &str, path: PathBuf, project: bool) -> Result<Comma
         }
         Err(frontmatter::SkillProblem::NoFrontmatter) => (None, None, text.trim().to_owned()),
         // An alias bomb or a nesting too deep is refused, not run as a prompt without its fields.
-        Err(refused @ frontmatter::SkillProblem::Refused(_)) => return Err(refused.to_string()),
+        Err(refused @ frontmatter::SkillProblem::Refused(_)) => {
+            return Err(Unusable::Hostile(refused));
+        }
         // Frontmatter that is not YAML (`argument-hint: [a] [b]`) is still not prompt text.
         Err(_) => (None, None, after_frontmatter(text).trim().to_owned()),
     };
@@ -359,7 +386,7 @@ mod tests {
         let commands = Commands::discover(&[(top.path().into(), true)]);
         let names: Vec<&str> = commands.list.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["fine"]);
-        let why: Vec<&str> = commands.refused.iter().map(|(_, why)| why.as_str()).collect();
+        let why: Vec<String> = commands.refused.iter().map(|(_, why)| why.to_string()).collect();
         assert_eq!(
             why,
             [

@@ -252,6 +252,21 @@ pub(crate) struct ConfigFile {
     pub(crate) checkpoints: Checkpoints,
 }
 
+/// A TOML error in words. toml's own message quotes the offending line whole, which for a file
+/// of one 600 KB line (100,000 nested tables) floods the terminal; past a screenful the place is
+/// given as line and column instead.
+fn parse_error(err: &toml::de::Error, text: &str) -> String {
+    let words = err.to_string();
+    if words.len() <= 2048 {
+        return words;
+    }
+    let at = err.span().map_or(0, |span| span.start).min(text.len());
+    let before = text.get(..at).unwrap_or_default();
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or_default().chars().count() + 1;
+    format!("TOML parse error at line {line}, column {column}: {}", err.message().trim_end())
+}
+
 impl ConfigFile {
     /// Reads the config file; a broken one, or one with a value out of range, is an error
     /// naming it. A missing default file is an empty config, but a file the user `named` (with
@@ -268,8 +283,9 @@ impl ConfigFile {
             }
             Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
         };
-        let file: Self =
-            toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        let file: Self = toml::from_str(&text)
+            .map_err(|err| anyhow::anyhow!(parse_error(&err, &text)))
+            .with_context(|| format!("parsing {}", path.display()))?;
         file.check().with_context(|| format!("in {}", path.display()))?;
         Ok(file)
     }

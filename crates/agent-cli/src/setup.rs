@@ -153,7 +153,7 @@ pub(crate) fn open(
     builder = builder.project_instructions(&docs.text);
     let extras = crate::skills::for_settings(&settings, launch.trust)?;
     let budget = settings.file.skills.budget(context.window);
-    builder = crate::skills::attach(builder, &extras.catalog, budget, context.counter.as_ref());
+    builder = crate::skills::attach(builder, &extras.catalog, budget, context.counter.as_ref())?;
     builder = builder.context(context);
     let mcp_approver = launch.approver.clone();
     if let Some(approver) = launch.approver {
@@ -272,8 +272,11 @@ impl Session {
                 probe.abort();
             }
         }
-        let prompt = crate::skills::with_mentions(&self.extras.catalog, prompt);
+        // A `$name` skill with `allowed-tools` narrows this turn's tools, and only this turn's.
+        let (prompt, limit) = crate::skills::with_mentions(&self.extras.catalog, prompt);
+        self.agent.executor_mut().set_tool_limit(limit);
         let finish = self.agent.prompt_with(prompt, cancel, on_event).await;
+        self.agent.executor_mut().set_tool_limit(None);
         Ok(finish)
     }
 

@@ -4,19 +4,21 @@
 //! A project's skills and commands are text a repository wrote. Like its hooks they are used
 //! in the REPL only once the user has said yes to exactly that text (asked once, remembered by
 //! content in `trusted-skills.json`); `exec` reads them without asking, since nothing in a skill
-//! or a command can widen what the session may do: `allowed-tools` and its kin are never turned
-//! into rules, and a skill's scripts run through the permission policy like any command.
+//! or a command can widen what the session may do: `allowed-tools` only narrows the turn a skill
+//! is invoked in, its kin are never turned into rules, and a skill's scripts run through the
+//! permission policy like any command.
 
 use std::{
     collections::BTreeMap,
     io::{BufRead, IsTerminal, Write},
     path::{Path, PathBuf},
+    sync::Arc,
 };
 
 use agent_core::TokenCounter;
 use agent_exec::{
     AgentBuilder, RuleAction,
-    skills::{Catalog, SkillRoot, SkillSource},
+    skills::{Catalog, SkillRoot, SkillSource, ToolLimit},
 };
 use anyhow::Context;
 
@@ -103,21 +105,27 @@ pub(crate) fn for_settings(
     discover(&settings.workspace()?, config_dir, trust)
 }
 
-/// Adds the skills list to the instructions (inside `budget` tokens) and lets the model read the
-/// folders of the user's own skills, which lie outside the workspace.
+/// Adds the skills list to the instructions (descriptions inside `budget` tokens, the rest named
+/// or behind the `skills` call, which is offered only then) and lets the model read the folders
+/// of the user's own skills, which lie outside the workspace.
 pub(crate) fn attach(
     mut builder: AgentBuilder,
     catalog: &Catalog,
     budget: usize,
     counter: &dyn TokenCounter,
-) -> AgentBuilder {
+) -> anyhow::Result<AgentBuilder> {
     let list = catalog.listing(budget, counter);
-    if list.left_out + list.named > 0 {
+    if list.needs_call() {
         eprintln!(
             "agent: note: the skills list is over its budget of {budget} tokens: {} described, {} \
-             by name only, {} left out ([skills] budget_percent)",
-            list.described, list.named, list.left_out
+             by name only, {} listed only by the `{}` call ([skills] budget_percent)",
+            list.described,
+            list.named,
+            list.unnamed,
+            agent_exec::skills::SKILLS_TOOL
         );
+        let tool = agent_exec::skills::skills_tool(Arc::new(catalog.clone()), list.described)?;
+        builder = builder.tool(tool);
     }
     builder = builder.project_instructions(&list.text);
     for skill in catalog.skills.iter().filter(|skill| !skill.source.is_project()) {
@@ -128,15 +136,17 @@ pub(crate) fn attach(
                 builder.rule(RuleAction::Allow, &format!("Read(/{dir})"), "a user skill's folder");
         }
     }
-    builder
+    Ok(builder)
 }
 
-/// `prompt` with the body of every skill it names as `$name` after it.
-pub(crate) fn with_mentions(catalog: &Catalog, prompt: String) -> String {
+/// `prompt` with the body of every skill it names as `$name` after it, and the limit their
+/// `allowed-tools` set on the turn (none when a named skill sets none).
+pub(crate) fn with_mentions(catalog: &Catalog, prompt: String) -> (String, Option<ToolLimit>) {
     let mentioned = agent_exec::skills::mentioned(catalog, &prompt);
     if mentioned.is_empty() {
-        return prompt;
+        return (prompt, None);
     }
+    let limit = ToolLimit::for_skills(mentioned.iter().copied());
     let mut text = prompt;
     for skill in mentioned {
         let mut body = skill.body.as_str();
@@ -155,7 +165,13 @@ pub(crate) fn with_mentions(catalog: &Catalog, prompt: String) -> String {
             skill.path.display()
         ));
     }
-    text
+    if limit.is_some() {
+        text.push_str(
+            "\n\n[harness] In this turn you may use only the tools the skill's allowed-tools \
+             names; other calls are refused.",
+        );
+    }
+    (text, limit)
 }
 
 /// FNV-1a: a fingerprint that stays the same across builds (std's hasher does not promise to).

@@ -106,6 +106,8 @@ pub struct Executor {
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     /// Where the file tools read and write instead of the disk (an editor's buffers).
     files: Option<Arc<dyn agent_core::FileSystem>>,
+    /// The tools this turn may use, when an invoked skill limits them (`allowed-tools`).
+    tool_limit: Option<crate::skills::ToolLimit>,
 }
 
 impl Executor {
@@ -130,7 +132,16 @@ impl Executor {
             pinned: None,
             checkpoints,
             files: None,
+            tool_limit: None,
         }
+    }
+
+    /// Limits the tools calls may use from the next call on, until set to `None`: a front end
+    /// sets it for the turn that invokes a skill with `allowed-tools` and clears it after. A
+    /// call outside the limit is refused before the permission policy is asked; one inside it is
+    /// judged as always, so the limit only takes away.
+    pub fn set_tool_limit(&mut self, limit: Option<crate::skills::ToolLimit>) {
+        self.tool_limit = limit;
     }
 
     /// Has the file tools read and write through `files` from the next call on (`None`: the

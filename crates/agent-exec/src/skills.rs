@@ -6,21 +6,28 @@
 //! for the instructions inside a token budget, and the model reads a skill's `SKILL.md` (whose
 //! path the list gives) with the file-reading tool when it picks one, so the body takes the
 //! normal path of a read, under the permission policy and the workspace boundary.
-//! A skill never grants anything: its `allowed-tools` is kept as data ([`Skill::allowed_tools`])
-//! and no permission is derived from it here or anywhere else.
+//! A skill never grants anything: its `allowed-tools` only narrows ([`ToolLimit`]) the tools the
+//! model may use in the turn the skill is invoked in, and no permission is derived from it.
 //!
 //! Finding the roots is the front end's: this module reads the folders it is given, in the order
 //! given, and the first skill of a name wins (later ones are reported as shadowed).
 
 pub mod frontmatter;
+mod limit;
 mod listing;
+mod tool;
 
 use std::path::{Path, PathBuf};
 
 pub use self::{
     frontmatter::SkillProblem,
+    limit::ToolLimit,
     listing::{SkillList, mentioned},
+    tool::{SKILLS_PAGE, skills_tool},
 };
+
+/// The name of the call that lists the skills the instructions do not describe.
+pub const SKILLS_TOOL: &str = "skills";
 
 /// The largest `SKILL.md` read, in bytes; a bigger one is refused.
 pub const MAX_SKILL_FILE_BYTES: u64 = 256 * 1024;
@@ -85,7 +92,8 @@ pub struct Skill {
     pub path: PathBuf,
     /// Where it was found.
     pub source: SkillSource,
-    /// `allowed-tools` as written. Kept for display; it never approves a call.
+    /// `allowed-tools` as written: it narrows the tools of the turn the skill is invoked in
+    /// ([`ToolLimit`]) and never approves a call.
     pub allowed_tools: Vec<String>,
     /// `license`, if given.
     pub license: Option<String>,

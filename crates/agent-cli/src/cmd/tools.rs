@@ -80,7 +80,7 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
             .unwrap_or(agent_model::DEFAULT_CONTEXT_WINDOW);
         let budget = settings.file.skills.budget(window);
         let counter = agent_model::counter_for(&settings.model.model);
-        builder = crate::skills::attach(builder, &extras.catalog, budget, counter.as_ref());
+        builder = crate::skills::attach(builder, &extras.catalog, budget, counter.as_ref())?;
     }
     // The plan and the child agents, as a session wires them (their tools are offered after the
     // built-ins and any MCP tools, as in `exec`).

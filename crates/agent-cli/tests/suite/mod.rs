@@ -34,6 +34,8 @@ mod repl;
 mod replay;
 mod screen;
 mod skills;
+mod skills_bounds;
+mod skills_trust;
 mod stream;
 mod telemetry;
 mod terminal;

@@ -117,6 +117,12 @@ fn the_reference_validator_and_ours_agree() {
     expected.push((root.join("unclosed"), false));
     write(&root.join("a-list/SKILL.md"), "---\n- a\n- b\n---\n");
     expected.push((root.join("a-list"), false));
+    // Hostile YAML: both refuse it (skills-ref's strictyaml refuses anchors and flow style; on
+    // 100,000 block levels it fails with a RecursionError, a refusal all the same).
+    for (folder, text) in hostile() {
+        write(&root.join(&folder).join("SKILL.md"), &text);
+        expected.push((root.join(folder), false));
+    }
     for entry in std::fs::read_dir(PUBLISHED).unwrap().map(Result::unwrap) {
         if entry.path().is_dir() {
             expected.push((entry.path(), true));
@@ -155,6 +161,43 @@ fn the_reference_validator_and_ours_agree() {
         };
         assert_eq!(ours, valid, "ours on {name}: {listed}");
     }
+    // A name that is not its folder's is refused, not merely warned about, and says why.
+    let refused = listed["refused"].as_array().unwrap();
+    let folder = refused.iter().find(|r| r["path"].as_str().unwrap().ends_with("/folder")).unwrap();
+    assert_eq!(folder["problems"], json!(["name `other` differs from its folder `folder`"]));
+    assert!(!listed["skills"].to_string().contains("\"other\""), "{listed}");
+}
+
+/// Skills whose frontmatter is hostile YAML: (folder, whole SKILL.md).
+fn hostile() -> Vec<(String, String)> {
+    // Nine levels of nine aliases: under 1 KB, 9^9 strings once expanded.
+    let mut bomb = "---\nname: bomb\ndescription: d\na: &a [\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\",\"x\"]\n".to_owned();
+    let levels = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+    for pair in levels.windows(2) {
+        bomb.push_str(&format!(
+            "{}: &{} [{}]\n",
+            pair[1],
+            pair[1],
+            vec![format!("*{}", pair[0]); 9].join(",")
+        ));
+    }
+    bomb.push_str("---\nBody.\n");
+    let deep = 100_000;
+    vec![
+        ("bomb".into(), bomb),
+        (
+            "deep-flow".into(),
+            format!(
+                "---\nname: deep-flow\ndescription: d\nx: {}{}\n---\nB\n",
+                "[".repeat(deep),
+                "]".repeat(deep)
+            ),
+        ),
+        (
+            "deep-block".into(),
+            format!("---\nname: deep-block\ndescription: d\nx:\n{}v\n---\nB\n", "- ".repeat(deep)),
+        ),
+    ]
 }
 
 /// 40 skills in the user's skills folder beside `config` (a config file with `[skills]` `table`).
@@ -176,38 +219,76 @@ fn forty_skills(workspace: &Path, table: &str) -> String {
     config.display().to_string()
 }
 
+/// The names of the tools a request offers.
+fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools.iter().map(|tool| tool["function"]["name"].as_str().unwrap().to_owned()).collect()
+        })
+        .unwrap_or_default()
+}
+
+/// With 40 skills, every name reaches the model: in the first request, or (when the
+/// instructions name the `skills` call and it is offered) in that call's answer. The first
+/// request grows by at most the budget for the descriptions plus as much again for the names.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn forty_skills_grow_the_first_request_by_no_more_than_the_budget() {
+async fn forty_skills_are_each_named_or_reachable_by_the_call_the_instructions_name() {
     let bare = tempfile::tempdir().unwrap();
     let (output, bodies) =
         exec(bare.path(), vec![Turn::text("ok")], &["--api", "chat", "exec", "hi"]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let base = system(&bodies).chars().count();
-    for (budget, bounded) in [(300, true), (100_000, false)] {
+    let base_tools = offered(&bodies[0]);
+    // test-model: a 32,768-token window, so the default 2 % is 655 tokens.
+    for (table, budget) in [("budget_tokens = 40", 40), ("budget_tokens = 300", 300), ("", 655)] {
         let dir = tempfile::tempdir().unwrap();
-        let config = forty_skills(dir.path(), &format!("budget_tokens = {budget}"));
+        let config = forty_skills(dir.path(), table);
+        let turns = vec![
+            Turn::tool_calls([ScriptedCall::new("c1", "skills", json!({}))]),
+            Turn::text("ok"),
+        ];
         let args = ["--api", "chat", "--config", &config, "exec", "hi"];
-        let (output, bodies) = exec(dir.path(), vec![Turn::text("ok")], &args).await;
+        let (output, bodies) = exec(dir.path(), turns, &args).await;
         assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
         let text = system(&bodies);
-        let grown = text.chars().count() - base;
-        assert!(text.contains("team-skill-00"), "{text}");
-        // test-model is counted at four characters a token.
-        if bounded {
-            assert!(grown <= budget * 4, "grew by {grown} characters, budget {budget} tokens");
-            assert!(text.contains("over its budget"), "{text}");
-            assert!(!text.contains("recurring task number 39"), "{text}");
+        let tools = offered(&bodies[0]);
+        let call_named = text.contains("Call `skills`");
+        // The call is offered exactly when the instructions name it, and nothing else is added.
+        assert_eq!(tools.contains(&"skills".to_owned()), call_named, "{budget}: {tools:?}");
+        let extra: Vec<&String> = tools.iter().filter(|tool| !base_tools.contains(tool)).collect();
+        assert!(extra.iter().all(|tool| *tool == "skills"), "{extra:?}");
+        let answer = if call_named { bodies[1]["messages"].to_string() } else { String::new() };
+        for i in 0..40 {
+            let name = format!("team-skill-{i:02}");
             assert!(
-                stderr(&output).contains("over its budget of 300 tokens"),
-                "{}",
-                stderr(&output)
+                text.contains(&name) || answer.contains(&format!("- {name}: ")),
+                "budget {budget}: {name} is neither in the first request nor in the call's answer\n{text}\n{answer}"
             );
+        }
+        // test-model is counted at four characters a token; the fixed words of the heading and
+        // the closing line (80 tokens) go out even past a budget too small for them.
+        let grown = text.chars().count() - base;
+        let limit = (budget.max(80) + budget) * 4;
+        assert!(grown <= limit, "budget {budget}: grew by {grown} characters, over {limit}");
+        assert!(text.contains("over its budget"), "{text}");
+        assert!(!text.contains("recurring task number 39"), "{text}");
+        assert!(stderr(&output).contains(&format!("over its budget of {budget} tokens")));
+        if budget == 40 {
+            // Past twice the budget, some names are only behind the call.
+            assert!(text.contains("are not named either"), "{text}");
         } else {
-            // The control: with room, every description goes out, far more than 300 tokens.
-            assert!(grown > 300 * 4, "grew by {grown}");
-            assert!(text.contains("recurring task number 39"), "{text}");
+            assert!(!text.contains("are not named either"), "{budget}: {text}");
         }
     }
+    // The control: with room, every description goes out and no call is offered.
+    let dir = tempfile::tempdir().unwrap();
+    let config = forty_skills(dir.path(), "budget_tokens = 100000");
+    let args = ["--api", "chat", "--config", &config, "exec", "hi"];
+    let (output, bodies) = exec(dir.path(), vec![Turn::text("ok")], &args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(system(&bodies).contains("recurring task number 39"));
+    assert!(!offered(&bodies[0]).contains(&"skills".to_owned()));
 }
 
 /// A project skill `greet` whose script writes `greeted.txt`; the model reads its SKILL.md,

@@ -49,6 +49,10 @@ impl Executor {
         if cancel.is_cancelled() {
             return self.failure(call, &spec.name, cancelled_before_start(), start);
         }
+        // A skill's `allowed-tools` narrows the turn; only what it admits reaches the policy.
+        if let Some(limit) = self.tool_limit.as_ref().filter(|limit| !limit.admits(spec)) {
+            return self.failure(call, &spec.name, limit.refusal(spec), start);
+        }
 
         let prepared =
             match std::panic::catch_unwind(AssertUnwindSafe(|| tool.prepare(&call.arguments))) {

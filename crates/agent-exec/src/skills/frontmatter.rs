@@ -8,9 +8,10 @@
 //! characters), `compatibility` (at most 500 characters), and no fields but those and `license`,
 //! `metadata` and `allowed-tools`.
 //!
-//! Not every broken rule refuses a skill: a skill without a usable name or description cannot be
-//! listed, but an extra field (Claude Code's skills carry several) or a folder named differently
-//! only earns a warning, as in Codex and Claude Code.
+//! Not every broken rule refuses a skill: a skill without a usable name or description, or whose
+//! name is not its folder's (the specification: the name must match its parent directory, and
+//! `skills-ref` refuses it), cannot be listed; an extra field (Claude Code's skills carry several)
+//! or a long `compatibility` only earns a warning, as in Codex and Claude Code.
 
 use std::collections::BTreeMap;
 
@@ -92,15 +93,10 @@ pub enum SkillProblem {
 }
 
 impl SkillProblem {
-    /// Whether the skill cannot be used at all (no usable name or description, or no
-    /// frontmatter); the others are warnings.
+    /// Whether the skill cannot be used at all (no usable name or description, a name that is
+    /// not its folder's, or no frontmatter); the others are warnings.
     pub fn refuses(&self) -> bool {
-        !matches!(
-            self,
-            Self::NameNotFolder { .. }
-                | Self::UnknownFields(_)
-                | Self::TooLong { field: "compatibility", .. }
-        )
+        !matches!(self, Self::UnknownFields(_) | Self::TooLong { field: "compatibility", .. })
     }
 }
 
@@ -341,7 +337,7 @@ mod tests {
         assert!(SkillProblem::Missing("name").refuses());
         assert!(SkillProblem::NameCase("A".into()).refuses());
         assert!(!SkillProblem::UnknownFields(vec!["model".into()]).refuses());
-        assert!(!SkillProblem::NameNotFolder { name: "a".into(), folder: "b".into() }.refuses());
+        assert!(SkillProblem::NameNotFolder { name: "a".into(), folder: "b".into() }.refuses());
     }
 
     #[test]
