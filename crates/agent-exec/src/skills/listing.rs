@@ -40,7 +40,7 @@ impl SkillList {
     }
 }
 
-// Short because it goes with every request (issue 37's budget, docs/BENCHMARKS.md).
+// Short because it goes with every request (the first request's budget, docs/BENCHMARKS.md).
 const HEADING: &str = "# Skills\n\nWhen a task matches a skill below, or the user names it as \
     `$name`, read its SKILL.md first and follow it; its paths are relative to its folder.\n\n";
 
