@@ -243,7 +243,11 @@ mod tests {
         raw.write_all(b"raw text").unwrap();
         check("deflate", &[&raw.finish().unwrap()], 100, (b"raw text", false));
         check("identity", &[b"abc", b"def"], 4, (b"abcd", true));
-        check("gzip", &[&two], 5, (b"Hello", true));
+        // The limit holds for the bytes received and for the bytes decoded from them.
+        check("gzip", &[&two], 5, (b"", true));
+        let many = gzip(&b"Hello".repeat(1000));
+        assert!(many.len() < 100);
+        check("gzip", &[&many], 100, (&b"Hello".repeat(20), true));
     }
 
     #[test]

@@ -23,7 +23,7 @@ use html5ever::{
     },
     tree_builder::{Tracer, TreeBuilder},
 };
-use markup5ever_rcdom::{Handle, Node, RcDom};
+use markup5ever_rcdom::{Handle, Node, NodeData, RcDom};
 
 /// The most elements the tree builder may hold open (its stack of open elements and its list of
 /// active formatting elements together). Browsers flatten at 512; 256 is deeper than any real
@@ -56,7 +56,109 @@ pub(crate) fn parse(html: &str) -> Parsed {
     while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
     tokenizer.end();
     let sink = tokenizer.sink;
-    Parsed { document: sink.builder.sink.document, flattened: sink.flattened.get() }
+    let document = sink.builder.sink.document;
+    merge_runs(&document);
+    Parsed { document, flattened: sink.flattened.get() }
+}
+
+/// htmd's block elements ( `dom_walker.rs`), which it never merges.
+const BLOCK: &[&str] = &[
+    "address", "article", "aside", "base", "basefont", "blockquote", "body", "caption", "center",
+    "col", "colgroup", "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset",
+    "figcaption", "figure", "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4", "h5",
+    "h6", "head", "header", "hr", "html", "iframe", "legend", "li", "link", "main", "menu",
+    "menuitem", "nav", "noframes", "ol", "optgroup", "option", "p", "param", "pre", "script",
+    "search", "section", "style", "summary", "table", "tbody", "td", "textarea", "tfoot", "th",
+    "thead", "title", "tr", "track", "ul",
+];
+
+/// Merges runs of adjacent inline elements that hold only text and are alike (`<b>a</b><b>b</b>`
+/// becomes `<b>ab</b>`), as htmd does before converting, but in one pass: htmd removes each
+/// merged element from the middle of its parent's children and copies the text gathered so far,
+/// so a page of a million such siblings would cost a million squared. After this pass htmd finds
+/// nothing left to merge, and its output is the same.
+fn merge_runs(root: &Rc<Node>) {
+    let mut stack = vec![Rc::clone(root)];
+    while let Some(node) = stack.pop() {
+        let children = std::mem::take(&mut *node.children.borrow_mut());
+        let mut kept: Vec<Handle> = Vec::with_capacity(children.len());
+        // The text of the run ending in `kept.last()`, while it has more than one element.
+        let mut run: Option<String> = None;
+        for child in children {
+            if let Some(last) = kept.last()
+                && alike(last, &child)
+            {
+                let text = run.get_or_insert_with(|| only_text(last).unwrap_or_default());
+                text.push_str(&only_text(&child).unwrap_or_default());
+                continue;
+            }
+            close_run(kept.last(), run.take());
+            kept.push(child);
+        }
+        close_run(kept.last(), run.take());
+        stack.extend(kept.iter().cloned());
+        *node.children.borrow_mut() = kept;
+    }
+}
+
+/// Sets the text of a run's first element to the whole run's.
+fn close_run(first: Option<&Handle>, run: Option<String>) {
+    if let (Some(first), Some(run)) = (first, run)
+        && let Some(child) = first.children.borrow().first()
+        && let NodeData::Text { contents } = &child.data
+    {
+        *contents.borrow_mut() = StrTendril::from(run);
+    }
+}
+
+/// The text of an element whose only child is text.
+fn only_text(node: &Node) -> Option<String> {
+    let children = node.children.borrow();
+    match children.as_slice() {
+        [only] => match &only.data {
+            NodeData::Text { contents } => Some(contents.borrow().to_string()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn holds_only_text(node: &Node) -> bool {
+    matches!(node.children.borrow().as_slice(), [only] if matches!(only.data, NodeData::Text { .. }))
+}
+
+/// htmd's rule for merging two adjacent elements (`can_combine`): both inline, both holding
+/// only text, not links, the same element (or `i`/`em`, `b`/`strong`) with the same attributes.
+fn alike(n1: &Node, n2: &Node) -> bool {
+    let (
+        NodeData::Element {
+            name: name1,
+            attrs: attrs1,
+            template_contents: t1,
+            mathml_annotation_xml_integration_point: m1,
+        },
+        NodeData::Element {
+            name: name2,
+            attrs: attrs2,
+            template_contents: t2,
+            mathml_annotation_xml_integration_point: m2,
+        },
+    ) = (&n1.data, &n2.data)
+    else {
+        return false;
+    };
+    let (a, b) = (&*name1.local, &*name2.local);
+    let same = name1 == name2
+        || matches!((a, b), ("i", "em") | ("em", "i") | ("b", "strong") | ("strong", "b"));
+    !BLOCK.contains(&a)
+        && a != "a"
+        && same
+        && holds_only_text(n1)
+        && holds_only_text(n2)
+        && t1.borrow().is_none()
+        && t2.borrow().is_none()
+        && *attrs1.borrow() == *attrs2.borrow()
+        && m1 == m2
 }
 
 /// Elements whose text is page furniture and is dropped with a dropped start tag: the tokenizer
@@ -166,5 +268,38 @@ impl TokenSink for Bounded {
 
     fn adjusted_current_node_present_but_not_in_html_namespace(&self) -> bool {
         self.builder.adjusted_current_node_present_but_not_in_html_namespace()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Markdown of `html` through this parser is htmd's own.
+    #[track_caller]
+    fn check(html: &str) {
+        let converter = htmd::HtmlToMarkdown::new();
+        let ours = converter.tree_to_markdown(&parse(html).document);
+        assert_eq!(ours, htmd::convert(html).unwrap(), "{html}");
+    }
+
+    #[test]
+    fn shallow_pages_convert_as_htmd_converts_them() {
+        check("<p><b>a</b><b>b</b><strong>c</strong> <i>x</i><em>y</em><i>z</i></p>");
+        check("<p><a href=1>l</a><a href=1>m</a><span>s</span><span class=k>t</span></p>");
+        check("<p><b>a<i>b</i></b><b>c</b><code>d</code><code>e</code></p><p>f</p><p>g</p>");
+        check("<ul><li>one<li>two</ul><table><tr><td>c<td>d</table><pre>p\n q</pre>");
+        check("<div><script>s()</script><title>t</title><textarea>x</textarea>text</div>");
+    }
+
+    #[test]
+    fn deep_pages_are_flattened_to_the_limit_keeping_their_text() {
+        let html = format!("{}<script>s()</script>words{}", "<div>".repeat(1000), "</div>".repeat(1000));
+        let parsed = parse(&html);
+        // The document, `html`, `head` and `body` take four of the places: 252 `div` are kept,
+        // the other 748 and the script dropped.
+        assert_eq!(parsed.flattened, 749);
+        let markdown = htmd::HtmlToMarkdown::new().tree_to_markdown(&parsed.document);
+        assert_eq!(markdown, "words");
     }
 }

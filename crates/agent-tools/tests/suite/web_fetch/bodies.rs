@@ -66,6 +66,20 @@ async fn pages_nested_100000_deep_are_answered_in_every_format() {
 }
 
 #[tokio::test]
+async fn a_million_alike_siblings_convert_in_one_pass() {
+    // htmd merges `<b>x</b><b>x</b>` into `**xx**` one removal at a time (quadratic); the
+    // parser merges such runs first, so this 8 MB page converts at once.
+    let html = format!("<body><p>{}siblings-end</p>", "<b>x</b>".repeat(1_000_000));
+    let server = serve(vec![("/wide", route("text/html", html))]).await;
+    let fixture = fixture(&[("wide.test", "127.0.0.1")], &[]);
+    let started = Instant::now();
+    let url = format!("http://wide.test:{}/wide", server.port);
+    let (first, text) = read_whole(&fixture, &url, "markdown").await;
+    eprintln!("a million siblings: {:?}", started.elapsed());
+    assert_eq!(text, format!("**{}**siblings-end", "x".repeat(1_000_000)), "{first}");
+}
+
+#[tokio::test]
 async fn pages_within_the_depth_keep_their_structure() {
     // The control: lists nested 100 deep (200 elements), and 10,000 `<p>` never closed (which the parser closes, so
     // they do not nest), lose nothing.
