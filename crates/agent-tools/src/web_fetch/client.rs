@@ -191,7 +191,8 @@ impl Client {
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
                 .collect();
             let broken = |err: body::BodyError| failed(format!("{url} {err}"));
-            let mut body = Body::new(codings.iter().map(String::as_str), max_body).map_err(broken)?;
+            let mut body =
+                Body::new(codings.iter().map(String::as_str), max_body).map_err(broken)?;
             let mut complete = true;
             while let Some(chunk) = response.chunk().await.map_err(|err| transport(&url, err))? {
                 if !body.push(&chunk).map_err(broken)? {

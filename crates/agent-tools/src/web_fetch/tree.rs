@@ -61,7 +61,8 @@ pub(crate) fn parse(html: &str) -> Parsed {
     Parsed { document, flattened: sink.flattened.get() }
 }
 
-/// htmd's block elements ( `dom_walker.rs`), which it never merges.
+/// htmd's block elements (its `dom_walker.rs`), which it never merges.
+#[rustfmt::skip]
 const BLOCK: &[&str] = &[
     "address", "article", "aside", "base", "basefont", "blockquote", "body", "caption", "center",
     "col", "colgroup", "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset",
@@ -163,7 +164,8 @@ fn alike(n1: &Node, n2: &Node) -> bool {
 
 /// Elements whose text is page furniture and is dropped with a dropped start tag: the tokenizer
 /// reads their content as raw text, which must not reach the page as words.
-const HIDDEN_RAW: &[&str] = &["script", "style", "noscript", "iframe", "noembed", "noframes", "xmp"];
+const HIDDEN_RAW: &[&str] =
+    &["script", "style", "noscript", "iframe", "noembed", "noframes", "xmp"];
 
 /// Elements that never hold children, so a kept one cannot deepen the tree.
 const VOID: &[&str] = &[
@@ -294,7 +296,8 @@ mod tests {
 
     #[test]
     fn deep_pages_are_flattened_to_the_limit_keeping_their_text() {
-        let html = format!("{}<script>s()</script>words{}", "<div>".repeat(1000), "</div>".repeat(1000));
+        let html =
+            format!("{}<script>s()</script>words{}", "<div>".repeat(1000), "</div>".repeat(1000));
         let parsed = parse(&html);
         // The document, `html`, `head` and `body` take four of the places: 252 `div` are kept,
         // the other 748 and the script dropped.

@@ -31,7 +31,10 @@ fn deep_pages() -> Vec<(&'static str, String)> {
     let n = 100_000;
     let r = |s: &str, k: usize| s.repeat(k);
     vec![
-        ("closed-div", format!("<html><body>{}closed-div{}</body></html>", r("<div>", n), r("</div>", n))),
+        (
+            "closed-div",
+            format!("<html><body>{}closed-div{}</body></html>", r("<div>", n), r("</div>", n)),
+        ),
         ("unclosed-div", format!("<html><body>{}unclosed-div", r("<div>", n))),
         ("self-closed-div", format!("<body>{}self-closed-div", r("<div/>", n))),
         ("nested-table", format!("<body>{}nested-table", r("<table><tr><td>", n / 3))),
@@ -39,15 +42,23 @@ fn deep_pages() -> Vec<(&'static str, String)> {
         ("inline-tags", format!("<body><p>{}inline-tags", r("<span><em><a href=x>", n / 3))),
         ("formatting", format!("<body>{}formatting", r("<b><i id=1>", n / 2))),
         ("misnested", format!("<body>{}misnested{}", r("<b><div>", n / 2), r("</b></div>", n / 2))),
-        ("hidden-script", format!("<body>{}<script>hidden()</script><style>p{{}}</style>hidden-script", r("<div>", n))),
+        (
+            "hidden-script",
+            format!(
+                "<body>{}<script>hidden()</script><style>p{{}}</style>hidden-script",
+                r("<div>", n)
+            ),
+        ),
     ]
 }
 
 #[tokio::test]
 async fn pages_nested_100000_deep_are_answered_in_every_format() {
     let pages = deep_pages();
-    let routes: Vec<(String, Route)> =
-        pages.iter().map(|(name, html)| (format!("/{name}"), route("text/html", html.clone()))).collect();
+    let routes: Vec<(String, Route)> = pages
+        .iter()
+        .map(|(name, html)| (format!("/{name}"), route("text/html", html.clone())))
+        .collect();
     let server = serve(routes.iter().map(|(p, r)| (p.as_str(), r.clone())).collect()).await;
     let fixture = fixture(&[("deep.test", "127.0.0.1")], &[]);
     for (name, html) in &pages {
@@ -57,7 +68,10 @@ async fn pages_nested_100000_deep_are_answered_in_every_format() {
             let (first, text) = read_whole(&fixture, &url, format).await;
             eprintln!("{name} as {format}: {:?}", started.elapsed());
             assert!(text.contains(name), "{name} as {format}: the text is lost: {first}");
-            assert!(first.contains("tags past that depth were dropped, their text kept"), "{first}");
+            assert!(
+                first.contains("tags past that depth were dropped, their text kept"),
+                "{first}"
+            );
             assert!(!text.contains("hidden()") && !text.contains("p{}"), "{name}: {first}");
         }
         let (first, text) = read_whole(&fixture, &url, "raw").await;
@@ -156,5 +170,8 @@ async fn compressed_bodies_are_decoded_and_a_bomb_is_cut_at_the_limit() {
     check("/corrupt", "has a body that is not valid gzip").await;
     // It asks only for what it decodes.
     let heads = server.heads.lock().unwrap().clone();
-    assert!(heads.iter().all(|h| h.contains("\r\naccept-encoding: gzip, deflate\r\n")), "{heads:?}");
+    assert!(
+        heads.iter().all(|h| h.contains("\r\naccept-encoding: gzip, deflate\r\n")),
+        "{heads:?}"
+    );
 }

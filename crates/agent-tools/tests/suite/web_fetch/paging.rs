@@ -25,7 +25,8 @@ use super::{Server, fenced, field, route, serve};
 fn article(words: usize) -> String {
     let mut html = String::from("<html><body><nav>MENU</nav><main><h1>Article</h1>");
     for start in (0..words).step_by(12) {
-        let line: Vec<String> = (start..(start + 12).min(words)).map(|i| format!("wé{i}")).collect();
+        let line: Vec<String> =
+            (start..(start + 12).min(words)).map(|i| format!("wé{i}")).collect();
         html.push_str(&format!("<p>{}</p>\n", line.join(" ")));
     }
     html.push_str("</main><footer>FOOTER</footer></body></html>");
@@ -77,10 +78,12 @@ impl Pager {
         loop {
             self.calls += 1;
             let args = json!({ "url": self.url, "offset": offset, "max_bytes": max });
-            let call = ToolCall::function(format!("c{}", self.calls), "web_fetch", args.to_string());
+            let call =
+                ToolCall::function(format!("c{}", self.calls), "web_fetch", args.to_string());
             let outcome = self.exec.execute(&call, &CancellationToken::new()).await;
             let seen = &outcome.text;
-            let context = || format!("max_bytes {max}, offset {offset}: {}", &seen[..seen.len().min(700)]);
+            let context =
+                || format!("max_bytes {max}, offset {offset}: {}", &seen[..seen.len().min(700)]);
             assert!(outcome.ok && !outcome.truncated, "{}", context());
             assert!(seen.chars().count() <= self.cap, "{}", context());
             assert_eq!(field(seen, "offset"), Some(offset.to_string()), "{}", context());
