@@ -114,6 +114,11 @@ pub struct ToolContext {
     /// Where the file tools read and write text instead of the disk (an editor's buffers);
     /// `None`, the default, is the disk.
     pub files: Option<Arc<dyn crate::FileSystem>>,
+    /// The cap, in characters, the executor applies to this call's output: text beyond it is
+    /// cut to its head and tail before the model reads it. A tool that returns a part of
+    /// something larger and says where to continue (web_fetch's pages) keeps each part within
+    /// it, so the part reaches the model whole. `None` when nothing caps the output.
+    pub output_cap: Option<usize>,
 }
 
 impl ToolContext {
@@ -132,6 +137,7 @@ impl ToolContext {
             user_id: None,
             exec_allowlist: None,
             files: None,
+            output_cap: None,
         }
     }
 }

@@ -346,5 +346,7 @@ mod tests {
         );
         check("Tom &amp; Jerry", 100, "Tom & Jerry");
         check("abcdef", 3, "abc…");
+        // Tags are skipped in one pass, never parsed: nesting costs nothing.
+        check(&format!("{}deep{}", "<div>".repeat(100_000), "</div>".repeat(100_000)), 9, "deep");
     }
 }

@@ -114,6 +114,7 @@ impl Executor {
         // the supervisor forwards the caller's cancellation to it whenever the tool is still
         // running, so the tool sees the same thing either way.
         let token = CancellationToken::new();
+        let cap = entry.limits.output_cap.unwrap_or(self.config.output_cap);
         let ctx = ToolContext {
             workspace: Arc::clone(&self.workspace),
             cancel: token.clone(),
@@ -123,6 +124,8 @@ impl Executor {
             user_id: self.user_id.clone(),
             exec_allowlist: read_only_programs.map(Into::into),
             files: self.files.clone(),
+            // The cap applied below, so a tool can keep a part it returns within it.
+            output_cap: Some(cap),
         };
         // What the call declared it writes is recorded before it runs (and its commands' writes
         // found after), so its turn can be undone.
@@ -139,7 +142,6 @@ impl Executor {
         if let (Some(checkpoints), Some(guard)) = (&self.checkpoints, checkpoint) {
             checkpoints.after_call(guard);
         }
-        let cap = entry.limits.output_cap.unwrap_or(self.config.output_cap);
         match result {
             Ok(output) => self.success(call, &spec.name, output, cap, start).await,
             Err(mut err) => {

@@ -20,6 +20,8 @@ pub(crate) struct Entry {
     pub(crate) shown_as: &'static str,
     pub(crate) title: Option<String>,
     pub(crate) text: String,
+    /// Tags dropped for nesting too deep (their text kept).
+    pub(crate) flattened: usize,
     pub(crate) cut: bool,
     pub(crate) redirects: usize,
     pub(crate) validators: Validators,

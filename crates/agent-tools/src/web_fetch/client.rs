@@ -12,6 +12,8 @@ use agent_core::{Boundary, DomainRule, ToolError, ToolErrorKind};
 use agent_sandbox::network::{Resolver, address, resolver::normalize_host};
 use reqwest::{StatusCode, Url, header};
 
+use super::body::{self, Body};
+
 /// The most redirects followed for one fetch.
 pub const MAX_REDIRECTS: usize = 5;
 /// The rule name the permission policy and the guard use for web_fetch.
@@ -102,7 +104,7 @@ impl Client {
 
     /// GETs `url`, following up to [`MAX_REDIRECTS`] redirects, each hop checked: the scheme, a
     /// redirect to another host against the domain rules, and every address against the guard.
-    /// At most `max_body` bytes of the body are read.
+    /// At most `max_body` bytes of the body are read, and at most `max_body` decoded from them.
     pub(crate) async fn get(
         &self,
         url: Url,
@@ -117,10 +119,15 @@ impl Client {
         let mut redirects = 0;
         loop {
             self.check_hop(&url, &first_host, boundary, resolver, redirects).await?;
-            let mut request = self.http(timeout).get(url.clone()).header(
-                header::ACCEPT,
-                "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,*/*;q=0.5",
-            );
+            let mut request = self
+                .http(timeout)
+                .get(url.clone())
+                .header(
+                    header::ACCEPT,
+                    "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,*/*;q=0.5",
+                )
+                // Only the codings `Body` decodes; reqwest is built without decompression.
+                .header(header::ACCEPT_ENCODING, body::ACCEPT_ENCODING);
             if let (0, Some(v)) = (redirects, validators) {
                 if let Some(etag) = &v.etag {
                     request = request.header(header::IF_NONE_MATCH, etag);
@@ -168,26 +175,32 @@ impl Client {
             if let Some(kind) = content_type.as_deref()
                 && let Err(essence) = super::convert::kind(Some(kind), b"")
             {
-                {
-                    return Err(ToolError::new(
-                        ToolErrorKind::BinaryFile,
-                        format!(
-                            "{url} is {essence}, not text; web_fetch reads text pages only (HTML, Markdown, plain text, JSON, XML)"
-                        ),
-                    ));
-                }
+                return Err(ToolError::new(
+                    ToolErrorKind::BinaryFile,
+                    format!(
+                        "{url} is {essence}, not text; web_fetch reads text pages only (HTML, Markdown, plain text, JSON, XML)"
+                    ),
+                ));
             }
-            let mut body = Vec::new();
-            let mut cut = false;
+            // The coding is judged before the body is read: one web_fetch cannot decode is
+            // refused by name.
+            let codings: Vec<String> = response
+                .headers()
+                .get_all(header::CONTENT_ENCODING)
+                .iter()
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .collect();
+            let broken = |err: body::BodyError| failed(format!("{url} {err}"));
+            let mut body =
+                Body::new(codings.iter().map(String::as_str), max_body).map_err(broken)?;
+            let mut complete = true;
             while let Some(chunk) = response.chunk().await.map_err(|err| transport(&url, err))? {
-                let room = max_body.saturating_sub(body.len());
-                if chunk.len() > room {
-                    body.extend_from_slice(&chunk[..room]);
-                    cut = true;
+                if !body.push(&chunk).map_err(broken)? {
+                    complete = false;
                     break;
                 }
-                body.extend_from_slice(&chunk);
             }
+            let (body, cut) = body.finish(complete).map_err(broken)?;
             return Ok(Fetched {
                 url,
                 status,

@@ -1,9 +1,12 @@
 //! From response bytes to the text the model reads: the content type decides whether a body is
 //! read at all, the charset how it is decoded, and HTML becomes Markdown of its main content.
 
-use std::rc::Rc;
+use std::{rc::Rc, time::Duration};
 
+use agent_core::{ToolError, ToolErrorKind};
 use markup5ever_rcdom::{Node, NodeData};
+
+use super::tree;
 
 /// What kind of body a response carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,9 +24,20 @@ const CHROME: &[&str] = &[
     "iframe", "select", "canvas", "dialog", "head",
 ];
 
+/// Why a body is not read: its type is not text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NotText {
+    /// The server said so: the type's essence, lower case.
+    #[error("{0}")]
+    Declared(String),
+    /// The server named no type and the body has a NUL byte in its first 1024.
+    #[error("application/octet-stream (no Content-Type, and the body is binary)")]
+    Sniffed,
+}
+
 /// The kind of a body from its `Content-Type` (the essence, lower case), or from its first bytes
-/// when the server sent none. `Err` carries the type of a body that is not text.
-pub(crate) fn kind(content_type: Option<&str>, head: &[u8]) -> Result<Kind, String> {
+/// when the server sent none.
+pub(crate) fn kind(content_type: Option<&str>, head: &[u8]) -> Result<Kind, NotText> {
     let Some(essence) = content_type.map(essence) else {
         return sniff(head);
     };
@@ -49,7 +63,7 @@ pub(crate) fn kind(content_type: Option<&str>, head: &[u8]) -> Result<Kind, Stri
                 | "application/graphql"
                 | "application/sql"
         );
-    if texty { Ok(Kind::Text) } else { Err(essence) }
+    if texty { Ok(Kind::Text) } else { Err(NotText::Declared(essence)) }
 }
 
 /// The media type without parameters, lower case.
@@ -57,10 +71,10 @@ pub(crate) fn essence(content_type: &str) -> String {
     content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
 }
 
-fn sniff(head: &[u8]) -> Result<Kind, String> {
+fn sniff(head: &[u8]) -> Result<Kind, NotText> {
     let start = &head[..head.len().min(1024)];
     if start.contains(&0) {
-        return Err("application/octet-stream (no Content-Type, and the body is binary)".to_owned());
+        return Err(NotText::Sniffed);
     }
     let lower = String::from_utf8_lossy(start).trim_start().to_ascii_lowercase();
     if lower.starts_with("<!doctype html") || lower.starts_with("<html") {
@@ -107,15 +121,20 @@ fn meta_charset(head: &[u8]) -> Option<String> {
 pub(crate) struct Converted {
     pub(crate) title: Option<String>,
     pub(crate) markdown: String,
+    /// How many tags were dropped for nesting deeper than [`tree::MAX_DEPTH`] (their text kept).
+    pub(crate) flattened: usize,
 }
+
+/// The most characters of a title shown: it stands outside the fence, in the answer's header.
+const MAX_TITLE_CHARS: usize = 200;
 
 /// HTML to Markdown. The main content is the page's `<main>` (or `role="main"`) element, else
 /// its only `<article>`, else the body; page furniture ([`CHROME`]) is dropped wherever it is.
+/// The page is parsed no deeper than [`tree::MAX_DEPTH`]; htmd's walk is recursive, so call it
+/// through [`on_own_stack`].
 pub(crate) fn html_to_markdown(html: &str) -> Converted {
     let converter = htmd::HtmlToMarkdown::builder().skip_tags(CHROME.to_vec()).build();
-    let Ok(tree) = converter.html_to_tree(html) else {
-        return Converted { title: None, markdown: html.to_owned() };
-    };
+    let tree::Parsed { document: tree, flattened } = tree::parse(html);
     let title = find(&tree, &|node| is_element(node, "title")).map(|node| text_of(&node));
     let main = find(&tree, &|node| is_element(node, "main") || has_attr(node, "role", "main"))
         .or_else(|| {
@@ -124,7 +143,60 @@ pub(crate) fn html_to_markdown(html: &str) -> Converted {
         })
         .or_else(|| find(&tree, &|node| is_element(node, "body")));
     let markdown = converter.tree_to_markdown(main.as_ref().unwrap_or(&tree));
-    Converted { title: title.map(|t| t.split_whitespace().collect::<Vec<_>>().join(" ")), markdown }
+    let title = title.map(|t| {
+        let words = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        match words.char_indices().nth(MAX_TITLE_CHARS) {
+            Some((cut, _)) => format!("{}…", &words[..cut]),
+            None => words,
+        }
+    });
+    Converted { title, markdown, flattened }
+}
+
+/// The stack of the conversion thread. htmd walks the tree recursively, several frames per
+/// level; the tree is at most about twice [`tree::MAX_DEPTH`] deep, which needs a few MiB. Only
+/// the pages touched are committed, so a generous reserve costs address space, not memory.
+const CONVERSION_STACK: usize = 256 << 20;
+
+/// The longest a conversion may take. A 10 MiB page converts in well under a second; this is
+/// the last guard, for a shape of page nobody thought of.
+pub(crate) const CONVERSION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs `work` (a conversion) on a thread of its own with [`CONVERSION_STACK`], and waits at
+/// most [`CONVERSION_TIMEOUT`] for it. A panic becomes a `tool_error`; on time-out the thread is
+/// left to finish on its own and the call answers at once.
+pub(crate) async fn on_own_stack<T, F>(work: F) -> Result<T, ToolError>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("web_fetch-convert".to_owned())
+        .stack_size(CONVERSION_STACK)
+        .spawn(move || {
+            let _ = tx.send(work());
+        })
+        .map_err(|err| {
+            ToolError::new(
+                ToolErrorKind::ToolError,
+                format!("could not start converting the page: {err}"),
+            )
+        })?;
+    match tokio::time::timeout(CONVERSION_TIMEOUT, rx).await {
+        Ok(Ok(done)) => Ok(done),
+        Ok(Err(_)) => Err(ToolError::new(
+            ToolErrorKind::ToolError,
+            "converting the page failed unexpectedly; call web_fetch again with format raw for its HTML",
+        )),
+        Err(_) => Err(ToolError::new(
+            ToolErrorKind::Timeout,
+            format!(
+                "converting the page took over {} s; call web_fetch again with format raw for its HTML",
+                CONVERSION_TIMEOUT.as_secs()
+            ),
+        )),
+    }
 }
 
 /// Markdown reduced to plain text: link targets and image sources dropped, emphasis kept as is.
@@ -229,11 +301,11 @@ mod tests {
     fn types_and_charsets() {
         assert_eq!(kind(Some("text/html; charset=utf-8"), b""), Ok(Kind::Html));
         assert_eq!(kind(Some("application/json"), b""), Ok(Kind::Text));
-        assert_eq!(kind(Some("application/pdf"), b""), Err("application/pdf".to_owned()));
         assert_eq!(
-            kind(None, b"%PDF-1.4\0"),
-            Err("application/octet-stream (no Content-Type, and the body is binary)".to_owned())
+            kind(Some("application/pdf"), b""),
+            Err(NotText::Declared("application/pdf".to_owned()))
         );
+        assert_eq!(kind(None, b"%PDF-1.4\0"), Err(NotText::Sniffed));
         assert_eq!(decode(b"caf\xe9", Some("text/plain; charset=iso-8859-1"), Kind::Text), "café");
         assert_eq!(
             decode(b"<meta charset=\"windows-1252\">\x93q\x94", None, Kind::Html),

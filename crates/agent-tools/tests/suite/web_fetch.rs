@@ -20,6 +20,10 @@ use tokio::{
 
 use super::Fixture;
 
+// Hostile bodies (deep nesting, compression) and paging through the executor.
+mod bodies;
+mod paging;
+
 /// One canned route: status, headers and body.
 #[derive(Clone)]
 struct Route {
@@ -45,6 +49,8 @@ struct Server {
     port: u16,
     accepts: Arc<AtomicUsize>,
     bodies: Arc<AtomicUsize>,
+    /// The head of every request, lower case.
+    heads: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 async fn serve_on(addr: &str, routes: HashMap<String, Route>) -> Server {
@@ -52,13 +58,14 @@ async fn serve_on(addr: &str, routes: HashMap<String, Route>) -> Server {
     let port = listener.local_addr().unwrap().port();
     let accepts = Arc::new(AtomicUsize::new(0));
     let bodies = Arc::new(AtomicUsize::new(0));
-    let (count, sent) = (accepts.clone(), bodies.clone());
+    let heads = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (count, sent, seen) = (accepts.clone(), bodies.clone(), heads.clone());
     let routes = Arc::new(routes);
     tokio::spawn(async move {
         loop {
             let Ok((mut socket, _)) = listener.accept().await else { return };
             count.fetch_add(1, Ordering::SeqCst);
-            let (routes, sent) = (routes.clone(), sent.clone());
+            let (routes, sent, seen) = (routes.clone(), sent.clone(), seen.clone());
             tokio::spawn(async move {
                 let mut raw = Vec::new();
                 let mut buf = [0u8; 4096];
@@ -69,6 +76,7 @@ async fn serve_on(addr: &str, routes: HashMap<String, Route>) -> Server {
                     }
                 }
                 let head = String::from_utf8_lossy(&raw).to_lowercase();
+                seen.lock().unwrap().push(head.clone());
                 let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
                 let Some(route) = routes.get(&path).cloned() else {
                     let _ = socket.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await;
@@ -97,7 +105,7 @@ async fn serve_on(addr: &str, routes: HashMap<String, Route>) -> Server {
             });
         }
     });
-    Server { port, accepts, bodies }
+    Server { port, accepts, bodies, heads }
 }
 
 async fn serve(routes: Vec<(&str, Route)>) -> Server {
