@@ -125,7 +125,8 @@ async fn handle(request: Request<Incoming>, shared: &Arc<Shared>, mode: &Mode) -
             );
         }
     };
-    if let Err(reason) = host_matches(request.headers(), &target) {
+    if let Err(mismatch) = host_matches(request.headers(), &target) {
+        let reason = mismatch.to_string();
         shared.log.record(via, &target.host, target.port, false, reason.clone());
         return forbidden(&reason);
     }
@@ -198,12 +199,23 @@ fn absolute(uri: &Uri) -> Option<Result<Target, &'static str>> {
     Some(Ok(Target::new(authority.host(), authority.port_u16().unwrap_or(80))))
 }
 
+/// Why a request's `Host` does not name the target that was checked.
+#[derive(Debug, thiserror::Error)]
+enum HostMismatch {
+    #[error("the request carries two Host headers")]
+    Two,
+    #[error(
+        "the Host header names `{named}` but the request is for `{target}`; a request reaches only the host that was checked"
+    )]
+    Other { named: String, target: String },
+}
+
 /// Whether the request's `Host` (if it has one) names its target.
-fn host_matches(headers: &HeaderMap, target: &Target) -> Result<(), String> {
+fn host_matches(headers: &HeaderMap, target: &Target) -> Result<(), HostMismatch> {
     let mut hosts = headers.get_all(header::HOST).iter();
     let (Some(value), None) = (hosts.next(), hosts.next()) else {
         if headers.contains_key(header::HOST) {
-            return Err("the request carries two Host headers".to_owned());
+            return Err(HostMismatch::Two);
         }
         return Ok(());
     };
@@ -212,11 +224,7 @@ fn host_matches(headers: &HeaderMap, target: &Target) -> Result<(), String> {
     if named.as_ref() == Some(target) {
         return Ok(());
     }
-    Err(format!(
-        "the Host header names `{}` but the request is for `{}`; a request reaches only the host that was checked",
-        text.replace(['\r', '\n'], " "),
-        target.authority()
-    ))
+    Err(HostMismatch::Other { named: text.replace(['\r', '\n'], " "), target: target.authority() })
 }
 
 /// The request as the server gets it: origin form, the checked `Host`, no hop-by-hop headers.
