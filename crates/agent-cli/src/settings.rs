@@ -354,6 +354,8 @@ impl Settings {
             builder = builder.tool(Arc::new(Shell::new()?));
         }
         if let Some(lsp) = lsp {
+            // Files a command changes are checked too (docs/lsp.md, "Files a command changed").
+            builder = builder.map_tools(|tool| Some(lsp.watch_commands(tool)));
             builder =
                 builder.tool(Arc::new(agent_core::Typed::new(agent_lsp::Diagnostics::new(lsp))?));
         }
