@@ -333,7 +333,9 @@ impl Settings {
         let shapes = self.tool_shapes();
         // Both edit tools are registered; the profile's shapes keep the one it offers (and any
         // that `--tools` names), and a direct `tools call` may run either.
-        let other_edit = agent_tools::other_edit_tool(builtin.edit_tool, tracker_of(&builtin))?;
+        let observer = builtin.edit_observer.clone();
+        let other_edit =
+            agent_tools::other_edit_tool(builtin.edit_tool, tracker_of(&builtin), observer)?;
         let mut builder = AgentBuilder::new(&root)
             .builtin_tools(&builtin)?
             .tool(other_edit)

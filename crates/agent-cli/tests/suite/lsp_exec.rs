@@ -18,9 +18,9 @@ const BY_COMMAND: &str = "def f(x: int) -> int:\n    return x\n\nz: int = 3\nw: 
 
 /// The first error an edit introduces, the second (which also fixes the first), and the third
 /// (the command's, which fixes the second), as pyright words them.
-const FIRST: &str = "\"Literal['text']\" is not assignable to \"int\"";
-const SECOND: &str = "\"Literal[5]\" is not assignable to \"str\"";
-const THIRD: &str = "\"float\" is not assignable to \"bytes\"";
+const FIRST: &str = "\"Literal['text']\" is not assignable to declared type \"int\"";
+const SECOND: &str = "\"Literal[5]\" is not assignable to declared type \"str\"";
+const THIRD: &str = "\"float\" is not assignable to declared type \"bytes\"";
 const OLD: &str = "undefined_name";
 
 /// A workspace holding `a.py` ([`BEFORE`]) and `b.py` ([`BY_COMMAND`], which no server has
@@ -60,6 +60,13 @@ fn answer(body: &Value, call_id: &str) -> String {
 
 fn is_output(kind: &str) -> bool {
     kind.ends_with("_output")
+}
+
+/// The diagnostics part of a change's answer: from its first line that speaks of the change
+/// (the edit tools also show the lines around the edit, where the old error's line may be).
+fn report(text: &str) -> &str {
+    let at = ["\nThis edit ", "\nThis command "].iter().filter_map(|line| text.find(line)).min();
+    at.map_or("", |at| &text[at + 1..])
 }
 
 /// One step's answer carries `new` and none of `gone`.
@@ -110,12 +117,12 @@ async fn each_change_brings_its_own_new_error_and_never_a_fixed_one() {
     ];
     let bodies = run(dir.path(), &config, "chat", calls).await;
     let first = answer(&bodies[2], "c1");
-    check(&first, &["This edit introduced 1 error in a.py (pyright-langserver)", FIRST], &[OLD]);
+    check(report(&first), &["This edit introduced 1 error in a.py (pyright-langserver)", FIRST], &[OLD]);
     let second = answer(&bodies[3], "c2");
-    check(&second, &["This edit introduced 1 error", SECOND, "It fixed 1 error."], &[FIRST, OLD]);
+    check(report(&second), &["This edit introduced 1 error", SECOND, "It fixed 1 error."], &[FIRST, OLD]);
     let third = answer(&bodies[4], "c3");
     check(
-        &third,
+        report(&third),
         &["This command introduced 1 error in a.py (pyright-langserver)", THIRD, "fixed 1 error"],
         &[FIRST, SECOND, OLD],
     );
@@ -140,9 +147,9 @@ async fn apply_patch_brings_its_own_new_error_and_never_a_fixed_one() {
     ];
     let bodies = run(dir.path(), &config, "responses", calls).await;
     let first = answer(&bodies[2], "c1");
-    check(&first, &["introduced 1 error in a.py (pyright-langserver)", FIRST], &[OLD]);
+    check(report(&first), &["This edit introduced 1 error in a.py (pyright-langserver)", FIRST], &[OLD]);
     let second = answer(&bodies[3], "c2");
-    check(&second, &["introduced 1 error", SECOND, "It fixed 1 error."], &[FIRST, OLD]);
+    check(report(&second), &["This edit introduced 1 error", SECOND, "It fixed 1 error."], &[FIRST, OLD]);
 }
 
 /// The `diagnostics` tool without a path lists every file the servers checked; a path no server
