@@ -6,7 +6,7 @@
 
 use std::{
     path::Path,
-    process::{Child, Command},
+    process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
 
@@ -38,6 +38,9 @@ fn start(python: &Path, markers: &Path) -> HttpServer {
         .arg(py_server())
         .args(["--marker-dir".as_ref(), markers.as_os_str(), "--http".as_ref()])
         .arg(&port_file)
+        // Its own lines go to a file beside its log, for a failing run to show.
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(markers.join("server.stderr")).unwrap())
         .spawn()
         .unwrap();
     let mut server = HttpServer { child, port: 0 };
