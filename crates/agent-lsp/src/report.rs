@@ -129,7 +129,13 @@ mod tests {
 
     fn report(outcome: Outcome, late: bool) -> FileReport {
         let cause = Cause::Edit;
-        FileReport { shown: "src/a.py".into(), server: "pyright-langserver".into(), outcome, late, cause }
+        FileReport {
+            shown: "src/a.py".into(),
+            server: "pyright-langserver".into(),
+            outcome,
+            late,
+            cause,
+        }
     }
 
     #[test]

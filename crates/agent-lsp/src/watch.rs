@@ -9,8 +9,7 @@
 use std::sync::Arc;
 
 use agent_core::{
-    BoxFuture, PreparedCall, Tool, ToolContext, ToolError, ToolOutput, ToolSpec,
-    schema::ArgsError,
+    BoxFuture, PreparedCall, Tool, ToolContext, ToolError, ToolOutput, ToolSpec, schema::ArgsError,
 };
 
 use crate::LspSession;

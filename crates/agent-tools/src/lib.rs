@@ -154,7 +154,9 @@ pub fn other_edit_tool(
         EditTool::EditFile => {
             Arc::new(Typed::new(ApplyPatch::new(tracker).with_observer(observer))?)
         }
-        EditTool::ApplyPatch => Arc::new(Typed::new(EditFile::new(tracker).with_observer(observer))?),
+        EditTool::ApplyPatch => {
+            Arc::new(Typed::new(EditFile::new(tracker).with_observer(observer))?)
+        }
     })
 }
 

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use crate::suite::{exec::exec, stderr};
 
 /// The file before the session: one error that was always there (`undefined_name`).
-const BEFORE: &str = "def f(x: int) -> int:\n    return x\n\nz: int = 3\n\ny: int = undefined_name\n";
+const BEFORE: &str =
+    "def f(x: int) -> int:\n    return x\n\nz: int = 3\n\ny: int = undefined_name\n";
 /// What a command copies over it in the `bash` case: `w`'s error fixed, a new one on `v`.
 const BY_COMMAND: &str = "def f(x: int) -> int:\n    return x\n\nz: int = 3\nw: str = \"ok\"\nv: bytes = 1.5\n\ny: int = undefined_name\n";
 
@@ -117,9 +118,17 @@ async fn each_change_brings_its_own_new_error_and_never_a_fixed_one() {
     ];
     let bodies = run(dir.path(), &config, "chat", calls).await;
     let first = answer(&bodies[2], "c1");
-    check(report(&first), &["This edit introduced 1 error in a.py (pyright-langserver)", FIRST], &[OLD]);
+    check(
+        report(&first),
+        &["This edit introduced 1 error in a.py (pyright-langserver)", FIRST],
+        &[OLD],
+    );
     let second = answer(&bodies[3], "c2");
-    check(report(&second), &["This edit introduced 1 error", SECOND, "It fixed 1 error."], &[FIRST, OLD]);
+    check(
+        report(&second),
+        &["This edit introduced 1 error", SECOND, "It fixed 1 error."],
+        &[FIRST, OLD],
+    );
     let third = answer(&bodies[4], "c3");
     check(
         report(&third),
@@ -147,9 +156,17 @@ async fn apply_patch_brings_its_own_new_error_and_never_a_fixed_one() {
     ];
     let bodies = run(dir.path(), &config, "responses", calls).await;
     let first = answer(&bodies[2], "c1");
-    check(report(&first), &["This edit introduced 1 error in a.py (pyright-langserver)", FIRST], &[OLD]);
+    check(
+        report(&first),
+        &["This edit introduced 1 error in a.py (pyright-langserver)", FIRST],
+        &[OLD],
+    );
     let second = answer(&bodies[3], "c2");
-    check(report(&second), &["This edit introduced 1 error", SECOND, "It fixed 1 error."], &[FIRST, OLD]);
+    check(
+        report(&second),
+        &["This edit introduced 1 error", SECOND, "It fixed 1 error."],
+        &[FIRST, OLD],
+    );
 }
 
 /// The `diagnostics` tool without a path lists every file the servers checked; a path no server

@@ -77,6 +77,8 @@ fn an_uncut_call_is_answered_and_never_cancelled() {
     assert!(output.status.success(), "{}\n{}", stdout(&output), stderr(&output));
     assert!(stdout(&output).contains("Long running operation completed"), "{}", stdout(&output));
     let id = call_id(&tapped);
-    assert!(tapped.sent.iter().any(|message| message["id"] == id && message.get("result").is_some()));
+    assert!(
+        tapped.sent.iter().any(|message| message["id"] == id && message.get("result").is_some())
+    );
     assert!(!tapped.received.iter().any(|message| message["method"] == "notifications/cancelled"));
 }

@@ -25,7 +25,11 @@ fn an_image_a_direct_call_names_is_still_there_after_it_returns() {
     let path = std::path::Path::new(path);
     assert!(path.ends_with("mcp/files/cli-1.png"), "{text}");
     let bytes = std::fs::read(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
-    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG: {:?}", &bytes[..8.min(bytes.len())]);
+    assert!(
+        bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "not a PNG: {:?}",
+        &bytes[..8.min(bytes.len())]
+    );
     // The folder kept is named on stderr, and the file is inside it; the test cleans it up.
     let kept = stderr(&output)
         .lines()

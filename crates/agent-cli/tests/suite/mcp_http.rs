@@ -60,7 +60,8 @@ fn a_2026_server_over_streamable_http_is_listed_called_and_spoken_to_in_2026() {
     let markers = tempfile::tempdir().unwrap();
     let server = start(&python, markers.path());
     let dir = tempfile::tempdir().unwrap();
-    let table = format!("[mcp_servers.py]\nurl = \"http://127.0.0.1:{}/mcp\"\n{STARTUP}", server.port);
+    let table =
+        format!("[mcp_servers.py]\nurl = \"http://127.0.0.1:{}/mcp\"\n{STARTUP}", server.port);
     let config = config(dir.path(), &table);
     let run = |args: &[&str]| {
         let args: Vec<&str> = args.iter().copied().chain(["--config", config.as_str()]).collect();
@@ -79,8 +80,7 @@ fn a_2026_server_over_streamable_http_is_listed_called_and_spoken_to_in_2026() {
     // What the server saw: every request in the 2026 revision, the call among them, and no
     // handshake of the 2025 era.
     let log = std::fs::read_to_string(markers.path().join("http.log")).unwrap();
-    let requests: Vec<(&str, &str)> =
-        log.lines().filter_map(|line| line.split_once(' ')).collect();
+    let requests: Vec<(&str, &str)> = log.lines().filter_map(|line| line.split_once(' ')).collect();
     assert!(requests.contains(&("tools/call", "2026-07-28")), "{log}");
     assert!(requests.iter().all(|(_, version)| *version == "2026-07-28"), "{log}");
     assert!(!requests.iter().any(|(method, _)| *method == "initialize"), "{log}");
