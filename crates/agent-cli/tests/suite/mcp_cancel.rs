@@ -56,8 +56,9 @@ fn call_id(tapped: &Tapped) -> Value {
 #[test]
 fn a_call_cut_at_its_cap_reaches_server_everything_as_a_cancellation() {
     let Some(bin) = everything() else { return };
-    // Ten seconds of work, progress every second, cut after one second.
-    let (output, tapped) = call(&bin, 1, r#"{"duration":10,"steps":10}"#);
+    // Ten seconds of work with progress every half second, so the 1 s idle timeout never fires
+    // and the call is cut by the executor at its 1 s cap (the path Ctrl-C also takes).
+    let (output, tapped) = call(&bin, 1, r#"{"duration":10,"steps":20}"#);
     assert_eq!(output.status.code(), Some(1), "{}\n{}", stdout(&output), stderr(&output));
     let id = call_id(&tapped);
     let cancelled = tapped
