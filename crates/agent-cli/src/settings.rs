@@ -334,7 +334,9 @@ impl Settings {
         let shapes = self.tool_shapes();
         // Both edit tools are registered; the profile's shapes keep the one it offers (and any
         // that `--tools` names), and a direct `tools call` may run either.
-        let other_edit = agent_tools::other_edit_tool(builtin.edit_tool, tracker_of(&builtin))?;
+        let observer = builtin.edit_observer.clone();
+        let other_edit =
+            agent_tools::other_edit_tool(builtin.edit_tool, tracker_of(&builtin), observer)?;
         let mut builder = AgentBuilder::new(&root)
             .builtin_tools(&builtin)?
             .tool(other_edit)
@@ -355,6 +357,8 @@ impl Settings {
             builder = builder.tool(Arc::new(Shell::new()?));
         }
         if let Some(lsp) = lsp {
+            // Files a command changes are checked too (docs/lsp.md, "Files a command changed").
+            builder = builder.map_tools(|tool| Some(lsp.watch_commands(tool)));
             builder =
                 builder.tool(Arc::new(agent_core::Typed::new(agent_lsp::Diagnostics::new(lsp))?));
         }

@@ -14,6 +14,7 @@ mod report;
 mod server;
 mod session;
 mod tool;
+mod watch;
 
 pub use crate::{
     config::{LspConfig, ServerConfig, TYPESCRIPT_SETTLE, defaults},

@@ -23,6 +23,16 @@ pub(crate) enum Outcome {
     TurnedOff { reason: String },
 }
 
+/// What changed the file: the model reads a command's report as the command's doing, not as
+/// an edit it made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cause {
+    /// An edit tool wrote it.
+    Edit,
+    /// A command (`bash`, `shell`, a job) changed it.
+    Command,
+}
+
 /// One file's part of an observation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FileReport {
@@ -31,17 +41,22 @@ pub(crate) struct FileReport {
     pub(crate) outcome: Outcome,
     /// Delivered after its own observation said it was pending.
     pub(crate) late: bool,
+    pub(crate) cause: Cause,
 }
 
 /// The lines for every report; empty when no report has anything to say.
 pub(crate) fn render(reports: &[FileReport], max_shown: usize) -> String {
     let mut out = String::new();
     for report in reports {
-        let FileReport { shown, server, outcome, late } = report;
+        let FileReport { shown, server, outcome, late, cause } = report;
         // A late report speaks of the edit it belongs to, not the one it arrives with.
-        let (subject, place) = match late {
-            true => (format!("An earlier edit of {shown}"), String::new()),
-            false => ("This edit".to_owned(), format!(" in {shown}")),
+        let (subject, place) = match (late, cause) {
+            (true, Cause::Edit) => (format!("An earlier edit of {shown}"), String::new()),
+            (true, Cause::Command) => {
+                (format!("An earlier command's change to {shown}"), String::new())
+            }
+            (false, Cause::Edit) => ("This edit".to_owned(), format!(" in {shown}")),
+            (false, Cause::Command) => ("This command".to_owned(), format!(" in {shown}")),
         };
         match outcome {
             Outcome::Nothing => {}
@@ -113,7 +128,14 @@ mod tests {
     use crate::diff::{Diag, Severity};
 
     fn report(outcome: Outcome, late: bool) -> FileReport {
-        FileReport { shown: "src/a.py".into(), server: "pyright-langserver".into(), outcome, late }
+        let cause = Cause::Edit;
+        FileReport {
+            shown: "src/a.py".into(),
+            server: "pyright-langserver".into(),
+            outcome,
+            late,
+            cause,
+        }
     }
 
     #[test]
@@ -142,5 +164,20 @@ mod tests {
             ),
         ];
         insta::assert_snapshot!(render(&reports, 5));
+    }
+
+    /// A command's change is reported as the command's, now and late.
+    #[test]
+    fn a_commands_change_is_named_as_such() {
+        let delta = Delta { introduced: vec![], fixed: 1, errors_now: 0 };
+        let mut now = report(Outcome::Delta(delta.clone()), false);
+        now.cause = Cause::Command;
+        let mut late = report(Outcome::Delta(delta), true);
+        late.cause = Cause::Command;
+        assert_eq!(
+            render(&[now, late], 5),
+            "This command fixed 1 error in src/a.py (pyright-langserver); 0 left.\n\
+             An earlier command's change to src/a.py fixed 1 error (pyright-langserver); 0 left."
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! [`LspConfig::wait`]. A task still running then keeps going, and its report is delivered with
 //! the next observation that touches the file. The servers' lifecycle is in [`lifecycle`].
 
+mod disk;
 mod lifecycle;
 
 use std::{
@@ -26,7 +27,7 @@ use crate::{
     LspError,
     config::{LspConfig, ServerConfig},
     diff::{self, Delta, Diag},
-    report::{self, FileReport, Outcome},
+    report::{self, Cause, FileReport, Outcome},
     server::{Server, Waited},
 };
 
@@ -101,6 +102,9 @@ struct Doc {
     version: i32,
     /// The text the server has.
     text: String,
+    /// The file on disk when `text` was read from it, so a command's change is seen (`None`
+    /// when the text did not come from the disk).
+    stamp: Option<disk::Stamp>,
     /// The diagnostics last reported (or the baseline before the first edit).
     known: Option<(String, Vec<Diag>)>,
 }
@@ -201,6 +205,22 @@ impl LspSession {
     /// the count it fixed, "pending" for those not in by the deadline, and the late reports of
     /// earlier edits of the same files.
     pub async fn observe(&self, files: &[EditedFile]) -> String {
+        self.observe_as(files, Cause::Edit).await
+    }
+
+    /// What the commands of a call changed in the files the servers have open, reported as
+    /// [`LspSession::observe`] reports an edit ("This command introduced …"); empty when they
+    /// changed none. The cost is one `stat` per open document, and a read of those whose
+    /// metadata moved (or that were written too recently for the metadata to tell).
+    pub async fn after_command(&self) -> String {
+        let files = self.changed_on_disk();
+        if files.is_empty() {
+            return String::new();
+        }
+        self.observe_as(&files, Cause::Command).await
+    }
+
+    async fn observe_as(&self, files: &[EditedFile], cause: Cause) -> String {
         let deadline = tokio::time::Instant::now() + self.inner.config.wait;
         let covered: Vec<&EditedFile> = files.iter().filter(|f| self.covers(&f.path)).collect();
         if covered.is_empty() {
@@ -211,8 +231,8 @@ impl LspSession {
         for file in covered {
             let session = self.worker();
             let edited = file.clone();
-            tasks
-                .push((file.path.clone(), tokio::spawn(async move { session.sync(edited).await })));
+            let task = tokio::spawn(async move { session.sync(edited, cause).await });
+            tasks.push((file.path.clone(), task));
         }
         for (path, mut task) in tasks {
             match tokio::time::timeout_at(deadline, &mut task).await {
@@ -224,6 +244,7 @@ impl LspSession {
                         server: self.server_name(&path),
                         outcome: Outcome::Pending { waited: self.inner.config.wait },
                         late: false,
+                        cause,
                     });
                     self.inner
                         .waiting
@@ -264,9 +285,10 @@ impl LspSession {
         let server = self.server(&config, path).await?;
         let doc = self.doc(path);
         let mut doc = doc.lock().await;
-        let text =
-            std::fs::read_to_string(path).map_err(|err| LspError::Start(format!("read: {err}")))?;
+        let (text, stamp) =
+            disk::read(path).map_err(|err| LspError::Start(format!("read: {err}")))?;
         let (version, since) = self.send_text(&server, &config, path, &mut doc, &text)?;
+        doc.stamp = Some(stamp);
         let uri = uri_of(path)?;
         match server.wait_for(&uri, version, since, self.inner.config.give_up, config.settle).await
         {
@@ -317,7 +339,7 @@ impl LspSession {
     }
 
     /// One edited file, start to end, without a deadline of its own beyond `give_up`.
-    async fn sync(&self, edited: EditedFile) -> FileReport {
+    async fn sync(&self, edited: EditedFile, cause: Cause) -> FileReport {
         let path = edited.path.clone();
         let outcome = self.sync_outcome(edited).await;
         FileReport {
@@ -325,6 +347,7 @@ impl LspSession {
             server: self.server_name(&path),
             outcome,
             late: false,
+            cause,
         }
     }
 
@@ -350,7 +373,7 @@ impl LspSession {
             *doc = Doc::default();
             return Outcome::Nothing;
         }
-        let Ok(after) = std::fs::read_to_string(&edited.path) else { return Outcome::Nothing };
+        let Ok((after, stamp)) = disk::read(&edited.path) else { return Outcome::Nothing };
         let give_up = self.inner.config.give_up;
         // The first edit of a file: its errors before the edit are the baseline.
         if doc.known.is_none()
@@ -370,6 +393,7 @@ impl LspSession {
             }
         }
         if doc.generation == server.generation && doc.text == after && doc.known.is_some() {
+            doc.stamp = Some(stamp);
             return Outcome::Delta(Delta::default());
         }
         let sent = Instant::now();
@@ -377,6 +401,7 @@ impl LspSession {
         else {
             return Outcome::Nothing;
         };
+        doc.stamp = Some(stamp);
         match server.wait_for(&uri, version, since, give_up, config.settle).await {
             Waited::Arrived(diags, at) => {
                 *self.inner.server_time.lock().unwrap_or_else(PoisonError::into_inner) =
@@ -429,6 +454,7 @@ impl LspSession {
             );
         }
         doc.text = text.to_owned();
+        doc.stamp = None;
         Ok((doc.version, since))
     }
 }

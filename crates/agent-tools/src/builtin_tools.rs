@@ -57,7 +57,7 @@ mod tests {
     fn guidance_names_only_built_in_tools() {
         let mut tools = crate::builtin(&BuiltinConfig::default()).unwrap();
         let tracker = crate::FileTracker::new();
-        tools.push(crate::other_edit_tool(crate::EditTool::default(), tracker).unwrap());
+        tools.push(crate::other_edit_tool(crate::EditTool::default(), tracker, None).unwrap());
         for (name, _) in GUIDANCE {
             assert!(tools.iter().any(|tool| tool.spec().name == *name), "{name}");
         }

@@ -143,14 +143,20 @@ pub fn builtin(config: &BuiltinConfig) -> Result<Vec<Arc<dyn Tool>>, StrictError
 }
 
 /// The edit tool not `offered` (apply_patch beside the default edit_file), for a caller
-/// that runs any built-in by name: `agent tools call`, where a person typed the call.
+/// that runs any built-in by name (`agent tools call`, where a person typed the call) or lets a
+/// profile offer the other one; it tells `observer` what it wrote, as the offered one does.
 pub fn other_edit_tool(
     offered: EditTool,
     tracker: Arc<FileTracker>,
+    observer: Option<Arc<dyn agent_core::EditObserver>>,
 ) -> Result<Arc<dyn Tool>, StrictError> {
     Ok(match offered {
-        EditTool::EditFile => Arc::new(Typed::new(ApplyPatch::new(tracker))?),
-        EditTool::ApplyPatch => Arc::new(Typed::new(EditFile::new(tracker))?),
+        EditTool::EditFile => {
+            Arc::new(Typed::new(ApplyPatch::new(tracker).with_observer(observer))?)
+        }
+        EditTool::ApplyPatch => {
+            Arc::new(Typed::new(EditFile::new(tracker).with_observer(observer))?)
+        }
     })
 }
 

@@ -137,12 +137,14 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
             let call = ToolCall::function("cli", name, arguments);
             let outcome = tokio.block_on(executor.execute(&call, &CancellationToken::new()));
             println!("{}", outcome.text);
-            if outcome.output_path.is_some() {
-                // The text names the saved full output, so the file must outlive this command:
-                // the scratch directory is kept (in the system temp dir, which the OS clears)
-                // and only when something was saved in it.
+            // Every file the text names must outlive this command: a saved full output, an
+            // image or other content an MCP server sent (`[image saved: …]`). The scratch
+            // directory is kept (in the system temp dir, which the OS clears), and only when the
+            // text names something in it.
+            let names_scratch = outcome.text.contains(&*scratch.path().to_string_lossy());
+            if outcome.output_path.is_some() || names_scratch {
                 let kept = scratch.keep();
-                eprintln!("agent: the full output is kept in {}", kept.display());
+                eprintln!("agent: the files the output names are kept in {}", kept.display());
             }
             if let Some(remedy) = &outcome.remedy {
                 let advice = crate::render::remedy_advice(remedy);

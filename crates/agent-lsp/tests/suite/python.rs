@@ -52,3 +52,33 @@ async fn pyright_killed_mid_session_restarts_and_nothing_outlives_the_session() 
     drop(fx);
     assert!(eventually(|| !group_alive(restarted[0])).await, "the server outlived the session");
 }
+
+/// A file a command rewrote is checked after the command: its new error is the command's, a
+/// rewrite of the same length right after the last one is still seen (the metadata cannot tell
+/// them apart), and a look with nothing changed says nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_a_command_rewrote_is_reported_as_the_commands_change() {
+    let Some(fx) = fixture() else { return };
+    let path = fx.file("a.py", BEFORE);
+    assert!(fx.edit(&path, BROKEN).await.contains("introduced 1 error"));
+    // As a command would: the file changes with no edit tool involved.
+    std::fs::write(&path, FIXED).unwrap();
+    assert_eq!(
+        fx.session.after_command().await,
+        "This command fixed 1 error in a.py (pyright-langserver); 1 left."
+    );
+    // A rewrite of the same length that a coarse clock stamps with the same time: only the
+    // content can tell, and the last read was too soon after the last write to trust the time.
+    let same_length = FIXED.replace("z: int = 3", "z: str = 3");
+    assert_eq!(same_length.len(), FIXED.len());
+    let stamped = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::write(&path, &same_length).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(stamped).unwrap();
+    let text = fx.session.after_command().await;
+    assert!(text.starts_with("This command introduced 1 error in a.py"), "{text}");
+    assert!(text.contains("\"Literal[3]\" is not assignable to declared type \"str\""), "{text}");
+    assert_eq!(fx.session.after_command().await, "");
+    // A deleted file is closed without a word.
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(fx.session.after_command().await, "");
+}

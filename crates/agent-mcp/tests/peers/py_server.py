@@ -6,6 +6,9 @@ delays the handshake. `--era legacy|modern|auto` (default auto, as the SDK serve
 protocol era: `legacy` serves only the 2025-11-25 handshake (a `server/discover` is refused as a
 2025 server refuses it), `modern` only 2026-07-28 (an `initialize` gets -32022). The forcing uses
 the SDK's own two serving loops (`mcp.server.runner`, private in mcp 2.3.0, pinned).
+`--http PORT_FILE` serves streamable HTTP instead, on 127.0.0.1 at a free port written to
+PORT_FILE (the SDK answers each request in the era its headers ask for), and appends every POST's
+JSON-RPC method and `MCP-Protocol-Version` header to `<marker-dir>/http.log`.
 """
 
 import argparse
@@ -24,6 +27,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--slow-start", type=float, default=0.0)
 parser.add_argument("--marker-dir", default=".")
 parser.add_argument("--era", choices=["auto", "legacy", "modern"], default="auto")
+parser.add_argument("--http", metavar="PORT_FILE")
 args = parser.parse_args()
 markers = pathlib.Path(args.marker_dir)
 
@@ -138,9 +142,54 @@ async def serve_forced(era):
             )
 
 
+async def serve_http(port_file):
+    import json
+    import socket
+
+    import uvicorn
+
+    app = server.streamable_http_app()
+    log = markers / "http.log"
+
+    async def logged(scope, receive, send):
+        """Logs a POST's method and protocol header, then hands the request on unchanged."""
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        messages, body = [], b""
+        while True:
+            message = await receive()
+            messages.append(message)
+            body += message.get("body", b"")
+            if message["type"] != "http.request" or not message.get("more_body"):
+                break
+        try:
+            method = json.loads(body).get("method", "(response)")
+        except (ValueError, AttributeError):
+            method = "(not one JSON-RPC object)"
+        version = dict(scope["headers"]).get(b"mcp-protocol-version", b"-").decode()
+        with log.open("a") as out:
+            out.write(f"{method} {version}\n")
+
+        async def replay():
+            return messages.pop(0) if messages else await receive()
+
+        await app(scope, replay, send)
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    # The socket already listens: a client that reads the port may connect at once.
+    written = pathlib.Path(port_file + ".part")
+    written.write_text(str(sock.getsockname()[1]))
+    written.rename(port_file)
+    await uvicorn.Server(uvicorn.Config(logged, log_level="warning")).serve(sockets=[sock])
+
+
 if args.slow_start:
     time.sleep(args.slow_start)
-if args.era == "auto":
+if args.http:
+    anyio.run(serve_http, args.http)
+elif args.era == "auto":
     server.run("stdio")
 else:
     anyio.run(serve_forced, args.era)
