@@ -1,4 +1,4 @@
-//! server-everything's long-running tool cancelled by the agent (issue 44): a call cut at the
+//! server-everything's long-running tool cancelled by the agent: a call cut at the
 //! server's `tool_max_sec` must reach the server as `notifications/cancelled` naming that call's
 //! request, before the agent exits. A tap between the agent and the server
 //! (`tests/peers/stdio_tap.py`) logs every line the server reads on its stdin and writes on its

@@ -1,4 +1,4 @@
-//! Files an MCP result names outlive `agent tools call` (issue 51): server-everything's
+//! Files an MCP result names outlive `agent tools call`: server-everything's
 //! `get-tiny-image` prints `[image saved: <scratch>/mcp/files/cli-1.png …]`, and that file must
 //! still be there, a PNG, when the command has returned; stderr says where it is kept.
 

@@ -1,4 +1,4 @@
-//! Our client speaking MCP 2026-07-28 over streamable HTTP (issue 44), through the binary: the
+//! Our client speaking MCP 2026-07-28 over streamable HTTP, through the binary: the
 //! Python SDK server (`agent-mcp/tests/peers/py_server.py --http`) on a loopback port, configured
 //! as an HTTP server. Its tool is listed and called, `mcp get` shows the revision chosen, and the
 //! server's own log shows every request it got carried the 2026-07-28 header, with no
