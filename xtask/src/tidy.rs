@@ -2,11 +2,13 @@
 //!
 //! The allowed crate edges below are the dependency diagram of docs/ARCHITECTURE.md; changing one is
 //! an architecture change and must update both. The size budget is in `size.rs`, the checks of the
-//! docs against the workspace and `ci.rs` in `docs.rs`.
+//! docs against the workspace and `ci.rs` in `docs.rs`, the rule that keeps test switches out of
+//! release builds in `switches.rs`.
 
 mod deps;
 mod docs;
 mod size;
+mod switches;
 
 use std::{
     fs,
@@ -78,7 +80,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     Ok(problems)
 }
 
-/// Checks every `.rs` file: its `//!` header, its module layout and its size.
+/// Checks every `.rs` file: its `//!` header, its module layout, its size and its test switches.
 fn check_sources(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> {
     let mut files = Vec::new();
     for dir in ["crates", "xtask"] {
@@ -97,6 +99,7 @@ fn check_sources(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> 
         if file.file_name().is_some_and(|name| name == "mod.rs") && !shown.contains("/tests/") {
             problems.push(format!("{shown}: use `foo.rs` beside `foo/` instead of `foo/mod.rs`"));
         }
+        switches::check(&shown, &text, problems);
         if let Some(lines) = size::lines_before_tests(&shown, &text) {
             sizes.push((shown, lines));
         }
