@@ -69,16 +69,16 @@ fn read_one(reader: &mut impl BufRead, limit: usize) -> std::io::Result<Read> {
             Some(end) => (&buffer[..end], true),
             None => (buffer, false),
         };
-        match &mut outline {
-            Some(outline) => outline.feed(chunk),
-            None if line.len() + chunk.len() > limit => {
-                let mut fresh = Outline::default();
-                fresh.feed(&line);
-                fresh.feed(chunk);
-                line = Vec::new();
-                outline = Some(fresh);
-            }
-            None => line.extend_from_slice(chunk),
+        if let Some(outline) = &mut outline {
+            outline.feed(chunk);
+        } else if line.len() + chunk.len() > limit {
+            let mut fresh = Outline::default();
+            fresh.feed(&line);
+            fresh.feed(chunk);
+            line = Vec::new();
+            outline = Some(fresh);
+        } else {
+            line.extend_from_slice(chunk);
         }
         bytes = bytes.saturating_add(chunk.len());
         let used = chunk.len() + usize::from(ends);
@@ -96,9 +96,10 @@ fn read_one(reader: &mut impl BufRead, limit: usize) -> std::io::Result<Read> {
             if line.last() == Some(&b'\r') {
                 line.pop();
             }
-            Ok(Read::Frame(String::from_utf8(line).unwrap_or_else(|err| {
-                String::from_utf8_lossy(err.as_bytes()).into_owned()
-            })))
+            Ok(Read::Frame(
+                String::from_utf8(line)
+                    .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned()),
+            ))
         }
     }
 }
@@ -117,11 +118,11 @@ fn stand_in(outline: &Outline, bytes: usize, limit: usize) -> String {
             "params": {"bytes": bytes, "limit": limit},
         })
         .to_string(),
-        (Some(id), false) => serde_json::json!({
-            "jsonrpc": "2.0", "id": id,
-            "error": {"code": agent_client_protocol::ErrorCode::INVALID_REQUEST.code, "message": message},
-        })
-        .to_string(),
+        (Some(id), false) => {
+            let code = agent_client_protocol::ErrorCode::INVALID_REQUEST;
+            let error = agent_client_protocol::Error::new(code, message);
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error}).to_string()
+        }
         _ => message,
     }
 }
@@ -161,12 +162,24 @@ impl Outline {
         self.complete && !self.broken
     }
 
-    fn feed(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
+    fn feed(&mut self, mut bytes: &[u8]) {
+        while let Some((&byte, rest)) = bytes.split_first() {
             if self.broken {
                 return;
             }
+            // Inside a string that is neither a top-level key nor the id (where a frame's bulk
+            // is), only a quote or a backslash matters: skip to the next one.
+            let kept = self.depth == 1 && (!self.in_value || self.value_of == b"id");
+            if self.in_string && !self.escaped && !kept {
+                let plain = bytes.iter().position(|&b| b == b'"' || b == b'\\');
+                let plain = plain.unwrap_or(bytes.len());
+                if plain > 0 {
+                    bytes = &bytes[plain..];
+                    continue;
+                }
+            }
             self.byte(byte);
+            bytes = rest;
         }
     }
 
@@ -286,12 +299,16 @@ mod tests {
 
     #[test]
     fn a_request_over_the_limit_keeps_its_id_wherever_it_is() {
-        let first = format!(r#"{{"jsonrpc":"2.0","id":7,"method":"x","params":{{"t":"{}"}}}}"#, big());
+        let first =
+            format!(r#"{{"jsonrpc":"2.0","id":7,"method":"x","params":{{"t":"{}"}}}}"#, big());
         // Braces and an `id` inside strings and nested values are not the frame's.
         let last =
             format!(r#"{{"params":{{"id":1,"t":"}}\"{}"}},"method":"x","id":"a\"b"}}"#, big());
         let (a, b) = (first.len(), last.len());
-        check(&[first, last, "{}".to_owned()], &[request(json!(7), a), request(json!("a\"b"), b), json!({})]);
+        check(
+            &[first, last, "{}".to_owned()],
+            &[request(json!(7), a), request(json!("a\"b"), b), json!({})],
+        );
     }
 
     #[test]

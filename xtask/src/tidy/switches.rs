@@ -59,7 +59,11 @@ fn ungated(text: &str) -> Vec<(usize, String)> {
                 }
             }
             '\'' => scan.char_or_lifetime(),
-            '#' if matches!((scan.peek(1), scan.peek(2)), (Some('['), _) | (Some('!'), Some('['))) => {
+            '#' if matches!(
+                (scan.peek(1), scan.peek(2)),
+                (Some('['), _) | (Some('!'), Some('['))
+            ) =>
+            {
                 let inner = scan.peek(1) == Some('!');
                 let attribute = scan.attribute();
                 if gating(&attribute) {
@@ -280,7 +284,10 @@ mod tests {
 
     #[test]
     fn a_switch_under_a_release_cfg_is_reported() {
-        check_source(&format!("const X: &str = \"AGENT_TEST_X\";\nfn f() -> bool {{ {READ} }}"), &[1, 2]);
+        check_source(
+            &format!("const X: &str = \"AGENT_TEST_X\";\nfn f() -> bool {{ {READ} }}"),
+            &[1, 2],
+        );
         // The control's shape that release builds still compile.
         check_source(&format!("fn f() -> bool {{\n    cfg!(debug_assertions) && {READ}\n}}"), &[2]);
         check_source(&format!("#[cfg(not(debug_assertions))]\nfn f() -> bool {{ {READ} }}"), &[2]);
@@ -293,9 +300,15 @@ mod tests {
         check_source("#[cfg(debug_assertions)]\nconst X: &str = \"AGENT_TEST_X\";", &[]);
         check_source(&format!("#[cfg(test)]\nmod tests {{\n    fn f() {{ {READ}; }}\n}}"), &[]);
         check_source(&format!("#![cfg(test)]\nfn f() -> bool {{ {READ} }}"), &[]);
-        check_source(&format!("#[cfg(any(test, debug_assertions))]\nfn f(a: [u8; 2]) {{ {READ}; }}"), &[]);
+        check_source(
+            &format!("#[cfg(any(test, debug_assertions))]\nfn f(a: [u8; 2]) {{ {READ}; }}"),
+            &[],
+        );
         check_source(&format!("#[cfg(test)]\nconst A: u8 = 1;\nfn f() -> bool {{ {READ} }}"), &[3]);
-        check_source(&format!("#[cfg(debug_assertions)]\nfn f() {{}}\nfn g() -> bool {{ {READ} }}"), &[3]);
+        check_source(
+            &format!("#[cfg(debug_assertions)]\nfn f() {{}}\nfn g() -> bool {{ {READ} }}"),
+            &[3],
+        );
     }
 
     #[test]
@@ -315,7 +328,12 @@ mod tests {
             problems
         };
         assert_eq!(problems("crates/a/src/lib.rs").len(), 1);
-        for shown in ["crates/a/tests/all.rs", "crates/a/src/x/tests.rs", "crates/agent-test-support/src/lib.rs", "xtask/src/main.rs"] {
+        for shown in [
+            "crates/a/tests/all.rs",
+            "crates/a/src/x/tests.rs",
+            "crates/agent-test-support/src/lib.rs",
+            "xtask/src/main.rs",
+        ] {
             assert_eq!(problems(shown), Vec::<String>::new(), "{shown}");
         }
     }

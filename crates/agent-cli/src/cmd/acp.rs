@@ -300,6 +300,8 @@ impl HostSession for AcpSession {
         Box::pin(async move {
             let _ = self.0.end_jobs(agent_exec::jobs::EndPolicy::Kill).await;
             self.0.end("exit").await;
+            // The process lives on to serve other sessions: nothing of this one may.
+            self.0.stop_mcp().await;
         })
     }
 }

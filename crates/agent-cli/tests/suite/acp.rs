@@ -3,7 +3,6 @@
 //! against the protocol's published JSON Schema, and stdout holding nothing else.
 
 use std::{
-    io::{BufRead, BufReader, Write},
     path::{Path, PathBuf},
     process::{Command, Stdio},
 };

@@ -17,7 +17,12 @@ use crate::suite::{
 
 /// Plays `plan` (see client.py) with the Python client against `agent [args] acp` in
 /// `workspace`; returns the client's summary after checking the agent's frames and stderr.
-pub(crate) async fn play(python: PathBuf, workspace: &Path, plan: Value, args: Vec<String>) -> Value {
+pub(crate) async fn play(
+    python: PathBuf,
+    workspace: &Path,
+    plan: Value,
+    args: Vec<String>,
+) -> Value {
     play_with(python, workspace, plan, args, Vec::new()).await
 }
 
@@ -89,8 +94,9 @@ async fn set_mode_changes_what_is_asked() {
     let summary = play(python, &ws, json!({"answer": "reject", "steps": steps}), args).await;
     assert_eq!(summary["results"][1]["modes"]["currentModeId"], "default", "{summary}");
     assert!(summary["results"][2].get("error").is_none(), "{summary}");
-    let changed = summary["updates"].as_array().unwrap().iter().find(|u| u["step"] == 2);
-    assert_eq!(changed.unwrap()["currentModeId"], "accept-edits", "{summary}");
+    let updates = summary["updates"].as_array().unwrap();
+    let changed = updates.iter().find(|u| u["sessionUpdate"] == "current_mode_update");
+    assert_eq!(changed.expect("no current_mode_update")["currentModeId"], "accept-edits");
     assert_eq!(summary["results"][3]["stopReason"], "end_turn", "{summary}");
     assert_eq!(summary["permissions"], json!([]), "{summary}");
     assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "goodbye\n");
@@ -176,7 +182,11 @@ async fn close_ends_the_sessions_processes_while_the_agent_runs_on() {
         .unwrap();
     let job = format!("cp {} ./{marker}; ./{marker} 600", sleep.display());
     let turns = vec![
-        Turn::tool_calls([ScriptedCall::new("b1", "bash", json!({"command": job, "background": true}))]),
+        Turn::tool_calls([ScriptedCall::new(
+            "b1",
+            "bash",
+            json!({"command": job, "background": true}),
+        )]),
         Turn::text("Started."),
     ];
     let (_server, mut args) = server(turns).await;
@@ -185,7 +195,8 @@ async fn close_ends_the_sessions_processes_while_the_agent_runs_on() {
                      "args": [crate::suite::mcp::py_server(), "--marker-dir", markers]});
     let job_marker = format!("./{marker}");
     let mcp_marker = format!("mcp-{marker}");
-    let processes = |marker: &str, wait: bool| json!({"processes": {"marker": marker, "wait": wait}});
+    let processes =
+        |marker: &str, wait: bool| json!({"processes": {"marker": marker, "wait": wait}});
     let steps = json!([
         {"initialize": {}}, {"new": {"mcpServers": [mcp]}}, {"prompt": "start it"},
         processes(&job_marker, true), processes(&mcp_marker, true),
