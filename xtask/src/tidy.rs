@@ -2,7 +2,8 @@
 //!
 //! The allowed crate edges below are the dependency diagram of docs/ARCHITECTURE.md; changing one is
 //! an architecture change and must update both. The size budget is in `size.rs`, the checks of the
-//! docs against the workspace and `ci.rs` in `docs.rs`.
+//! docs against the workspace and `ci.rs` in `docs.rs`, the rule that keeps test switches out of
+//! release builds in `switches.rs`.
 
 mod deps;
 mod docs;
@@ -10,6 +11,7 @@ mod figures;
 mod references;
 mod size;
 mod source;
+mod switches;
 
 use std::{
     fs,
@@ -83,7 +85,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     Ok(problems)
 }
 
-/// Checks every `.rs` file: its `//!` header, its module layout and its size.
+/// Checks every `.rs` file: its `//!` header, its module layout, its size and its test switches.
 fn check_sources(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> {
     let mut files = Vec::new();
     for dir in ["crates", "xtask"] {
@@ -104,6 +106,7 @@ fn check_sources(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> 
         }
         source::check(&shown, &text, problems);
         references::check_source(&shown, &text, problems);
+        switches::check(&shown, &text, problems);
         if let Some(lines) = size::lines_before_tests(&shown, &text) {
             sizes.push((shown, lines));
         }

@@ -12,6 +12,9 @@ pub enum Error {
     /// A parameter named something we do not have.
     #[error("{0}")]
     InvalidParams(String),
+    /// A frame was longer than [`crate::MAX_FRAME_BYTES`], so it was not read.
+    #[error("the frame is {bytes} bytes, over the limit of {limit}; it was not read")]
+    FrameTooLarge { bytes: u64, limit: u64 },
     /// The connection failed.
     #[error("connection: {0}")]
     Connection(String),
@@ -25,6 +28,7 @@ impl Error {
             Error::Host(_) | Error::Connection(_) => ErrorCode::INTERNAL_ERROR,
             Error::UnknownSession(_) => ErrorCode::RESOURCE_NOT_FOUND,
             Error::InvalidParams(_) => ErrorCode::INVALID_PARAMS,
+            Error::FrameTooLarge { .. } => ErrorCode::INVALID_REQUEST,
         };
         agent_client_protocol::Error::new(code, self.to_string())
     }

@@ -9,6 +9,7 @@
 mod approver;
 mod error;
 mod files;
+mod frames;
 mod host;
 mod modes;
 mod replay;
@@ -19,6 +20,7 @@ mod updates;
 pub use approver::AcpApprover;
 pub use error::Error;
 pub use files::ClientFiles;
+pub use frames::{MAX_FRAME_BYTES, read_frame};
 pub use host::{ClientMcpServer, Host, HostSession, Listed, Open, Opening};
 pub use modes::{mode_from_id, mode_id};
 pub use server::{Frames, serve};

@@ -11,7 +11,7 @@ use std::{
 };
 
 use agent_client_protocol::{
-    Agent, Client,
+    Agent, Client, JsonRpcMessage, UntypedMessage,
     schema::ProtocolVersion,
     v1::{
         ConnectionTo, Responder,
@@ -29,7 +29,9 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use crate::{
-    AcpApprover, ClientFiles, ClientMcpServer, Error, Host, Open, Opening, replay,
+    AcpApprover, ClientFiles, ClientMcpServer, Error, Host, Open, Opening,
+    frames::{TOO_LARGE_METHOD, TooLarge},
+    replay,
     session::{self, Command, Handle},
 };
 
@@ -52,11 +54,26 @@ pub async fn serve(host: Arc<dyn Host>, frames: Frames) -> Result<(), Error> {
     let client_fs = Arc::new(AtomicBool::new(false));
     let on_request = {
         let (host, sessions) = (host.clone(), sessions.clone());
-        async move |request: ClientRequest,
+        // Requests are parsed here rather than by the SDK, so one it cannot parse (an unknown
+        // method, bad parameters) is answered with its error by us: the SDK would drop the
+        // responder and log a spurious internal error for it.
+        async move |message: UntypedMessage,
                     responder: Responder<serde_json::Value>,
                     connection: ConnectionTo<Client>| {
-            let state = State { host: &host, sessions: &sessions, client_fs: &client_fs };
-            dispatch(&state, request, responder, connection);
+            match ClientRequest::parse_message(&message.method, &message.params) {
+                Ok(request) => {
+                    let state = State { host: &host, sessions: &sessions, client_fs: &client_fs };
+                    dispatch(&state, request, responder, connection);
+                }
+                Err(err) => {
+                    let err = if err.code == agent_client_protocol::ErrorCode::METHOD_NOT_FOUND {
+                        unsupported(&message.method)
+                    } else {
+                        err
+                    };
+                    let _ = responder.respond_with_error(err);
+                }
+            }
             Ok(())
         }
     };
@@ -151,15 +168,18 @@ fn dispatch(
             respond(responder, listed)
         }
         ClientRequest::CloseSessionRequest(request) => {
-            match lock(sessions).remove(&*request.session_id.0) {
-                // The session closes in its task, after its prompt has stopped.
-                Some(handle) => drop(handle.close()),
-                None => {
-                    let error = Error::UnknownSession(request.session_id.0.to_string());
-                    return respond::<()>(responder, Err(error));
-                }
-            }
-            respond(responder, Ok(CloseSessionResponse::new()))
+            let Some(handle) = lock(sessions).remove(&*request.session_id.0) else {
+                let error = Error::UnknownSession(request.session_id.0.to_string());
+                return respond::<()>(responder, Err(error));
+            };
+            // The session closes in its task, after its prompt has stopped; the answer waits
+            // for it, so a client that has it knows that nothing the session started still
+            // runs (its commands and background jobs are gone).
+            let closing = handle.close();
+            tokio::spawn(async move {
+                let _ = closing.await;
+                respond(responder, Ok(CloseSessionResponse::new()));
+            });
         }
         ClientRequest::PromptRequest(request) => {
             let id = request.session_id.0.to_string();
@@ -183,13 +203,23 @@ fn dispatch(
                 responder,
             })
         }
+        // The stand-in for a request too long to read (`frames`).
+        ClientRequest::ExtMethodRequest(request) if request.method.as_ref() == TOO_LARGE_METHOD => {
+            let TooLarge { bytes, limit } =
+                serde_json::from_str(request.params.get()).unwrap_or_default();
+            respond::<()>(responder, Err(Error::FrameTooLarge { bytes, limit }));
+        }
         other => {
             // Parsed, but nothing we advertise: `session/delete`, `logout`, extension methods.
-            let error = agent_client_protocol::Error::method_not_found()
-                .data(serde_json::Value::String(format!("{} is not supported", other.method())));
-            let _ = responder.respond_with_error(error);
+            let _ = responder.respond_with_error(unsupported(other.method()));
         }
     }
+}
+
+/// The error for a method this agent does not serve.
+fn unsupported(method: &str) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::method_not_found()
+        .data(serde_json::Value::String(format!("{method} is not supported")))
 }
 
 /// What this agent can do, and nothing it cannot.

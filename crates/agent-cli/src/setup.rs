@@ -82,6 +82,9 @@ pub(crate) struct Session {
     pub(crate) waiting: Waiting,
     /// How often that is said (`[limits] model_waiting_notice_secs`); `None` never.
     pub(crate) waiting_notice: Option<Duration>,
+    /// The session's MCP servers, stopped when a front end that outlives the session closes
+    /// it (`agent acp`).
+    mcp: Option<Arc<agent_mcp::McpTools>>,
 }
 
 /// A `SessionStart` hook ended the session before it began, with its reason.
@@ -170,14 +173,14 @@ pub(crate) fn open(
         let _inside = runtime.enter();
         settings.session_mcp_tools(Some(log.dir().to_path_buf()), launch.trust, mcp_approver)?
     };
-    if let Some(mcp) = mcp {
+    if let Some(mcp) = &mcp {
         // Servers marked `required` are the exception: the session starts only with them.
         // The failure itself was already reported, with the server's stderr.
         if runtime.block_on(mcp.wait_required()).is_err() {
             eprintln!("agent: a required MCP server did not start, so the session cannot begin");
             return Ok(Err(ExitCode::from(2)));
         }
-        builder = builder.late_tools(mcp);
+        builder = builder.late_tools(mcp.clone());
     }
     let replay = launch.replay.as_deref();
     let (builder, organizer) =
@@ -217,10 +220,21 @@ pub(crate) fn open(
         runtime: runtime.handle().clone(),
         waiting_notice: settings.waiting_notice(),
         waiting,
+        mcp,
     }))
 }
 
 impl Session {
+    /// Stops the session's MCP servers: a stdio server's process group is killed. For a front
+    /// end that outlives its sessions (`agent acp`'s `session/close`); the others end with the
+    /// process. A call after this would start the server again.
+    pub(crate) async fn stop_mcp(&self) {
+        let Some(mcp) = &self.mcp else { return };
+        for server in mcp.session().servers() {
+            server.connection_lost("the session was closed").await;
+        }
+    }
+
     /// Runs one prompt to its end, showing events through `show` and logging every item and
     /// event. Ctrl-C cancels this prompt's turn and tools (the caller's session goes on).
     pub(crate) async fn prompt(

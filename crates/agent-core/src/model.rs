@@ -102,6 +102,9 @@ pub enum ModelEvent {
     Completed {
         /// The provider's response id, usable as a [`Continuation`].
         response_id: Option<String>,
+        /// The model the server says answered (the response's `model`), which may name a
+        /// dated version of the one requested (`gpt-4o` answered by `gpt-4o-2024-08-06`).
+        model: Option<String>,
         /// Why it ended.
         stop: StopReason,
     },

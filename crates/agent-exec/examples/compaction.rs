@@ -30,7 +30,11 @@ impl ModelClient for Summarizer {
     ) -> BoxFuture<'a, Result<ModelStream<'a>, ModelError>> {
         let events = vec![
             Ok(ModelEvent::Message(Message::assistant("The user wants the tests fixed."))),
-            Ok(ModelEvent::Completed { response_id: None, stop: StopReason::Completed }),
+            Ok(ModelEvent::Completed {
+                response_id: None,
+                model: None,
+                stop: StopReason::Completed,
+            }),
         ];
         Box::pin(async move {
             let stream: ModelStream<'a> = Box::pin(futures_util::stream::iter(events));

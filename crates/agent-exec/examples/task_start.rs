@@ -39,7 +39,11 @@ impl ModelClient for Stamp {
         }
         let events = vec![
             Ok(ModelEvent::Message(Message::assistant("done"))),
-            Ok(ModelEvent::Completed { response_id: None, stop: StopReason::Completed }),
+            Ok(ModelEvent::Completed {
+                response_id: None,
+                model: None,
+                stop: StopReason::Completed,
+            }),
         ];
         Box::pin(async move { Ok(Box::pin(futures_util::stream::iter(events)) as ModelStream<'a>) })
     }

@@ -80,10 +80,10 @@ pub(crate) fn guard<'a>(first: ModelStream<'a>, resend: Resend<'a>) -> ModelStre
                     state.held.push(event);
                 }
                 ModelEvent::Reasoning(_) => state.held.push(event),
-                ModelEvent::Completed { response_id, stop } => {
+                ModelEvent::Completed { response_id, model, stop } => {
                     if state.answered {
                         state.queue.extend(state.held.drain(..));
-                        state.queue.push_back(ModelEvent::Completed { response_id, stop });
+                        state.queue.push_back(ModelEvent::Completed { response_id, model, stop });
                         state.done = true;
                         continue;
                     }
@@ -154,7 +154,11 @@ mod tests {
     }
 
     fn completed(id: &str) -> ModelEvent {
-        ModelEvent::Completed { response_id: Some(id.into()), stop: StopReason::Completed }
+        ModelEvent::Completed {
+            response_id: Some(id.into()),
+            model: None,
+            stop: StopReason::Completed,
+        }
     }
 
     fn usage(input_tokens: u64) -> ModelEvent {

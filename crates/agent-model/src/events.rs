@@ -102,3 +102,12 @@ where
 pub(crate) fn ready<'a>(events: VecDeque<ModelEvent>) -> ModelStream<'a> {
     Box::pin(futures_util::stream::iter(events.into_iter().map(Ok)))
 }
+
+/// The longest model name kept from a response: a real one is a few dozen bytes, and it ends up
+/// in a telemetry attribute, so a server cannot make that attribute large.
+const MAX_MODEL_NAME: usize = 256;
+
+/// The model a response names, when it names one of sensible length.
+pub(crate) fn served_model(name: Option<String>) -> Option<String> {
+    name.filter(|name| !name.is_empty() && name.len() <= MAX_MODEL_NAME)
+}

@@ -123,7 +123,11 @@ fn turn_events(turn: Vec<Item>) -> Vec<ModelEvent> {
             Item::ToolOutput(_) => {}
         }
     }
-    events.push(ModelEvent::Completed { response_id: None, stop: StopReason::Completed });
+    events.push(ModelEvent::Completed {
+        response_id: None,
+        model: None,
+        stop: StopReason::Completed,
+    });
     events
 }
 

@@ -177,7 +177,9 @@ async fn serve(stream: TcpStream, state: Arc<Mutex<State>>) {
     if turn.delay_ms > 0 {
         tokio::time::sleep(Duration::from_millis(turn.delay_ms)).await;
     }
-    let ids = Ids { n, model: body["model"].as_str().unwrap_or("scripted").to_owned() };
+    let requested = body["model"].as_str().unwrap_or("scripted");
+    let model = turn.quirks.served_model.as_deref().unwrap_or(requested).to_owned();
+    let ids = Ids { n, model };
     let streaming = body["stream"] == Value::Bool(true);
     let _ = play(stream, api, streaming, &turn, &ids).await;
 }

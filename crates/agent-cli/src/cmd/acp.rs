@@ -3,7 +3,7 @@
 //! module builds its sessions exactly as `exec` and the REPL do (docs/acp.md).
 
 use std::{
-    io::{BufRead, Write},
+    io::Write,
     path::PathBuf,
     process::ExitCode,
     sync::Arc,
@@ -53,13 +53,22 @@ fn protect_stdout() -> anyhow::Result<std::fs::File> {
     Ok(std::fs::File::from(protocol))
 }
 
-/// The client's lines, read on a thread of their own (stdin blocks).
+/// How many frames read ahead of the connection may wait for it: with each under
+/// [`agent_acp::MAX_FRAME_BYTES`], a client that writes faster than it is served holds a
+/// bounded amount of memory.
+const FRAMES_AHEAD: usize = 4;
+
+/// The client's lines, read on a thread of their own (stdin blocks), each held to
+/// [`agent_acp::MAX_FRAME_BYTES`] (a longer one is read without being kept).
 fn stdin_lines() -> impl futures_util::Stream<Item = std::io::Result<String>> + Send {
-    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    let (sender, receiver) = tokio::sync::mpsc::channel(FRAMES_AHEAD);
     std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines() {
-            let failed = line.is_err();
-            if sender.send(line).is_err() || failed {
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            let frame = agent_acp::read_frame(&mut stdin).transpose();
+            let Some(frame) = frame else { break };
+            let failed = frame.is_err();
+            if sender.blocking_send(frame).is_err() || failed {
                 break;
             }
         }
@@ -170,6 +179,7 @@ fn open_session(
     };
     // The client's file system, when it offers one, is where the file tools read and write.
     session.agent.set_file_system(files);
+    #[cfg(debug_assertions)]
     if std::env::var_os(PANIC_TOOL_VAR).is_some() {
         let tool = agent_core::Typed::new(PanicTool).map_err(|err| Error::Host(err.to_string()))?;
         let registry = session.agent.executor_mut().registry_mut();
@@ -182,9 +192,11 @@ fn open_session(
     Ok(AcpSession(session))
 }
 
-/// A client's MCP server as our configuration names one.
+/// A client's MCP server as our configuration names one. It is `required`: the editor chose it
+/// for this session, so the session opens with its tools in the first request, or fails naming
+/// it, rather than starting without them (docs/acp.md).
 fn mcp_config(server: ClientMcpServer) -> (String, agent_mcp::ServerConfig) {
-    match server {
+    let (name, mut config) = match server {
         ClientMcpServer::Stdio { name, command, args, env } => {
             let mut config =
                 agent_mcp::ServerConfig::stdio(command.to_string_lossy().into_owned(), args);
@@ -196,7 +208,9 @@ fn mcp_config(server: ClientMcpServer) -> (String, agent_mcp::ServerConfig) {
             config.http_headers = headers.into_iter().collect();
             (name, config)
         }
-    }
+    };
+    config.required = true;
+    (name, config)
 }
 
 /// A session's first prompt, on one line and shortened, as its title.
@@ -286,22 +300,30 @@ impl HostSession for AcpSession {
         Box::pin(async move {
             let _ = self.0.end_jobs(agent_exec::jobs::EndPolicy::Kill).await;
             self.0.end("exit").await;
+            // The process lives on to serve other sessions: nothing of this one may.
+            self.0.stop_mcp().await;
         })
     }
 }
 
 /// Set, it adds a tool that writes to stdout and then panics (`panic_now`): the suite's proof
-/// that neither a stray print nor a panic reaches the protocol's stream. Nothing else sets it.
-const PANIC_TOOL_VAR: &str = "AGENT_ACP_PANIC_TOOL";
+/// that neither a stray print nor a panic reaches the protocol's stream. Nothing else sets it,
+/// and only debug builds (the ones tests run) have it: tidy's `switches.rs` keeps every
+/// `AGENT_TEST_` switch out of release builds.
+#[cfg(debug_assertions)]
+const PANIC_TOOL_VAR: &str = "AGENT_TEST_ACP_PANIC_TOOL";
 
 /// The tool [`PANIC_TOOL_VAR`] adds.
+#[cfg(debug_assertions)]
 #[derive(Debug, Clone, Copy)]
 struct PanicTool;
 
 /// It takes nothing.
+#[cfg(debug_assertions)]
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct PanicInput {}
 
+#[cfg(debug_assertions)]
 impl agent_core::TypedTool for PanicTool {
     type Input = PanicInput;
     const NAME: &'static str = "panic_now";

@@ -40,6 +40,27 @@ const answers = {
   "edit-reject": "reject",
   "edit-fs": "allow-once",
 };
+// Live processes (not zombies) whose command line holds `marker`, from /proc.
+const running = (pid) => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
+    const state = stat.slice(stat.lastIndexOf(") ") + 2).split(" ")[0];
+    return state !== "Z" && state !== "X";
+  } catch {
+    return false;
+  }
+};
+const processesWith = (marker) =>
+  fs.readdirSync("/proc").filter((pid) => {
+    if (!/^\d+$/.test(pid)) return false;
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").includes(marker) && running(pid);
+    } catch {
+      return false;
+    }
+  });
+// The command `cancel-bash` runs is named with this marker (`exec -a`).
+const marker = process.env.ACP_TEST_MARKER;
 // In `edit-fs` the editor holds an unsaved buffer of every file, which differs from the disk.
 const buffer = "hello from the buffer\n";
 let cancelled = false;
@@ -112,7 +133,8 @@ const summary = await app.connectWith(stream, async (agent) => {
   });
   if (scenario === "cancel-bash" || scenario === "cancel-permission") {
     if (scenario === "cancel-bash") {
-      await until("the command to start", () => fs.existsSync(`${workspace}/started`));
+      await until("the command to start", () => processesWith(marker).length > 0);
+      out.before = processesWith(marker);
     } else {
       await until("the permission request", () => log.permissions.length > 0);
     }
@@ -124,6 +146,12 @@ const summary = await app.connectWith(stream, async (agent) => {
     out.prompt = await prompt;
   } catch (error) {
     out.promptError = { code: error.code, message: error.message, data: error.data };
+  }
+  if (scenario === "cancel-bash") {
+    // The agent still runs (its stdin is open, the session too): the cancel itself must have
+    // ended the command, not the agent's exit. (The wait covers the kill's delivery.)
+    await until("the cancelled command to end", () => processesWith(marker).length === 0);
+    out.after = { pids: processesWith(marker), agentRunning: running(child.pid) };
   }
   return out;
 });

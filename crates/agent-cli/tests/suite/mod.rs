@@ -1,6 +1,8 @@
 //! Test modules and the helpers they share: running the binary and a scripted model server.
 
 mod acp;
+mod acp_frames;
+mod acp_methods;
 mod agents;
 mod agents_list;
 mod agents_mcp;

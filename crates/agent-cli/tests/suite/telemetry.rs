@@ -9,13 +9,16 @@ use std::{
     time::{Duration, Instant},
 };
 
-use agent_model::scripted::{Fault, Script, ScriptedCall, ScriptedServer, Turn};
+use agent_model::scripted::{Fault, Quirks, Script, ScriptedCall, ScriptedServer, Turn};
 use serde_json::{Value, json};
 
 use crate::suite::{Running, command, stderr, stdout};
 
 const MARKER: &str = "zebra-marker-4417";
 const SECRET: &str = "sk-test-secret-9Qx7";
+/// The model the scripted server says answered, unlike the `test-model` requested, as OpenAI
+/// answers `gpt-4o` with a dated version.
+const SERVED: &str = "test-model-2026-12-01";
 
 /// The receiver, killed when dropped; `out` is the JSON-lines file it appends to.
 struct Receiver {
@@ -101,8 +104,9 @@ fn attributes(list: &Value) -> Value {
 
 /// The scripted conversation: one turn with an allowed read and a write that exec's dont-ask
 /// mode denies, then the answer; the marker is in the prompt, the arguments, the file read and
-/// the answer.
+/// the answer. The server names [`SERVED`] as the model that answered.
 fn two_turns() -> Vec<Turn> {
+    let served = Quirks { served_model: Some(SERVED.to_owned()), ..Quirks::default() };
     vec![
         Turn::tool_calls([
             ScriptedCall::new("call_read", "read_file", json!({"path": "notes.txt"})),
@@ -111,8 +115,9 @@ fn two_turns() -> Vec<Turn> {
                 "write_file",
                 json!({"path": "out.txt", "content": format!("{MARKER} written")}),
             ),
-        ]),
-        Turn::text(format!("Done: {MARKER}.")),
+        ])
+        .with_quirks(served.clone()),
+        Turn::text(format!("Done: {MARKER}.")).with_quirks(served),
     ]
 }
 
@@ -194,6 +199,8 @@ async fn a_two_turn_exec_is_one_parented_trace_with_chat_and_tool_spans_and_metr
         assert_eq!(chat["kind"], "SPAN_KIND_CLIENT");
         assert_eq!(chat["parentSpanId"], prompt[0]["spanId"]);
         assert_eq!(chat["attrs"]["gen_ai.request.model"], "test-model");
+        // The model the server says answered, not the one asked for.
+        assert_eq!(chat["attrs"]["gen_ai.response.model"], SERVED, "{chat:#?}");
         assert_eq!(chat["attrs"]["server.address"], "127.0.0.1");
         assert!(chat["attrs"]["gen_ai.usage.input_tokens"].as_i64().unwrap() > 0, "{chat:#?}");
         assert!(chat["attrs"]["gen_ai.usage.output_tokens"].as_i64().unwrap() > 0, "{chat:#?}");

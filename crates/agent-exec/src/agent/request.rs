@@ -73,6 +73,7 @@ pub(super) async fn model_turn(
             usage: r.usage.as_ref(),
             stop: r.stop.as_ref(),
             response_id: r.response_id.as_deref(),
+            model: r.model.as_deref(),
         });
         chat.finish(executor.otel(), answered);
         if let (Err(err), Some(window)) = (&response, window.as_mut())
@@ -104,6 +105,8 @@ pub(super) struct Response {
     pub(super) items: Vec<Item>,
     pub(super) text: String,
     pub(super) response_id: Option<String>,
+    /// The model the server says answered, for telemetry.
+    pub(super) model: Option<String>,
     pub(super) usage: Option<Usage>,
     /// Why the response ended, for telemetry.
     pub(super) stop: Option<agent_core::StopReason>,
@@ -119,6 +122,7 @@ async fn read_response(
         items: Vec::new(),
         text: String::new(),
         response_id: None,
+        model: None,
         usage: None,
         stop: None,
     };
@@ -139,8 +143,9 @@ async fn read_response(
                 response.usage = Some(usage);
                 on_event(AgentEvent::Usage { usage });
             }
-            ModelEvent::Completed { response_id, stop } => {
+            ModelEvent::Completed { response_id, model, stop } => {
                 response.response_id = response_id;
+                response.model = model;
                 response.stop = Some(stop);
                 return Ok(response);
             }

@@ -111,7 +111,11 @@ fn answer(text: &str) -> Result<ModelEvent, ModelError> {
 }
 
 fn done(id: &str) -> Result<ModelEvent, ModelError> {
-    Ok(ModelEvent::Completed { response_id: Some(id.to_owned()), stop: StopReason::Completed })
+    Ok(ModelEvent::Completed {
+        response_id: Some(id.to_owned()),
+        model: None,
+        stop: StopReason::Completed,
+    })
 }
 
 struct Run {

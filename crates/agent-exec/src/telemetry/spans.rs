@@ -254,9 +254,12 @@ impl ChatSpan {
     pub(crate) fn finish(mut self, otel: &Otel, result: Result<Answered<'_>, &ModelError>) {
         let span = self.cx.span();
         match result {
-            Ok(Answered { usage, stop, response_id }) => {
+            Ok(Answered { usage, stop, response_id, model }) => {
                 if let Some(id) = response_id {
                     span.set_attribute(KeyValue::new("gen_ai.response.id", id.to_owned()));
+                }
+                if let Some(model) = model {
+                    span.set_attribute(KeyValue::new("gen_ai.response.model", model.to_owned()));
                 }
                 if let Some(stop) = stop {
                     let reason = finish_reason(stop);
@@ -287,6 +290,8 @@ pub(crate) struct Answered<'a> {
     pub(crate) usage: Option<&'a Usage>,
     pub(crate) stop: Option<&'a StopReason>,
     pub(crate) response_id: Option<&'a str>,
+    /// The model the server says answered (`gen_ai.response.model`).
+    pub(crate) model: Option<&'a str>,
 }
 
 /// The span of one tool call; none when no tracer records it.

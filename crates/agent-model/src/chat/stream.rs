@@ -42,6 +42,7 @@ struct PartialCall {
 pub(crate) struct ChatAccumulator {
     shared: Arc<Shared>,
     response_id: Option<String>,
+    model: Option<String>,
     text: String,
     reasoning: String,
     calls: Vec<PartialCall>,
@@ -54,6 +55,7 @@ impl ChatAccumulator {
         Self {
             shared,
             response_id: None,
+            model: None,
             text: String::new(),
             reasoning: String::new(),
             calls: Vec::new(),
@@ -164,6 +166,9 @@ impl Accumulator for ChatAccumulator {
         if self.response_id.is_none() {
             self.response_id = chunk.id.filter(|id| !id.is_empty());
         }
+        if self.model.is_none() {
+            self.model = crate::events::served_model(chunk.model);
+        }
         if let Some(usage) = chunk.usage {
             self.usage = Some(Usage {
                 input_tokens: usage.prompt_tokens,
@@ -228,7 +233,11 @@ impl Accumulator for ChatAccumulator {
             "content_filter" => StopReason::ContentFilter,
             other => StopReason::Other(other.to_owned()),
         };
-        out.push_back(ModelEvent::Completed { response_id: self.response_id.take(), stop });
+        out.push_back(ModelEvent::Completed {
+            response_id: self.response_id.take(),
+            model: self.model.take(),
+            stop,
+        });
         Ok(())
     }
 

@@ -310,6 +310,9 @@ fn tool_choice(choice: &ToolChoice, tools: &[ToolSpec], custom: bool) -> Value {
 pub(crate) struct ChatResponse {
     #[serde(default, deserialize_with = "lenient::string")]
     pub(crate) id: Option<String>,
+    /// The model that answered, as the server names it.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) model: Option<String>,
     #[serde(default, deserialize_with = "lenient::nullable")]
     pub(crate) choices: Vec<Choice>,
     #[serde(default)]

@@ -42,6 +42,7 @@ struct Whole {
 #[derive(Debug, Default)]
 pub(crate) struct ResponsesAccumulator {
     response_id: Option<String>,
+    model: Option<String>,
     calls: Vec<PartialCall>,
     /// Keys of the output items already emitted (item id, else call id, else `#index`).
     emitted: HashSet<String>,
@@ -231,6 +232,9 @@ impl ResponsesAccumulator {
         if response.id.is_some() {
             self.response_id = response.id;
         }
+        if let Some(model) = crate::events::served_model(response.model) {
+            self.model = Some(model);
+        }
         for (index, item) in response.output.into_iter().enumerate() {
             self.emit(item, Some(index as u64), out);
         }
@@ -265,7 +269,11 @@ impl ResponsesAccumulator {
             ("incomplete", other) => StopReason::Other(other.unwrap_or("incomplete").to_owned()),
             _ => StopReason::Completed,
         };
-        out.push_back(ModelEvent::Completed { response_id: self.response_id.take(), stop });
+        out.push_back(ModelEvent::Completed {
+            response_id: self.response_id.take(),
+            model: self.model.take(),
+            stop,
+        });
         self.complete = true;
         Ok(())
     }
@@ -290,8 +298,13 @@ impl Accumulator for ResponsesAccumulator {
         };
         match kind {
             "response.created" | "response.in_progress" => {
-                if let Some(id) = event.response.and_then(|response| response.id) {
-                    self.response_id = Some(id);
+                if let Some(response) = event.response {
+                    if let Some(id) = response.id {
+                        self.response_id = Some(id);
+                    }
+                    if let Some(model) = crate::events::served_model(response.model) {
+                        self.model = Some(model);
+                    }
                 }
             }
             "response.output_item.added" => {
@@ -394,7 +407,7 @@ mod tests {
     }
 
     fn completed(stop: StopReason) -> ModelEvent {
-        ModelEvent::Completed { response_id: Some("resp_1".into()), stop }
+        ModelEvent::Completed { response_id: Some("resp_1".into()), model: None, stop }
     }
 
     fn read_call(arguments: &str) -> ModelEvent {

@@ -241,6 +241,9 @@ fn tool_choice(choice: &ToolChoice, tools: &[ToolSpec], custom: bool) -> Value {
 pub(crate) struct ResponseBody {
     #[serde(default, deserialize_with = "lenient::string")]
     pub(crate) id: Option<String>,
+    /// The model that answered, as the server names it.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub(crate) model: Option<String>,
     #[serde(default, deserialize_with = "lenient::string")]
     pub(crate) status: Option<String>,
     #[serde(default, deserialize_with = "items")]

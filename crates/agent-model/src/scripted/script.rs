@@ -274,6 +274,10 @@ pub struct Quirks {
     pub reasoning_field: bool,
     /// Characters per streamed fragment (0 means 8).
     pub fragment_chars: usize,
+    /// Name this model as the one that answered instead of the one requested, as OpenAI answers
+    /// `gpt-4o` with `gpt-4o-2024-08-06`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub served_model: Option<String>,
 }
 
 impl Quirks {

@@ -15,7 +15,11 @@ async fn check(turn: Turn, expect: Vec<ModelEvent>) {
         let events = run(client.as_ref(), &[user("go")], None).await.unwrap();
         assert_eq!(items(&events), expect, "{api:?} stream={stream}");
         match events.last() {
-            Some(ModelEvent::Completed { stop: StopReason::Completed, response_id: Some(_) }) => {}
+            Some(ModelEvent::Completed {
+                stop: StopReason::Completed,
+                response_id: Some(_),
+                model: Some(_),
+            }) => {}
             other => panic!("{api:?} stream={stream}: last event {other:?}"),
         }
         assert!(
