@@ -37,7 +37,11 @@ fn script() -> Script {
 fn wait_for_file(path: &Path, text: &str, screen: &Screen) {
     let start = Instant::now();
     while std::fs::read_to_string(path).ok().as_deref() != Some(text) {
-        assert!(start.elapsed() < DEADLINE, "no {path:?} after {DEADLINE:?}:\n{}", screen.contents());
+        assert!(
+            start.elapsed() < DEADLINE,
+            "no {path:?} after {DEADLINE:?}:\n{}",
+            screen.contents()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
