@@ -48,6 +48,7 @@ mod terminal;
 mod token_budget;
 mod tools;
 mod undo;
+mod undo_late;
 mod view_image;
 
 use std::{
