@@ -44,7 +44,10 @@ async fn two_prompts_make_two_checkpoints_and_undo_takes_back_the_second_alone()
     assert_eq!(read("a.txt").as_deref(), Some("second\n"));
     assert_eq!(read("b.txt").as_deref(), Some("new\n"));
 
-    let list = agent(&ws, &["undo", "--list"]);
+    // The list names the session, so that it shows what the store holds even where a plain
+    // `agent undo` would not find the session (no prompt ever began a turn in it).
+    let id = summary["results"][1]["sessionId"].as_str().unwrap().to_owned();
+    let list = agent(&ws, &["undo", "--session", &id, "--list"]);
     assert_eq!(list.status.code(), Some(0), "{}", stderr(&list));
     let listed = stdout(&list);
     let checkpoints: Vec<&str> = listed.lines().filter(|line| line.contains(" turn ")).collect();
@@ -52,6 +55,7 @@ async fn two_prompts_make_two_checkpoints_and_undo_takes_back_the_second_alone()
     assert!(checkpoints[0].contains("turn 1 \"write a\": 1 path(s)"), "{listed}");
     assert!(checkpoints[1].contains("turn 2 \"rewrite a and write b\": 2 path(s)"), "{listed}");
 
+    // The command an editor's user runs: the latest session with checkpoints of the workspace.
     let undo = agent(&ws, &["undo"]);
     assert_eq!(undo.status.code(), Some(0), "{}{}", stdout(&undo), stderr(&undo));
     assert_eq!(read("a.txt").as_deref(), Some("first\n"), "{}", stdout(&undo));
