@@ -242,13 +242,6 @@ impl Session {
         prompt: String,
         show: &mut (dyn FnMut(&AgentEvent) + Send),
     ) -> anyhow::Result<Finish> {
-        if let Some(checkpoints) = self.agent.executor().checkpoints() {
-            // Where this prompt's transcript begins, so a fork after the previous turn cuts here.
-            let offset = std::fs::metadata(self.log.transcript().path()).map_or(0, |m| m.len());
-            if let Err(err) = checkpoints.begin_turn(offset, &prompt) {
-                eprintln!("agent: warning: checkpoints: {err}");
-            }
-        }
         let cancel = CancellationToken::new();
         let listener = tokio::spawn(cancel_on_ctrl_c(cancel.clone())?);
         let finish = self.prompt_until(prompt, &cancel, show).await;
@@ -257,13 +250,21 @@ impl Session {
     }
 
     /// Runs one prompt to its end or until `cancel` is cancelled (an editor's `session/cancel`),
-    /// showing and logging every event as [`Session::prompt`] does.
+    /// showing and logging every event as [`Session::prompt`] does. Every front end's prompt
+    /// passes here, so each one begins a checkpoint turn of its own (docs/checkpoints.md).
     pub(crate) async fn prompt_until(
         &mut self,
         prompt: String,
         cancel: &CancellationToken,
         show: &mut (dyn FnMut(&AgentEvent) + Send),
     ) -> anyhow::Result<Finish> {
+        if let Some(checkpoints) = self.agent.executor().checkpoints() {
+            // Where this prompt's transcript begins, so a fork after the previous turn cuts here.
+            let offset = std::fs::metadata(self.log.transcript().path()).map_or(0, |m| m.len());
+            if let Err(err) = checkpoints.begin_turn(offset, &prompt) {
+                eprintln!("agent: warning: checkpoints: {err}");
+            }
+        }
         let log = &mut self.log;
         let log_failed = &mut self.log_failed;
         let on_event = |event: AgentEvent| {

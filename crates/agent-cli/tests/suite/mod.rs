@@ -3,6 +3,7 @@
 mod acp;
 mod acp_frames;
 mod acp_methods;
+mod acp_turns;
 mod agents;
 mod agents_list;
 mod agents_mcp;
