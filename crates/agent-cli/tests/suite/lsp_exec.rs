@@ -117,6 +117,21 @@ async fn each_change_brings_its_own_new_error_and_never_a_fixed_one() {
         ScriptedCall::new("c4", "diagnostics", json!({"path": "a.py"})),
     ];
     let bodies = run(dir.path(), &config, "chat", calls).await;
+    check_two_edits(&bodies);
+    let third = answer(&bodies[4], "c3");
+    check(
+        report(&third),
+        &["This command introduced 1 error in a.py (pyright-langserver)", THIRD, "fixed 1 error"],
+        &[FIRST, SECOND, OLD],
+    );
+    // The whole list now: the old error and the command's, nothing that was fixed.
+    let listed = answer(&bodies[5], "c4");
+    check(&listed, &["(2 errors) in 1 file:", "a.py:", OLD, THIRD], &[FIRST, SECOND]);
+}
+
+/// The first two edits' answers (calls `c1` and `c2`, answered in the third and fourth requests):
+/// each reports its own new error, the second also the one it fixed, and neither the old error.
+fn check_two_edits(bodies: &[Value]) {
     let first = answer(&bodies[2], "c1");
     check(
         report(&first),
@@ -129,15 +144,6 @@ async fn each_change_brings_its_own_new_error_and_never_a_fixed_one() {
         &["This edit introduced 1 error", SECOND, "It fixed 1 error."],
         &[FIRST, OLD],
     );
-    let third = answer(&bodies[4], "c3");
-    check(
-        report(&third),
-        &["This command introduced 1 error in a.py (pyright-langserver)", THIRD, "fixed 1 error"],
-        &[FIRST, SECOND, OLD],
-    );
-    // The whole list now: the old error and the command's, nothing that was fixed.
-    let listed = answer(&bodies[5], "c4");
-    check(&listed, &["(2 errors) in 1 file:", "a.py:", OLD, THIRD], &[FIRST, SECOND]);
 }
 
 /// The same through `apply_patch`, the edit tool of the GPT-5 family, on the Responses API.
@@ -155,18 +161,7 @@ async fn apply_patch_brings_its_own_new_error_and_never_a_fixed_one() {
         patch("c2", "@@\n-z: int = \"text\"\n+z: int = 3\n+w: str = 5\n"),
     ];
     let bodies = run(dir.path(), &config, "responses", calls).await;
-    let first = answer(&bodies[2], "c1");
-    check(
-        report(&first),
-        &["This edit introduced 1 error in a.py (pyright-langserver)", FIRST],
-        &[OLD],
-    );
-    let second = answer(&bodies[3], "c2");
-    check(
-        report(&second),
-        &["This edit introduced 1 error", SECOND, "It fixed 1 error."],
-        &[FIRST, OLD],
-    );
+    check_two_edits(&bodies);
 }
 
 /// The `diagnostics` tool without a path lists every file the servers checked; a path no server
