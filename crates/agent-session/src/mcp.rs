@@ -12,39 +12,38 @@
 
 use std::{
     collections::BTreeMap,
-    io::{BufRead, IsTerminal, Write},
     path::{Path, PathBuf},
 };
 
 use agent_mcp::ServerConfig;
-use anyhow::{Context, anyhow, bail};
+use crate::error::{Context, bail, invalid};
 use serde_json::{Map, Value};
 
-use crate::{hooks::Trust, session::SessionLog};
+use crate::{Frontend, hooks::Trust, log::SessionLog};
 
 /// How variables are looked up (the process environment, or a test's).
 type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// Where a project keeps its MCP servers, relative to the workspace.
-pub(crate) const PROJECT_MCP: &str = ".mcp.json";
+pub const PROJECT_MCP: &str = ".mcp.json";
 
 /// One server of the project file.
 #[derive(Debug)]
-pub(crate) struct ProjectServer {
-    pub(crate) name: String,
+pub struct ProjectServer {
+    pub name: String,
     /// The definition as the file has it: what an approval is given for.
-    pub(crate) definition: String,
+    pub definition: String,
     /// The server as the client starts it, or why it cannot be started.
-    pub(crate) config: anyhow::Result<ServerConfig>,
-    pub(crate) approved: bool,
+    pub config: crate::Result<ServerConfig>,
+    pub approved: bool,
 }
 
 /// The project's servers, except those a `[mcp_servers]` table of the same name replaces;
 /// empty when the workspace has no `.mcp.json`.
-pub(crate) fn load(
+pub fn load(
     workspace: &Path,
     configured: &BTreeMap<String, ServerConfig>,
-) -> anyhow::Result<Vec<ProjectServer>> {
+) -> crate::Result<Vec<ProjectServer>> {
     load_with(workspace, configured, &Approvals::load()?)
 }
 
@@ -52,7 +51,7 @@ fn load_with(
     workspace: &Path,
     configured: &BTreeMap<String, ServerConfig>,
     approvals: &Approvals,
-) -> anyhow::Result<Vec<ProjectServer>> {
+) -> crate::Result<Vec<ProjectServer>> {
     let path = workspace.join(PROJECT_MCP);
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -64,7 +63,7 @@ fn load_with(
     let servers = match file.get("mcpServers") {
         None => return Ok(Vec::new()),
         Some(Value::Object(servers)) => servers.clone(),
-        Some(_) => anyhow::bail!("{}: `mcpServers` is not an object", path.display()),
+        Some(_) => crate::error::bail!("{}: `mcpServers` is not an object", path.display()),
     };
     let approved = approvals.project(workspace);
     Ok(servers
@@ -82,22 +81,22 @@ fn load_with(
 /// A `.mcp.json` entry as a server table: `{command, args, env}` for stdio (`type` absent or
 /// `"stdio"`), `{type: "http", url, headers}` for streamable HTTP. Claude Code's `${VAR}` and
 /// `${VAR:-default}` are expanded in those values from our environment.
-fn server_config(name: &str, definition: &Value, env: Env<'_>) -> anyhow::Result<ServerConfig> {
-    let text = |key: &str| -> anyhow::Result<Option<String>> {
+fn server_config(name: &str, definition: &Value, env: Env<'_>) -> crate::Result<ServerConfig> {
+    let text = |key: &str| -> crate::Result<Option<String>> {
         match definition.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(text)) => Ok(Some(expand(text, env))),
             Some(_) => bail!("`{key}` is not a string"),
         }
     };
-    let pairs = |key: &str| -> anyhow::Result<BTreeMap<String, String>> {
+    let pairs = |key: &str| -> crate::Result<BTreeMap<String, String>> {
         match definition.get(key) {
             None | Some(Value::Null) => Ok(BTreeMap::new()),
             Some(Value::Object(map)) => map
                 .iter()
                 .map(|(k, v)| match v {
                     Value::String(v) => Ok((k.clone(), expand(v, env))),
-                    _ => Err(anyhow!("`{key}.{k}` is not a string")),
+                    _ => Err(invalid!("`{key}.{k}` is not a string")),
                 })
                 .collect(),
             Some(_) => bail!("`{key}` is not an object"),
@@ -116,7 +115,7 @@ fn server_config(name: &str, definition: &Value, env: Env<'_>) -> anyhow::Result
                             .map(|arg| expand(arg, env))
                             .context("`args` holds a non-string")
                     })
-                    .collect::<anyhow::Result<_>>()?,
+                    .collect::<crate::Result<_>>()?,
                 Some(_) => bail!("`args` is not an array"),
             };
             ServerConfig { env: pairs("env")?, ..ServerConfig::stdio(command, args) }
@@ -164,14 +163,14 @@ fn expand(text: &str, env: Env<'_>) -> String {
 
 /// The approvals file: workspace path → server name → the definition approved.
 #[derive(Debug)]
-pub(crate) struct Approvals {
+pub struct Approvals {
     file: PathBuf,
     known: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl Approvals {
     /// Reads the user's approvals, `approved-mcp.json` beside the `sessions` directory.
-    pub(crate) fn load() -> anyhow::Result<Self> {
+    pub fn load() -> crate::Result<Self> {
         let root = SessionLog::root()?;
         Ok(Self::at(root.parent().unwrap_or(&root).join("approved-mcp.json")))
     }
@@ -194,11 +193,11 @@ impl Approvals {
     }
 
     /// Approves `server`'s present definition for `workspace`, and saves.
-    pub(crate) fn approve(
+    pub fn approve(
         &mut self,
         workspace: &Path,
         servers: &[&ProjectServer],
-    ) -> anyhow::Result<()> {
+    ) -> crate::Result<()> {
         let project = self.known.entry(Self::key(workspace)).or_default();
         for server in servers {
             project.insert(server.name.clone(), server.definition.clone());
@@ -214,7 +213,7 @@ impl Approvals {
 
 /// How a server is started, for the user to judge: its command line or URL, and the names (not
 /// the values) of what it sets.
-pub(crate) fn describe(server: &ProjectServer) -> String {
+pub fn describe(server: &ProjectServer) -> String {
     let definition: Map<String, Value> =
         serde_json::from_str(&server.definition).unwrap_or_default();
     let mut parts = Vec::new();
@@ -242,39 +241,35 @@ pub(crate) fn describe(server: &ProjectServer) -> String {
         }
     }
     // The project's file is not the user's own writing: what it says is shown, never obeyed.
-    crate::terminal::visible_line(&parts.join("; ")).into_owned()
+    crate::visible::visible_line(&parts.join("; ")).into_owned()
 }
 
 /// The project servers that may start in this session: the approved ones, plus, in the REPL,
 /// those the user approves now. Unapproved ones are left out and named on stderr; broken ones
 /// are reported and left out.
-pub(crate) fn startable(
+pub fn startable(
     workspace: &Path,
     configured: &BTreeMap<String, ServerConfig>,
     trust: Trust,
-) -> anyhow::Result<BTreeMap<String, ServerConfig>> {
-    let stdin = std::io::stdin();
-    let mut ask = |waiting: &[&ProjectServer]| -> anyhow::Result<bool> {
-        eprintln!(
-            "agent: {PROJECT_MCP} asks to start these MCP servers on your machine, outside the \
-             sandbox:"
-        );
+    frontend: &dyn Frontend,
+) -> crate::Result<BTreeMap<String, ServerConfig>> {
+    let mut ask = |waiting: &[&ProjectServer]| -> crate::Result<bool> {
+        let mut lines = vec![format!(
+            "{PROJECT_MCP} asks to start these MCP servers on your machine, outside the sandbox:"
+        )];
         for server in waiting {
-            eprintln!("  {}: {}", crate::terminal::visible_line(&server.name), describe(server));
+            let name = crate::visible::visible_line(&server.name);
+            lines.push(format!("  {name}: {}", describe(server)));
         }
-        eprint!("approve them for this project? [y/N] ");
-        let _ = std::io::stderr().flush();
-        let mut answer = String::new();
-        stdin.lock().read_line(&mut answer).context("reading the answer")?;
-        Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+        Ok(frontend.confirm(&lines, "approve them for this project?"))
     };
-    let can_ask = trust == Trust::Ask && std::io::stdin().is_terminal();
+    let can_ask = trust == Trust::Ask && frontend.can_ask();
     let ask: Option<&mut Asker<'_>> = if can_ask { Some(&mut ask) } else { None };
-    select(workspace, configured, &mut Approvals::load()?, ask)
+    select(workspace, configured, &mut Approvals::load()?, ask, frontend)
 }
 
 /// Puts unapproved servers to the user; `true` approves them all.
-type Asker<'a> = dyn FnMut(&[&ProjectServer]) -> anyhow::Result<bool> + 'a;
+type Asker<'a> = dyn FnMut(&[&ProjectServer]) -> crate::Result<bool> + 'a;
 
 /// [`startable`] with the approvals and the question given.
 fn select(
@@ -282,10 +277,11 @@ fn select(
     configured: &BTreeMap<String, ServerConfig>,
     approvals: &mut Approvals,
     ask: Option<&mut Asker<'_>>,
-) -> anyhow::Result<BTreeMap<String, ServerConfig>> {
+    frontend: &dyn Frontend,
+) -> crate::Result<BTreeMap<String, ServerConfig>> {
     // A broken project file must not stop the user's own session: it is reported and skipped.
     let servers = load_with(workspace, configured, approvals).unwrap_or_else(|err| {
-        eprintln!("agent: warning: {err:#}; the project's MCP servers are left out");
+        frontend.say(&format!("warning: {err}; the project's MCP servers are left out"));
         Vec::new()
     });
     let mut startable = BTreeMap::new();
@@ -293,9 +289,9 @@ fn select(
     for server in &servers {
         match &server.config {
             Err(why) => {
-                let name = crate::terminal::visible_line(&server.name);
-                let why = crate::terminal::visible(&why.to_string()).into_owned();
-                eprintln!("agent: {PROJECT_MCP}: server `{name}` is left out: {why}")
+                let name = crate::visible::visible_line(&server.name);
+                let why = crate::visible::visible(&why.to_string()).into_owned();
+                frontend.say(&format!("{PROJECT_MCP}: server `{name}` is left out: {why}"));
             }
             Ok(config) if server.approved => {
                 startable.insert(server.name.clone(), config.clone());
@@ -308,16 +304,16 @@ fn select(
     }
     let names: Vec<String> = waiting.iter().map(|server| format!("`{}`", server.name)).collect();
     let Some(ask) = ask else {
-        eprintln!(
-            "agent: {PROJECT_MCP} defines MCP server(s) {} not approved for this project, so they \
-             do not start; review them with `agent mcp list` and approve them with `agent mcp \
-             approve` (or start `agent` in this workspace)",
+        frontend.say(&format!(
+            "{PROJECT_MCP} defines MCP server(s) {} not approved for this project, so they do not \
+             start; review them with `agent mcp list` and approve them with `agent mcp approve` \
+             (or start `agent` in this workspace)",
             names.join(", ")
-        );
+        ));
         return Ok(startable);
     };
     if !ask(&waiting)? {
-        eprintln!("agent: the project's MCP servers will not start");
+        frontend.say("the project's MCP servers will not start");
         return Ok(startable);
     }
     approvals.approve(workspace, &waiting)?;
@@ -410,7 +406,7 @@ mod tests {
                 asked.set(asked.get() + 1);
                 Ok(answer)
             };
-            let chosen = select(workspace.path(), &BTreeMap::new(), &mut approvals, Some(&mut ask));
+            let chosen = select(workspace.path(), &BTreeMap::new(), &mut approvals, Some(&mut ask), &crate::Silent);
             chosen.unwrap().into_keys().collect()
         };
         write("a");
@@ -424,7 +420,7 @@ mod tests {
         assert_eq!((run(false), asked.get()), (vec![], 3));
         // Never asked (exec): only approved definitions start.
         let mut approvals = Approvals::at(store.path().join("approved-mcp.json"));
-        let chosen = select(workspace.path(), &BTreeMap::new(), &mut approvals, None).unwrap();
+        let chosen = select(workspace.path(), &BTreeMap::new(), &mut approvals, None, &crate::Silent).unwrap();
         assert!(chosen.is_empty());
     }
 }

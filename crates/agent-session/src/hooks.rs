@@ -8,7 +8,6 @@
 
 use std::{
     collections::BTreeMap,
-    io::{BufRead, IsTerminal, Write},
     path::{Path, PathBuf},
     str::FromStr,
     sync::Arc,
@@ -16,20 +15,21 @@ use std::{
 };
 
 use agent_exec::{Hook, HookEvent, Hooks, hooks::HookProblem};
-use anyhow::Context;
+use crate::error::Context;
 use serde::Deserialize;
 
 use crate::{
+    Frontend,
     config::{HookEntry, HookTables},
-    session::SessionLog,
+    log::SessionLog,
 };
 
 /// Where a project keeps its hooks, relative to the workspace.
-pub(crate) const PROJECT_HOOKS: &str = ".agent/hooks.toml";
+pub const PROJECT_HOOKS: &str = ".agent/hooks.toml";
 
 /// Whether untrusted project hooks may be put to the user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Trust {
+pub enum Trust {
     /// Ask on the terminal (the REPL).
     Ask,
     /// Never ask: only hooks trusted before run (`exec`, `tools call`).
@@ -45,7 +45,12 @@ struct ProjectFile {
 }
 
 /// The hooks of a session: the config file's, then the project's if it is trusted.
-pub(crate) fn load(tables: &HookTables, workspace: &Path, trust: Trust) -> anyhow::Result<Hooks> {
+pub fn load(
+    tables: &HookTables,
+    workspace: &Path,
+    trust: Trust,
+    frontend: &Arc<dyn Frontend>,
+) -> crate::Result<Hooks> {
     let mut hooks = build(tables, "the config file")?;
     let path = workspace.join(PROJECT_HOOKS);
     match std::fs::read_to_string(&path) {
@@ -54,18 +59,19 @@ pub(crate) fn load(tables: &HookTables, workspace: &Path, trust: Trust) -> anyho
                 toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
             let origin = path.display().to_string();
             let project_hooks = build(&project.hooks, &origin)?;
-            if !project_hooks.is_empty() && trusted(workspace, &text, &project_hooks, trust)? {
+            if !project_hooks.is_empty() && trusted(workspace, &text, &project_hooks, trust, frontend.as_ref())? {
                 hooks.extend(project_hooks);
             }
         }
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
         Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
     }
-    let sink = Arc::new(|problem: &HookProblem| eprintln!("agent: warning: {problem}"));
+    let frontend = frontend.clone();
+    let sink = Arc::new(move |problem: &HookProblem| frontend.say(&format!("warning: {problem}")));
     Ok(Hooks::new(hooks).on_problem(sink))
 }
 
-fn build(tables: &HookTables, origin: &str) -> anyhow::Result<Vec<Hook>> {
+fn build(tables: &HookTables, origin: &str) -> crate::Result<Vec<Hook>> {
     let mut hooks = Vec::new();
     for (name, entries) in tables {
         let event = HookEvent::from_str(name).with_context(|| format!("in {origin}"))?;
@@ -78,7 +84,7 @@ fn build(tables: &HookTables, origin: &str) -> anyhow::Result<Vec<Hook>> {
     Ok(hooks)
 }
 
-fn hook(event: HookEvent, entry: &HookEntry) -> anyhow::Result<Hook> {
+fn hook(event: HookEvent, entry: &HookEntry) -> crate::Result<Hook> {
     let mut hook = Hook::new(event, entry.command.clone()).fail_closed(entry.fail_closed);
     if let Some(matcher) = &entry.matcher {
         hook = hook.matcher(matcher)?;
@@ -90,12 +96,18 @@ fn hook(event: HookEvent, entry: &HookEntry) -> anyhow::Result<Hook> {
 }
 
 /// The file remembering which project hook files the user trusted: workspace path → file text.
-fn trust_file() -> anyhow::Result<PathBuf> {
+fn trust_file() -> crate::Result<PathBuf> {
     let root = SessionLog::root()?;
     Ok(root.parent().unwrap_or(&root).join("trusted-hooks.json"))
 }
 
-fn trusted(workspace: &Path, text: &str, hooks: &[Hook], trust: Trust) -> anyhow::Result<bool> {
+fn trusted(
+    workspace: &Path,
+    text: &str,
+    hooks: &[Hook],
+    trust: Trust,
+    frontend: &dyn Frontend,
+) -> crate::Result<bool> {
     let file = trust_file()?;
     let mut known: BTreeMap<String, String> = match std::fs::read_to_string(&file) {
         Ok(json) => serde_json::from_str(&json).unwrap_or_default(),
@@ -106,31 +118,26 @@ fn trusted(workspace: &Path, text: &str, hooks: &[Hook], trust: Trust) -> anyhow
     if known.get(&key).is_some_and(|trusted| trusted == text) {
         return Ok(true);
     }
-    let stdin = std::io::stdin();
-    if trust == Trust::OnlyTrusted || !stdin.is_terminal() {
-        eprintln!(
-            "agent: {} has {} hook(s) that are not trusted yet, so they do not run; start `agent` \
-             (the REPL) in this workspace to review and trust them",
+    if trust == Trust::OnlyTrusted || !frontend.can_ask() {
+        frontend.say(&format!(
+            "{} has {} hook(s) that are not trusted yet, so they do not run; start `agent` (the \
+             REPL) in this workspace to review and trust them",
             PROJECT_HOOKS,
             hooks.len()
-        );
+        ));
         return Ok(false);
     }
-    eprintln!(
-        "agent: {PROJECT_HOOKS} asks to run these commands on your machine, outside the sandbox:"
-    );
+    let mut lines = vec![format!(
+        "{PROJECT_HOOKS} asks to run these commands on your machine, outside the sandbox:"
+    )];
     // The project's file is not the user's writing: a command that hides itself behind escape
     // sequences must still show in full before it is trusted.
     for hook in hooks {
-        let command = crate::terminal::visible_line(&hook.command);
-        eprintln!("  {}: {command}", hook.event);
+        let command = crate::visible::visible_line(&hook.command);
+        lines.push(format!("  {}: {command}", hook.event));
     }
-    eprint!("trust them for this workspace? [y/N] ");
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    stdin.lock().read_line(&mut answer).context("reading the answer")?;
-    if !matches!(answer.trim(), "y" | "Y" | "yes") {
-        eprintln!("agent: the project's hooks will not run");
+    if !frontend.confirm(&lines, "trust them for this workspace?") {
+        frontend.say("the project's hooks will not run");
         return Ok(false);
     }
     known.insert(key, text.to_owned());
@@ -149,7 +156,7 @@ mod tests {
     #[track_caller]
     fn check(toml: &str, expect: Result<usize, &str>) {
         let file: Result<ProjectFile, _> = toml::from_str(toml);
-        let built = file.map_err(anyhow::Error::from).and_then(|file| build(&file.hooks, "test"));
+        let built = file.map_err(crate::Error::from).and_then(|file| build(&file.hooks, "test"));
         match (built, expect) {
             (Ok(hooks), Ok(count)) => assert_eq!(hooks.len(), count),
             (Err(err), Err(text)) => assert!(format!("{err:#}").contains(text), "{err:#}"),

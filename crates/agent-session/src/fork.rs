@@ -5,13 +5,13 @@
 use std::path::Path;
 
 use agent_exec::checkpoint::Store;
-use anyhow::{Context, bail};
+use crate::error::{Context, bail};
 
-use crate::session::{SessionLog, new_id};
+use crate::log::{SessionLog, new_id};
 
 /// Forks `spec` (`SESSION` or `SESSION:TURN`) into a new session and returns its id. Without a
 /// turn the whole history is kept.
-pub(crate) fn fork(spec: &str) -> anyhow::Result<String> {
+pub fn fork(spec: &str) -> crate::Result<String> {
     let (id, turn) = match spec.rsplit_once(':') {
         Some((id, turn)) => {
             let turn: u32 =
@@ -33,7 +33,7 @@ pub(crate) fn fork(spec: &str) -> anyhow::Result<String> {
 }
 
 /// Copies the session in `from` into `to`, cut after `turn`.
-pub(crate) fn fork_into(from: &Path, to: &Path, turn: Option<u32>) -> anyhow::Result<()> {
+pub fn fork_into(from: &Path, to: &Path, turn: Option<u32>) -> crate::Result<()> {
     let text = std::fs::read(from.join("transcript.jsonl"))?;
     let has_store = from.join("checkpoints").is_dir();
     let turns = if has_store { Store::open(from, u64::MAX)?.turns()? } else { Vec::new() };

@@ -14,14 +14,14 @@ use crate::{
 
 /// How long a prompt waits for the server's answer about its context window before its first
 /// request; a server slower than this (it is on this machine or its network) is not asked again.
-pub(super) const WINDOW_PROBE_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
+pub(crate) const WINDOW_PROBE_WAIT: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// How the loop keeps requests inside the window: the model's own counter, and the window from
 /// `--context-window`, the profile, the built-in table, or the conservative default. Unless a
 /// window is configured, `server` (the runtime; none for a replay, which has no server) asks a
 /// local server for its window in the background; the first prompt waits for the answer (up to
 /// [`WINDOW_PROBE_WAIT`]) before its first request.
-pub(super) fn context_config(
+pub(crate) fn context_config(
     settings: &ModelSettings,
     configured: Option<u64>,
     server: Option<&tokio::runtime::Handle>,
@@ -55,7 +55,8 @@ pub(super) fn context_config(
 
 /// Warns once when the instructions and tool schemas alone take more than half of the model's
 /// known context window: every request pays for them, and little room is left for the work.
-pub(super) fn warn_if_crowded(
+pub(crate) fn warn_if_crowded(
+    frontend: &dyn crate::Frontend,
     model: &str,
     configured: Option<u64>,
     instructions: &str,
@@ -67,11 +68,11 @@ pub(super) fn warn_if_crowded(
     let chars = instructions.len() + agent_model::chat_tools_json(specs).to_string().len();
     let fixed = chars.div_ceil(4) as u64;
     if fixed * 2 > window {
-        eprintln!(
-            "agent: warning: the instructions and {} tool schemas take about {fixed} tokens, more \
-             than half of {model}'s {window}-token context window; offer fewer with --tools",
+        frontend.say(&format!(
+            "warning: the instructions and {} tool schemas take about {fixed} tokens, more than \
+             half of {model}'s {window}-token context window; offer fewer with --tools",
             specs.len()
-        );
+        ));
     }
 }
 
@@ -96,11 +97,11 @@ fn client_config(settings: &ModelSettings) -> ClientConfig {
     config
 }
 
-pub(crate) fn model_client(
+pub fn model_client(
     settings: &ModelSettings,
     first_turn_tool_choice: Option<&str>,
     waiting: &Waiting,
-) -> anyhow::Result<Box<dyn ModelClient>> {
+) -> crate::Result<Box<dyn ModelClient>> {
     let mut config = client_config(settings);
     config.first_turn_tool_choice = first_turn_tool_choice.map(tool_choice);
     let client: Box<dyn ModelClient> = match settings.api {

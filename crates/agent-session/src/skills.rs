@@ -10,7 +10,6 @@
 
 use std::{
     collections::BTreeMap,
-    io::{BufRead, IsTerminal, Write},
     path::{Path, PathBuf},
     sync::Arc,
 };
@@ -20,24 +19,24 @@ use agent_exec::{
     AgentBuilder, RuleAction,
     skills::{Catalog, SkillRoot, SkillSource, ToolLimit},
 };
-use anyhow::Context;
+use crate::error::Context;
 
-use crate::{commands::Commands, hooks::Trust, session::SessionLog, terminal::visible_line};
+use crate::{Frontend, commands::Commands, hooks::Trust, log::SessionLog, visible::visible_line};
 
 /// The most bytes of a skill body that `$name` adds to a prompt.
-pub(crate) const MENTION_CAP: usize = 32 * 1024;
+pub const MENTION_CAP: usize = 32 * 1024;
 
 /// What a session knows of skills and commands.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Extras {
-    pub(crate) catalog: Catalog,
-    pub(crate) commands: Commands,
+pub struct Extras {
+    pub catalog: Catalog,
+    pub commands: Commands,
 }
 
 /// Where skills are looked for, in precedence order: the project's `.agents/skills/` and
 /// `.agent/skills/`, the config directory's `skills/`, the project's `.claude/skills/`, and
 /// `~/.claude/skills/`.
-pub(crate) fn roots(
+pub fn roots(
     workspace: &Path,
     config_dir: Option<&Path>,
     home: Option<&Path>,
@@ -61,7 +60,7 @@ pub(crate) fn roots(
 }
 
 /// Where commands are looked for, in the same order: `(folder, from the project)`.
-pub(crate) fn command_roots(
+pub fn command_roots(
     workspace: &Path,
     config_dir: Option<&Path>,
     home: Option<&Path>,
@@ -74,17 +73,18 @@ pub(crate) fn command_roots(
 }
 
 /// Finds the skills and commands; in the REPL, a project's are kept only once trusted.
-pub(crate) fn discover(
+pub fn discover(
     workspace: &Path,
     config_dir: Option<&Path>,
     trust: Trust,
-) -> anyhow::Result<Extras> {
+    frontend: &dyn Frontend,
+) -> crate::Result<Extras> {
     let home = dirs::home_dir();
     let mut extras = Extras {
         catalog: Catalog::discover(&roots(workspace, config_dir, home.as_deref())),
         commands: Commands::discover(&command_roots(workspace, config_dir, home.as_deref())),
     };
-    if trust == Trust::Ask && !trusted(workspace, &extras)? {
+    if trust == Trust::Ask && !trusted(workspace, &extras, frontend)? {
         extras.catalog.retain(|skill| !skill.source.is_project());
         extras.commands.list.retain(|command| !command.project);
     }
@@ -93,37 +93,39 @@ pub(crate) fn discover(
 
 /// [`discover`] for a session's settings: the config file's directory is the user's, and
 /// `[skills] enabled = false` reads nothing.
-pub(crate) fn for_settings(
+pub fn for_settings(
     settings: &crate::settings::Settings,
     trust: Trust,
-) -> anyhow::Result<Extras> {
+    frontend: &dyn Frontend,
+) -> crate::Result<Extras> {
     if settings.file.skills.enabled == Some(false) {
         return Ok(Extras::default());
     }
     let config = settings.options.config.clone().or_else(crate::config::ConfigFile::default_path);
     let config_dir = config.as_deref().and_then(Path::parent);
-    discover(&settings.workspace()?, config_dir, trust)
+    discover(&settings.workspace()?, config_dir, trust, frontend)
 }
 
 /// Adds the skills list to the instructions (descriptions inside `budget` tokens, the rest named
 /// or behind the `skills` call, which is offered only then) and lets the model read the folders
 /// of the user's own skills, which lie outside the workspace.
-pub(crate) fn attach(
+pub fn attach(
     mut builder: AgentBuilder,
     catalog: &Catalog,
     budget: usize,
     counter: &dyn TokenCounter,
-) -> anyhow::Result<AgentBuilder> {
+    frontend: &dyn Frontend,
+) -> crate::Result<AgentBuilder> {
     let list = catalog.listing(budget, counter);
     if list.needs_call() {
-        eprintln!(
-            "agent: note: the skills list is over its budget of {budget} tokens: {} described, {} \
-             by name only, {} listed only by the `{}` call ([skills] budget_percent)",
+        frontend.say(&format!(
+            "note: the skills list is over its budget of {budget} tokens: {} described, {} by \
+             name only, {} listed only by the `{}` call ([skills] budget_percent)",
             list.described,
             list.named,
             list.unnamed,
             agent_exec::skills::SKILLS_TOOL
-        );
+        ));
         let tool = agent_exec::skills::skills_tool(Arc::new(catalog.clone()), list.described)?;
         builder = builder.tool(tool);
     }
@@ -141,7 +143,7 @@ pub(crate) fn attach(
 
 /// `prompt` with the body of every skill it names as `$name` after it, and the limit their
 /// `allowed-tools` set on the turn (none when a named skill sets none).
-pub(crate) fn with_mentions(catalog: &Catalog, prompt: String) -> (String, Option<ToolLimit>) {
+pub fn with_mentions(catalog: &Catalog, prompt: String) -> (String, Option<ToolLimit>) {
     let mentioned = agent_exec::skills::mentioned(catalog, &prompt);
     if mentioned.is_empty() {
         return (prompt, None);
@@ -188,7 +190,7 @@ fn fingerprint(parts: &[&str]) -> String {
 
 /// Whether the project's skills and commands may be used: trusted before with this exact text,
 /// or trusted now by the user at the terminal.
-fn trusted(workspace: &Path, extras: &Extras) -> anyhow::Result<bool> {
+fn trusted(workspace: &Path, extras: &Extras, frontend: &dyn Frontend) -> crate::Result<bool> {
     let skills: Vec<_> = extras.catalog.skills.iter().filter(|s| s.source.is_project()).collect();
     let commands: Vec<_> = extras.commands.list.iter().filter(|c| c.project).collect();
     if skills.is_empty() && commands.is_empty() {
@@ -208,29 +210,33 @@ fn trusted(workspace: &Path, extras: &Extras) -> anyhow::Result<bool> {
     if known.get(&key) == Some(&print) {
         return Ok(true);
     }
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        eprintln!(
-            "agent: this project's {} skill(s) and {} command(s) are not trusted yet, so they are \
-             not used; run `agent` at a terminal here to review them",
+    if !frontend.can_ask() {
+        frontend.say(&format!(
+            "this project's {} skill(s) and {} command(s) are not trusted yet, so they are not \
+             used; run `agent` at a terminal here to review them",
             skills.len(),
             commands.len()
-        );
+        ));
         return Ok(false);
     }
-    eprintln!("agent: this project brings skills and commands (text the model will read):");
+    let mut lines =
+        vec!["this project brings skills and commands (text the model will read):".to_owned()];
     for skill in &skills {
-        eprintln!("  skill ${}: {}", visible_line(&skill.name), visible_line(&skill.description));
+        lines.push(format!(
+            "  skill ${}: {}",
+            visible_line(&skill.name),
+            visible_line(&skill.description)
+        ));
     }
     for command in &commands {
-        eprintln!("  command /{}: {}", visible_line(&command.name), command.path.display());
+        lines.push(format!(
+            "  command /{}: {}",
+            visible_line(&command.name),
+            command.path.display()
+        ));
     }
-    eprint!("use them in this workspace? [y/N] ");
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    stdin.lock().read_line(&mut answer).context("reading the answer")?;
-    if !matches!(answer.trim(), "y" | "Y" | "yes") {
-        eprintln!("agent: the project's skills and commands will not be used");
+    if !frontend.confirm(&lines, "use them in this workspace?") {
+        frontend.say("the project's skills and commands will not be used");
         return Ok(false);
     }
     known.insert(key, print);

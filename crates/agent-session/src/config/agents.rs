@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::Range;
 
 /// The bounds of `[agents]`, checked when the file is read.
-pub(crate) const RANGES: &[(&str, Range)] = &[
+pub const RANGES: &[(&str, Range)] = &[
     ("agents.max_concurrent", Range { min: 1, max: 64, unit: "children" }),
     ("agents.max_depth", Range { min: 0, max: 8, unit: "levels" }),
     ("agents.max_turns", Range { min: 1, max: 10_000, unit: "turns" }),
@@ -20,21 +20,21 @@ pub(crate) const RANGES: &[(&str, Range)] = &[
 /// `[agents]` in the config file; every field falls back to [`ChildLimits::default`].
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Agents {
+pub struct Agents {
     /// Offer the model `update_plan` and `task` (default on; together they add about 200 tokens
     /// to every request, see docs/BENCHMARKS.md "First request").
-    pub(crate) enabled: Option<bool>,
-    pub(crate) max_concurrent: Option<u64>,
-    pub(crate) max_depth: Option<u64>,
-    pub(crate) max_turns: Option<u64>,
-    pub(crate) max_tokens: Option<u64>,
-    pub(crate) wall_time_secs: Option<u64>,
-    pub(crate) session_tokens: Option<u64>,
+    pub enabled: Option<bool>,
+    pub max_concurrent: Option<u64>,
+    pub max_depth: Option<u64>,
+    pub max_turns: Option<u64>,
+    pub max_tokens: Option<u64>,
+    pub wall_time_secs: Option<u64>,
+    pub session_tokens: Option<u64>,
 }
 
 impl Agents {
     /// Refuses a value outside its range.
-    pub(crate) fn check(&self) -> anyhow::Result<()> {
+    pub fn check(&self) -> crate::Result<()> {
         let values = [
             ("max_concurrent", self.max_concurrent),
             ("max_depth", self.max_depth),
@@ -49,7 +49,7 @@ impl Agents {
                 continue;
             };
             if !(range.min..=range.max).contains(&value) {
-                anyhow::bail!(
+                crate::error::bail!(
                     "[agents] {key} = {value} is out of range: it takes {} to {} {}",
                     range.min,
                     range.max,
@@ -61,7 +61,7 @@ impl Agents {
     }
 
     /// The limits these settings give.
-    pub(crate) fn limits(&self) -> ChildLimits {
+    pub fn limits(&self) -> ChildLimits {
         let base = ChildLimits::default();
         let size = |value: Option<u64>, default: usize| {
             value.and_then(|v| usize::try_from(v).ok()).unwrap_or(default)

@@ -18,41 +18,42 @@ use agent_tools::{
     BashConfig, BuiltinConfig, BuiltinTools, FileTracker, ProviderKind, Shell, ViewImageConfig,
     WebSearchConfig,
 };
-use anyhow::Context;
+use crate::error::Context;
 
 use self::model_limits::{DEFAULT_WAITING_NOTICE_SECS, response_limits};
 use crate::{
-    Options,
+    overrides::Overrides,
     config::{self, ConfigFile, Limits, ModelFlags, ModelSettings, Profile, SearchProvider},
+    Frontend,
     hooks::Trust,
     mcp,
     shapes::ToolShapes,
 };
 
 /// The configuration of one command, resolved once.
-pub(crate) struct Settings {
-    pub(crate) file: ConfigFile,
-    pub(crate) profile_name: Option<String>,
-    pub(crate) profile: Profile,
-    pub(crate) model: ModelSettings,
+pub struct Settings {
+    pub file: ConfigFile,
+    pub profile_name: Option<String>,
+    pub profile: Profile,
+    pub model: ModelSettings,
     /// The options with the profile's values filled in where no flag was given (the sandbox and
     /// the permission mode are resolved by [`Settings::sandbox_policy`] and the builder).
-    pub(crate) options: Options,
+    pub options: Overrides,
     /// Register every built-in tool whatever the profile offers a model (`agent tools call`
     /// runs `apply_patch` and `edit_file` alike).
-    pub(crate) every_tool: bool,
+    pub every_tool: bool,
 }
 
 impl Settings {
     /// Reads the config file (`--config`, else the platform default) and applies precedence.
-    pub(crate) fn load(options: &Options) -> anyhow::Result<Self> {
+    pub fn load(options: &Overrides) -> crate::Result<Self> {
         Self::load_with_env(options, &|name| std::env::var(name).ok())
     }
 
     fn load_with_env(
-        options: &Options,
+        options: &Overrides,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> anyhow::Result<Self> {
+    ) -> crate::Result<Self> {
         let file = match (&options.config, ConfigFile::default_path()) {
             (Some(named), _) => ConfigFile::load(named, true)?,
             (None, Some(default)) => ConfigFile::load(&default, false)?,
@@ -81,13 +82,13 @@ impl Settings {
 
     /// bash's default time limit may not exceed the most a call may ask for: it would be cut
     /// to that maximum without a word.
-    fn check_bash_limits(&self) -> anyhow::Result<()> {
+    fn check_bash_limits(&self) -> crate::Result<()> {
         let limits = self.limits();
         let defaults = BashConfig::default();
         let default = limits.bash_timeout_secs.unwrap_or(defaults.default_timeout.as_secs());
         let max = limits.bash_max_timeout_secs.unwrap_or(defaults.max_timeout.as_secs());
         if default > max {
-            anyhow::bail!(
+            crate::error::bail!(
                 "bash_timeout_secs = {default} is above bash_max_timeout_secs = {max}; raise \
                  bash_max_timeout_secs too"
             );
@@ -96,13 +97,13 @@ impl Settings {
     }
 
     /// Which edit tool the model gets, in which shape, and whether it gets the shell built-in.
-    pub(crate) fn tool_shapes(&self) -> ToolShapes {
+    pub fn tool_shapes(&self) -> ToolShapes {
         ToolShapes::resolve(&self.model.model, self.model.api, &self.profile)
     }
 
     /// The project instructions (`AGENTS.md` from the repository root down to the workspace,
     /// after the user's own beside the config file), or none with `--no-project-doc`.
-    pub(crate) fn project_docs(&self) -> anyhow::Result<ProjectDocs> {
+    pub fn project_docs(&self) -> crate::Result<ProjectDocs> {
         if self.options.no_project_doc {
             return Ok(ProjectDocs::default());
         }
@@ -113,7 +114,7 @@ impl Settings {
 
     /// How often exec and the REPL say "still waiting for the model" while it is silent
     /// (`[limits] model_waiting_notice_secs`, default 10 s); `None` never says it.
-    pub(crate) fn waiting_notice(&self) -> Option<Duration> {
+    pub fn waiting_notice(&self) -> Option<Duration> {
         let secs = self.limits().model_waiting_notice_secs.unwrap_or(DEFAULT_WAITING_NOTICE_SECS);
         (secs > 0).then(|| Duration::from_secs(secs))
     }
@@ -125,13 +126,13 @@ impl Settings {
 
     /// The workspace root: `--workspace`, else the current directory. A named one must be a
     /// directory, said in those words (not as whatever file inside it was read first).
-    pub(crate) fn workspace(&self) -> anyhow::Result<PathBuf> {
+    pub fn workspace(&self) -> crate::Result<PathBuf> {
         match &self.options.workspace {
             Some(path) => match std::fs::metadata(path) {
                 Ok(meta) if meta.is_dir() => Ok(path.clone()),
-                Ok(_) => anyhow::bail!("workspace {} is not a directory", path.display()),
+                Ok(_) => crate::error::bail!("workspace {} is not a directory", path.display()),
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                    anyhow::bail!("workspace {} does not exist", path.display())
+                    crate::error::bail!("workspace {} does not exist", path.display())
                 }
                 Err(err) => Err(err).with_context(|| format!("workspace {}", path.display())),
             },
@@ -143,28 +144,30 @@ impl Settings {
     /// approved (`trust` says whether to ask about the others), in the background (inside a
     /// tokio runtime); `None` when there are none. Problems are reported on stderr, once each.
     /// Every tool is offered, whatever its schemas take (for `agent tools`).
-    pub(crate) fn mcp_tools(
+    pub fn mcp_tools(
         &self,
         session_dir: Option<PathBuf>,
         trust: Trust,
-    ) -> anyhow::Result<Option<Arc<McpTools>>> {
-        self.start_mcp(session_dir, trust, None, None)
+        frontend: &Arc<dyn Frontend>,
+    ) -> crate::Result<Option<Arc<McpTools>>> {
+        self.start_mcp(session_dir, trust, None, None, frontend)
     }
 
     /// [`Settings::mcp_tools`] for a model's session: while the tools' schemas together take
     /// more than `mcp_tool_budget_tokens`, the model gets `tool_search` instead (docs/mcp.md).
     /// The servers' questions (elicitations) go to `approver`, when the session has one.
-    pub(crate) fn session_mcp_tools(
+    pub fn session_mcp_tools(
         &self,
         session_dir: Option<PathBuf>,
         trust: Trust,
         approver: Option<Arc<dyn agent_exec::Approver>>,
-    ) -> anyhow::Result<Option<Arc<McpTools>>> {
+        frontend: &Arc<dyn Frontend>,
+    ) -> crate::Result<Option<Arc<McpTools>>> {
         let tokens = self.file.mcp_tool_budget_tokens.unwrap_or(ToolBudget::DEFAULT_TOKENS);
         // Counted as the schema is sent (its Chat Completions entry) with `o200k_base`, the
         // same count `agent mcp list` shows.
         let budget = ToolBudget { tokens, cost: Arc::new(agent_model::tool_tokens) };
-        self.start_mcp(session_dir, trust, Some(budget), approver)
+        self.start_mcp(session_dir, trust, Some(budget), approver, frontend)
     }
 
     fn start_mcp(
@@ -173,10 +176,11 @@ impl Settings {
         trust: Trust,
         budget: Option<ToolBudget>,
         approver: Option<Arc<dyn agent_exec::Approver>>,
-    ) -> anyhow::Result<Option<Arc<McpTools>>> {
+        frontend: &Arc<dyn Frontend>,
+    ) -> crate::Result<Option<Arc<McpTools>>> {
         let workspace = self.workspace()?;
         let mut servers = self.file.mcp_servers.clone();
-        servers.extend(mcp::project::startable(&workspace, &self.file.mcp_servers, trust)?);
+        servers.extend(mcp::startable(&workspace, &self.file.mcp_servers, trust, frontend.as_ref())?);
         if servers.is_empty() {
             return Ok(None);
         }
@@ -186,22 +190,23 @@ impl Settings {
             session.questions().answer_with(Arc::new(agent_mcp::AskApprover(approver)));
         }
         // A problem may quote the server (its stderr, its error message).
-        let report = |problem: &str| eprintln!("agent: {}", crate::terminal::visible(problem));
+        let frontend = frontend.clone();
+        let report = move |problem: &str| frontend.say(&crate::visible::visible(problem));
         Ok(Some(McpTools::start_with_budget(session, budget, report)))
     }
 
     /// The OS sandbox policy for commands: the flag or the profile's, else workspace-write.
     /// The `[network]` table in force: the file's, with the profile's on top.
-    pub(crate) fn network(&self) -> crate::config::NetworkTable {
+    pub fn network(&self) -> crate::config::NetworkTable {
         self.file.network.with_profile(self.profile.network.as_ref())
     }
 
     /// The network mode of commands: the flag, else the profile's or the file's, else off.
-    pub(crate) fn network_mode(&self) -> NetworkMode {
+    pub fn network_mode(&self) -> NetworkMode {
         self.options.network.map(NetworkMode::from).or(self.network().mode).unwrap_or_default()
     }
 
-    pub(crate) fn sandbox_policy(&self) -> anyhow::Result<SandboxPolicy> {
+    pub fn sandbox_policy(&self) -> crate::Result<SandboxPolicy> {
         Ok(match (self.options.sandbox, &self.profile.sandbox) {
             (Some(flag), _) => flag.into(),
             (None, Some(text)) => SandboxPolicy::from_str(text)?,
@@ -210,7 +215,7 @@ impl Settings {
     }
 
     /// The permission mode: the flag or the profile's, else `default_mode`.
-    fn permission_mode(&self, default_mode: PermissionMode) -> anyhow::Result<PermissionMode> {
+    fn permission_mode(&self, default_mode: PermissionMode) -> crate::Result<PermissionMode> {
         Ok(match (self.options.permission_mode, &self.profile.permission_mode) {
             (Some(flag), _) => flag.into(),
             (None, Some(text)) => PermissionMode::from_str(text)?,
@@ -221,23 +226,23 @@ impl Settings {
     /// A builder with the workspace, the built-in tools (sharing `tracker`), every permission
     /// rule (config file, profile, flags) and the limits; `default_mode` applies when neither a
     /// flag nor the profile names a mode.
-    pub(crate) fn builder(
+    pub fn builder(
         &self,
         default_mode: PermissionMode,
         tracker: Arc<FileTracker>,
         executor: ExecutorConfig,
-    ) -> anyhow::Result<AgentBuilder> {
+    ) -> crate::Result<AgentBuilder> {
         Ok(self.session_builder(default_mode, tracker, executor)?.0)
     }
 
     /// [`Settings::builder`], the session's job table the bash tool starts jobs in (for
     /// `--jobs` and `/jobs`), and its proxy in allow-list mode (for `/network`).
-    pub(crate) fn session_builder(
+    pub fn session_builder(
         &self,
         default_mode: PermissionMode,
         tracker: Arc<FileTracker>,
         executor: ExecutorConfig,
-    ) -> anyhow::Result<(AgentBuilder, Jobs, Option<Arc<SessionProxy>>)> {
+    ) -> crate::Result<(AgentBuilder, Jobs, Option<Arc<SessionProxy>>)> {
         let options = &self.options;
         let root = self.workspace()?;
         let mode = self.permission_mode(default_mode)?;
@@ -301,7 +306,7 @@ impl Settings {
         &self,
         tracker: Arc<FileTracker>,
         executor: &ExecutorConfig,
-    ) -> anyhow::Result<BuiltinConfig> {
+    ) -> crate::Result<BuiltinConfig> {
         let policy = self.sandbox_policy()?;
         let limits = self.limits();
         // With the network off, commands share one private network namespace holding only
@@ -326,7 +331,7 @@ impl Settings {
                 resolver.clone(),
                 executor.session_dir.as_deref(),
             )?),
-            (NetworkMode::AllowList, None) if policy.is_restricted() => anyhow::bail!(
+            (NetworkMode::AllowList, None) if policy.is_restricted() => crate::error::bail!(
                 "--network=allow-list needs the session's private network namespace, which this machine refuses; `agent sandbox check` says why"
             ),
             _ => None,

@@ -15,17 +15,17 @@ use agent_exec::{
 use crate::config::NetworkTable;
 
 /// The file of a session's proxy decisions, in its folder.
-pub(crate) const LOG_FILE: &str = "net-log.jsonl";
+pub const LOG_FILE: &str = "net-log.jsonl";
 
 /// Starts a session's proxy inside its `namespace`. Every session has its own namespace, so
 /// each needs its own proxy: a port opened in one namespace is not there in another (an ACP
 /// client's second session would find nothing at the first one's port).
-pub(crate) fn start_proxy(
+pub fn start_proxy(
     namespace: &NetNamespace,
     network: &NetworkTable,
     resolver: Resolver,
     session_dir: Option<&Path>,
-) -> anyhow::Result<Arc<SessionProxy>> {
+) -> crate::Result<Arc<SessionProxy>> {
     let dir = match session_dir {
         Some(dir) => dir.to_path_buf(),
         None => std::env::temp_dir(),
@@ -43,7 +43,7 @@ pub(crate) fn start_proxy(
 /// `/network`: the refusals so far of the session's `proxy`, each with the command that allows
 /// it; with `allow`, the name is allowed for the rest of the session (the config file is not
 /// changed).
-pub(crate) fn repl(proxy: Option<&SessionProxy>, allow: Option<&str>) -> String {
+pub fn repl(proxy: Option<&SessionProxy>, allow: Option<&str>) -> String {
     let Some(proxy) = proxy else {
         return "this session is not in allow-list mode (`--network=allow-list`)".to_owned();
     };
@@ -71,7 +71,7 @@ pub(crate) fn repl(proxy: Option<&SessionProxy>, allow: Option<&str>) -> String 
 }
 
 /// The mode in words for `/status` and the banner.
-pub(crate) fn words(mode: NetworkMode) -> &'static str {
+pub fn words(mode: NetworkMode) -> &'static str {
     match mode {
         NetworkMode::Off => "network off",
         NetworkMode::On => "network on",
@@ -80,8 +80,8 @@ pub(crate) fn words(mode: NetworkMode) -> &'static str {
 }
 
 /// The log file of session `id`, or of the newest session with one.
-pub(crate) fn log_path(id: Option<&str>) -> anyhow::Result<PathBuf> {
-    let root = crate::session::SessionLog::root()?;
+pub fn log_path(id: Option<&str>) -> crate::Result<PathBuf> {
+    let root = crate::log::SessionLog::root()?;
     if let Some(id) = id {
         return Ok(root.join(id).join(LOG_FILE));
     }
@@ -95,6 +95,6 @@ pub(crate) fn log_path(id: Option<&str>) -> anyhow::Result<PathBuf> {
         }
     }
     newest.map(|(_, path)| path).ok_or_else(|| {
-        anyhow::anyhow!("no session has a network log yet (one is written in allow-list mode)")
+        crate::error::invalid!("no session has a network log yet (one is written in allow-list mode)")
     })
 }

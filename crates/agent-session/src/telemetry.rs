@@ -24,14 +24,14 @@ use opentelemetry_sdk::{
     trace::SdkTracerProvider,
 };
 
-use crate::config::telemetry::TelemetryTable;
+use crate::{Frontend, config::telemetry::TelemetryTable};
 
 /// The default time limit of one export request, and so of the flush at exit.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Spans held for export at most; more are dropped (the SDK's default).
-pub(crate) const QUEUE_SPANS: usize = 2048;
+pub const QUEUE_SPANS: usize = 2048;
 /// Spans sent in one request at most.
-pub(crate) const BATCH_SPANS: usize = 512;
+pub const BATCH_SPANS: usize = 512;
 /// How often queued spans are sent.
 const SPAN_DELAY: Duration = Duration::from_secs(1);
 /// How often metrics are sent during a long session (and once more at exit).
@@ -41,14 +41,14 @@ const ANSWER_CAP: usize = 64 * 1024;
 
 /// What to export where, from the `OTEL_*` variables over `[telemetry]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Exporter {
+pub struct Exporter {
     /// The collector's base URL.
-    pub(crate) endpoint: String,
-    pub(crate) headers: BTreeMap<String, String>,
-    pub(crate) service_name: Option<String>,
+    pub endpoint: String,
+    pub headers: BTreeMap<String, String>,
+    pub service_name: Option<String>,
     /// The time limit of one request, and of the flush at exit.
-    pub(crate) timeout: Duration,
-    pub(crate) capture: Capture,
+    pub timeout: Duration,
+    pub capture: Capture,
 }
 
 /// What was installed, for the flush at exit.
@@ -62,13 +62,18 @@ struct Installed {
 /// Whether the one warning about the collector was printed.
 static WARNED: AtomicBool = AtomicBool::new(false);
 
+/// Where the export's problems are told: the front end of the session that installed it.
+static REPORT: std::sync::OnceLock<Arc<dyn Frontend>> = std::sync::OnceLock::new();
+
 /// Says once per process that the collector at `endpoint` did not take an export.
 fn warn(endpoint: &str, problem: &str) {
-    if !WARNED.swap(true, Ordering::Relaxed) {
-        eprintln!(
-            "agent: warning: telemetry: the collector at {endpoint} did not take the export \
-             ({problem}); spans and metrics are dropped"
-        );
+    if !WARNED.swap(true, Ordering::Relaxed)
+        && let Some(frontend) = REPORT.get()
+    {
+        frontend.say(&format!(
+            "warning: telemetry: the collector at {endpoint} did not take the export ({problem}); \
+             spans and metrics are dropped"
+        ));
     }
 }
 
@@ -77,9 +82,10 @@ static INSTALLED: Mutex<Option<Installed>> = Mutex::new(None);
 impl Exporter {
     /// The configuration in force, or `None` when export is off (no endpoint, `enabled = false`,
     /// `OTEL_SDK_DISABLED=true`); a protocol that is not built in is a warning and no export.
-    pub(crate) fn from_env(
+    pub fn from_env(
         table: &TelemetryTable,
         env: &dyn Fn(&str) -> Option<String>,
+        frontend: &dyn Frontend,
     ) -> Option<Self> {
         let disabled =
             env("OTEL_SDK_DISABLED").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
@@ -89,10 +95,10 @@ impl Exporter {
         let endpoint = env("OTEL_EXPORTER_OTLP_ENDPOINT").or_else(|| table.endpoint.clone())?;
         let protocol = env("OTEL_EXPORTER_OTLP_PROTOCOL").or_else(|| table.protocol.clone());
         if let Some(protocol) = protocol.filter(|p| p != "http/protobuf") {
-            eprintln!(
-                "agent: warning: telemetry: the OTLP protocol {protocol:?} is not built in; \
-                 use http/protobuf (nothing is exported)"
-            );
+            frontend.say(&format!(
+                "warning: telemetry: the OTLP protocol {protocol:?} is not built in; use \
+                 http/protobuf (nothing is exported)"
+            ));
             return None;
         }
         let mut headers = table.headers.clone();
@@ -132,7 +138,7 @@ impl Exporter {
 
     /// Installs the exporters as the global providers; returns what the session may export.
     /// Once per process: a second call keeps the first installation.
-    pub(crate) fn install(&self) -> anyhow::Result<Capture> {
+    pub fn install(&self) -> crate::Result<Capture> {
         let mut installed = INSTALLED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if installed.is_some() {
             return Ok(self.capture);
@@ -187,12 +193,14 @@ impl Exporter {
 /// Installs the exporters when `[telemetry]` or the environment configures them; returns the
 /// content the session may export (none when export is off). A failure to install is a warning:
 /// telemetry never stops a session.
-pub(crate) fn install(table: &TelemetryTable) -> Capture {
-    let Some(exporter) = Exporter::from_env(table, &|name| std::env::var(name).ok()) else {
+pub fn install(table: &TelemetryTable, frontend: &Arc<dyn Frontend>) -> Capture {
+    let env = |name: &str| std::env::var(name).ok();
+    let Some(exporter) = Exporter::from_env(table, &env, frontend.as_ref()) else {
         return Capture::default();
     };
+    let _ = REPORT.set(frontend.clone());
     exporter.install().unwrap_or_else(|err| {
-        eprintln!("agent: warning: telemetry: {err:#} (nothing is exported)");
+        frontend.say(&format!("warning: telemetry: {err} (nothing is exported)"));
         Capture::default()
     })
 }
@@ -200,7 +208,7 @@ pub(crate) fn install(table: &TelemetryTable) -> Capture {
 /// Flushes and shuts the exporters down, waiting at most their timeout in all: the spans and
 /// metrics of a short `exec` run are sent before it exits, and a collector that is down or slow
 /// delays the exit by no more than that.
-pub(crate) fn shutdown() {
+pub fn shutdown() {
     let installed = INSTALLED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
     let Some(Installed { traces, metrics, timeout, endpoint }) = installed else { return };
     let (done, wait) = std::sync::mpsc::channel();
@@ -269,7 +277,7 @@ struct Client {
 }
 
 impl Client {
-    fn start(endpoint: &str, timeout: Duration) -> anyhow::Result<Arc<Self>> {
+    fn start(endpoint: &str, timeout: Duration) -> crate::Result<Arc<Self>> {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut builder = reqwest::Client::builder().timeout(timeout).connect_timeout(timeout);
         if endpoint.starts_with("http://") {
@@ -334,7 +342,7 @@ mod tests {
     /// The exporter configuration of `table` with the variables `vars`.
     fn check(table: &TelemetryTable, vars: &[(&str, &str)]) -> Option<Exporter> {
         let env = |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned());
-        Exporter::from_env(table, &env)
+        Exporter::from_env(table, &env, &crate::Silent)
     }
 
     #[test]

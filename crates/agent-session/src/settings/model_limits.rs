@@ -3,24 +3,24 @@
 
 use std::time::Duration;
 
-use crate::{Options, config::Limits};
+use crate::{config::Limits, overrides::Overrides};
 
 /// The default of `model_waiting_notice_secs`: after 10 s of silence a user wonders whether the
 /// agent hangs, and a line every 10 s after that says it does not without filling the screen.
-pub(super) const DEFAULT_WAITING_NOTICE_SECS: u64 = 10;
+pub(crate) const DEFAULT_WAITING_NOTICE_SECS: u64 = 10;
 
 /// The longest model deadline accepted, a day, as for every time limit (docs/limits.md).
 const MAX_MODEL_SECS: u64 = 86_400;
 
 /// The deadlines and size caps of each model response: the flags over the `[limits]` keys over
 /// the library's defaults, each checked against its range (docs/limits.md).
-pub(super) fn response_limits(
+pub(crate) fn response_limits(
     limits: &Limits,
-    options: &Options,
-) -> anyhow::Result<agent_model::ResponseLimits> {
+    options: &Overrides,
+) -> crate::Result<agent_model::ResponseLimits> {
     let mut out = agent_model::ResponseLimits::default();
     let secs =
-        |key: &str, flag: Option<u64>, value: Option<u64>| -> anyhow::Result<Option<Duration>> {
+        |key: &str, flag: Option<u64>, value: Option<u64>| -> crate::Result<Option<Duration>> {
             let (secs, name) = match (flag, value) {
                 (Some(secs), _) => {
                     (secs, format!("--{}", key.trim_end_matches("_secs").replace('_', "-")))
@@ -75,9 +75,9 @@ pub(super) fn response_limits(
 
 /// `value`, or an error naming the setting (a flag or a `[limits]` key) and its range, in the
 /// words of the other limits' range checks.
-fn in_range(name: &str, value: u64, low: u64, high: u64, unit: &str) -> anyhow::Result<u64> {
+fn in_range(name: &str, value: u64, low: u64, high: u64, unit: &str) -> crate::Result<u64> {
     if (low..=high).contains(&value) {
         return Ok(value);
     }
-    anyhow::bail!("{name} = {value} is out of range: it takes {low} to {high} {unit}")
+    crate::error::bail!("{name} = {value} is out of range: it takes {low} to {high} {unit}")
 }

@@ -3,7 +3,6 @@
 //! config directory, and how the terminal and `--json` show them.
 
 use std::{
-    collections::HashMap,
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
 };
@@ -15,27 +14,25 @@ use agent_exec::{
         self, ChildEvent, ChildObserver, ChildStart, Children, ChildrenConfig, ModelSource,
         Recorded,
     },
-    plan::{PLAN_SCHEMA_VERSION, PlanBook},
+    plan::PlanBook,
 };
 use agent_tools::{Task, UpdatePlan};
 
 use crate::{
     config::{ConfigFile, ModelSettings},
-    events::{ExecEvent, JsonStream, Tokens},
     settings::Settings,
-    status::Tally,
     waiting::Waiting,
 };
 
 /// Where child events go: set by `exec --json` to print them; nobody by default.
-pub(crate) type Relay = Arc<Mutex<Option<ChildObserver>>>;
+pub type Relay = Arc<Mutex<Option<ChildObserver>>>;
 
 /// What the session keeps of the plan and its children.
 #[derive(Clone)]
-pub(crate) struct Organizer {
-    pub(crate) plan: Arc<PlanBook>,
-    pub(crate) children: Children,
-    pub(crate) relay: Relay,
+pub struct Organizer {
+    pub plan: Arc<PlanBook>,
+    pub children: Children,
+    pub relay: Relay,
 }
 
 /// A child's model: the session's server, with the definition's model name when it gives one;
@@ -63,7 +60,7 @@ impl ModelSource for CliModels {
         if let Some(name) = start.model {
             name.clone_into(&mut settings.model);
         }
-        crate::setup::model_client(&settings, None, &self.waiting).ok()
+        crate::session::model_client(&settings, None, &self.waiting).ok()
     }
 
     fn unavailable(&self, start: &ChildStart<'_>) -> String {
@@ -78,21 +75,21 @@ impl ModelSource for CliModels {
 }
 
 /// The user's config directory, where `agents/` is looked for.
-pub(crate) fn user_dir(settings: &Settings) -> Option<PathBuf> {
+pub fn user_dir(settings: &Settings) -> Option<PathBuf> {
     let config = settings.options.config.clone().or_else(ConfigFile::default_path);
     config.as_deref().and_then(Path::parent).map(Path::to_path_buf)
 }
 
 /// Adds the plan (pinned through compaction) to `builder`, and the two tools unless `[agents]
 /// enabled = false` (on by default since the first request fits under 2,000 tokens with them).
-pub(crate) fn wire(
+pub fn wire(
     builder: AgentBuilder,
     settings: &Settings,
     session_dir: &Path,
     secrets: Vec<String>,
     waiting: &Waiting,
     replay: Option<&Path>,
-) -> anyhow::Result<(AgentBuilder, Organizer)> {
+) -> crate::Result<(AgentBuilder, Organizer)> {
     let plan = Arc::new(PlanBook::open(session_dir));
     let relay: Relay = Arc::default();
     let observer: ChildObserver = {
@@ -131,76 +128,4 @@ pub(crate) fn wire(
             .tool(Arc::new(Typed::new(Task::new(children.clone()))?));
     }
     Ok((builder, Organizer { plan, children, relay }))
-}
-
-impl Organizer {
-    /// The plan as `exec --json` streams it.
-    pub(crate) fn plan_event(&self) -> ExecEvent {
-        let plan = self.plan.snapshot();
-        ExecEvent::PlanUpdated {
-            plan_schema_version: PLAN_SCHEMA_VERSION,
-            seq: self.plan.seq(),
-            plan: serde_json::to_value(&plan).unwrap_or_default(),
-        }
-    }
-
-    /// The plan as the terminal shows it after each change and for `/plan`.
-    pub(crate) fn checklist(&self) -> String {
-        let plan = self.plan.snapshot();
-        if plan.items.is_empty() {
-            return "no plan yet".to_owned();
-        }
-        let (done, total) = plan.progress();
-        let mut text = format!("plan: {done} of {total} done\n");
-        for line in plan.checklist().lines() {
-            text.push_str("  ");
-            text.push_str(&crate::terminal::visible_line(line));
-            text.push('\n');
-        }
-        text.trim_end().to_owned()
-    }
-
-    /// The children's tokens, when any child ran.
-    pub(crate) fn child_tokens(&self) -> Option<Tokens> {
-        let usage = self.children.usage();
-        (usage.children > 0).then(|| {
-            let mut tokens = Tokens::default();
-            tokens.add(&usage.usage);
-            tokens
-        })
-    }
-
-    /// How many children ran and their tokens, for `/status`; `None` before the first.
-    pub(crate) fn child_tally(&self) -> Option<(u64, Tally)> {
-        let usage = self.children.usage();
-        (usage.children > 0).then(|| {
-            let mut tally = Tally::default();
-            // A child whose server reported nothing is counted as not reported, not as zero.
-            let reported = usage.usage != agent_core::Usage::default();
-            if reported {
-                tally.add(&usage.usage);
-            }
-            (usage.children, tally)
-        })
-    }
-
-    /// Prints every child event as an `agent.event` line of the `--json` stream.
-    pub(crate) fn stream_json(&self) {
-        let streams: Mutex<HashMap<String, JsonStream>> = Mutex::default();
-        let observer: ChildObserver = Arc::new(move |event: &ChildEvent| {
-            let Ok(mut streams) = streams.lock() else { return };
-            let stream = streams.entry(event.agent_id.clone()).or_default();
-            if let Some(inner) = stream.event(&event.event) {
-                crate::events::print(&ExecEvent::ChildEvent {
-                    agent_id: event.agent_id.clone(),
-                    parent_id: event.parent_id.clone(),
-                    agent: event.agent.clone(),
-                    event: Box::new(inner),
-                });
-            }
-        });
-        if let Ok(mut relay) = self.relay.lock() {
-            *relay = Some(observer);
-        }
-    }
 }

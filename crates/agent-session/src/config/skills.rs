@@ -4,23 +4,23 @@
 use serde::Deserialize;
 
 /// The share of the context window the skills list may take by default, in percent (Codex's).
-pub(crate) const DEFAULT_BUDGET_PERCENT: u64 = 2;
+pub const DEFAULT_BUDGET_PERCENT: u64 = 2;
 
 /// `[skills]`.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct SkillsTable {
+pub struct SkillsTable {
     /// `false` reads no skills and no custom commands (default `true`).
-    pub(crate) enabled: Option<bool>,
+    pub enabled: Option<bool>,
     /// The skills list's budget as a share of the context window, in percent (default 2).
-    pub(crate) budget_percent: Option<u64>,
+    pub budget_percent: Option<u64>,
     /// The budget in tokens; outranks `budget_percent`.
-    pub(crate) budget_tokens: Option<u64>,
+    pub budget_tokens: Option<u64>,
 }
 
 impl SkillsTable {
     /// Refuses values outside their ranges (`config::RANGES`).
-    pub(crate) fn check(&self) -> anyhow::Result<()> {
+    pub fn check(&self) -> crate::Result<()> {
         super::check_range(
             "[skills] budget_percent",
             "skills.budget_percent",
@@ -30,7 +30,7 @@ impl SkillsTable {
     }
 
     /// The budget in tokens for a context window of `window` tokens.
-    pub(crate) fn budget(&self, window: u64) -> usize {
+    pub fn budget(&self, window: u64) -> usize {
         let tokens = self.budget_tokens.unwrap_or_else(|| {
             window.saturating_mul(self.budget_percent.unwrap_or(DEFAULT_BUDGET_PERCENT)) / 100
         });

@@ -5,31 +5,31 @@
 use std::{collections::BTreeMap, path::Path, sync::Arc, time::Duration};
 
 use agent_lsp::{LspConfig, LspSession, ServerConfig};
-use anyhow::{Context as _, bail};
+use crate::error::{Context as _, bail};
 use serde::Deserialize;
 
 /// `[lsp]` as written in the config file.
 #[derive(Debug, Clone, Default, Deserialize)]
-pub(crate) struct LspTable {
+pub struct LspTable {
     /// `false` turns diagnostics after edits off (default on for the servers configured or
     /// found on `PATH`).
-    pub(crate) enabled: Option<bool>,
+    pub enabled: Option<bool>,
     /// How long an edit waits for its diagnostics, in milliseconds (default 1500).
-    pub(crate) edit_wait_ms: Option<u64>,
+    pub edit_wait_ms: Option<u64>,
     /// New errors shown per file (default 5).
-    pub(crate) max_shown: Option<u64>,
+    pub max_shown: Option<u64>,
     /// Processes alive at once in one server's tree (default 64).
-    pub(crate) max_processes: Option<u64>,
+    pub max_processes: Option<u64>,
     /// Virtual address space per server process, in MiB (default 16384).
-    pub(crate) max_memory_mb: Option<u64>,
+    pub max_memory_mb: Option<u64>,
     /// One table per language.
     #[serde(flatten)]
-    pub(crate) languages: BTreeMap<String, ServerConfig>,
+    pub languages: BTreeMap<String, ServerConfig>,
 }
 
 impl LspTable {
     /// Refuses a value out of range and a language table without a command or file types.
-    pub(crate) fn check(&self) -> anyhow::Result<()> {
+    pub fn check(&self) -> crate::Result<()> {
         for (key, value) in [
             ("lsp.edit_wait_ms", self.edit_wait_ms),
             ("lsp.max_shown", self.max_shown),
@@ -48,11 +48,11 @@ impl LspTable {
 
     /// The session's language servers for the workspace at `root`; `None` when off or when no
     /// server is configured or found on `PATH`.
-    pub(crate) fn session(
+    pub fn session(
         &self,
         root: &Path,
         session_dir: Option<&Path>,
-    ) -> anyhow::Result<Option<LspSession>> {
+    ) -> crate::Result<Option<LspSession>> {
         if self.enabled == Some(false) {
             return Ok(None);
         }
@@ -82,7 +82,7 @@ impl LspTable {
 }
 
 /// The session as the edit tools' observer.
-pub(crate) fn observer(session: &LspSession) -> Arc<dyn agent_core::EditObserver> {
+pub fn observer(session: &LspSession) -> Arc<dyn agent_core::EditObserver> {
     Arc::new(session.clone())
 }
 

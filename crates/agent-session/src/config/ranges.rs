@@ -1,24 +1,24 @@
 //! The range of every bounded key of the config file, checked when the file is read.
 
-use anyhow::bail;
+use crate::error::bail;
 
 /// The values a numeric setting accepts. Every bounded key is checked when the file is read, so
 /// a value that would break every call (a zero time limit, a deadline past the end of time) is
 /// refused at once, naming the key and the range, instead of failing later in a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Range {
-    pub(crate) min: u64,
-    pub(crate) max: u64,
-    pub(crate) unit: &'static str,
+pub struct Range {
+    pub min: u64,
+    pub max: u64,
+    pub unit: &'static str,
 }
 
 /// A time limit in seconds: at least one, at most a day (a longer one is a mistake, and a
 /// deadline that far out must still be representable).
-pub(crate) const SECONDS: Range = Range { min: 1, max: 86_400, unit: "seconds" };
+pub(super) const SECONDS: Range = Range { min: 1, max: 86_400, unit: "seconds" };
 
 /// Every bounded key of the config file with its range, as `docs/limits.md` lists them (a test
 /// keeps the two in step).
-pub(crate) const RANGES: &[(&str, Range)] = &[
+pub(super) const RANGES: &[(&str, Range)] = &[
     ("tool_timeout_secs", SECONDS),
     ("output_cap", Range { min: 100, max: 10_000_000, unit: "characters" }),
     ("bash_timeout_secs", SECONDS),
@@ -55,7 +55,7 @@ fn range_of(key: &str) -> Range {
 }
 
 /// Refuses `value` of `key` (shown as `place`, e.g. `[limits] output_cap`) outside its range.
-pub(crate) fn check_range(place: &str, key: &str, value: Option<u64>) -> anyhow::Result<()> {
+pub fn check_range(place: &str, key: &str, value: Option<u64>) -> crate::Result<()> {
     let Some(value) = value else { return Ok(()) };
     let Range { min, max, unit } = range_of(key);
     if !(min..=max).contains(&value) {

@@ -1,16 +1,12 @@
 //! "still waiting for the model (N s)": how long the model has been silent, and who says so.
 //!
 //! [`Watched`] wraps the session's model client and notes when a response is awaited and when the
-//! model last sent an event; [`Notices`] prints the line on stderr for `exec`, and the REPL's
+//! model last sent an event; the CLI prints the line on stderr for `exec`, and the REPL's
 //! spinner shows the same words. A slow or dripping server is then never a silent hang, while
 //! the response's own deadlines (docs/limits.md) decide when waiting ends.
 
 use std::{
-    sync::{
-        Arc, Mutex, PoisonError,
-        mpsc::{self, RecvTimeoutError},
-    },
-    thread::JoinHandle,
+    sync::{Arc, Mutex, PoisonError},
     time::{Duration, Instant},
 };
 
@@ -19,18 +15,18 @@ use futures_util::StreamExt;
 
 /// Shared by the model client of a session (and any it switches to) and what reports on it.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Waiting(Arc<Mutex<Option<Instant>>>);
+pub struct Waiting(Arc<Mutex<Option<Instant>>>);
 
 impl Waiting {
     /// How long the model has been silent (since the request, or since its last event) while a
     /// response is awaited; `None` when none is.
-    pub(crate) fn silent_for(&self) -> Option<Duration> {
+    pub fn silent_for(&self) -> Option<Duration> {
         self.lock().map(|since| since.elapsed())
     }
 
     /// The words for a silence of `silent`, said once every `every`: `None` before the first
     /// interval has passed.
-    pub(crate) fn words(silent: Duration, every: Duration) -> Option<String> {
+    pub fn words(silent: Duration, every: Duration) -> Option<String> {
         let steps = silent.as_millis().checked_div(every.as_millis())?;
         let secs = u64::try_from(steps).ok()?.checked_mul(every.as_secs())?;
         (steps > 0).then(|| format!("still waiting for the model ({secs} s)"))
@@ -46,13 +42,13 @@ impl Waiting {
 }
 
 /// A model client that reports its silences to a [`Waiting`].
-pub(crate) struct Watched {
+pub struct Watched {
     inner: Box<dyn ModelClient>,
     waiting: Waiting,
 }
 
 impl Watched {
-    pub(crate) fn new(inner: Box<dyn ModelClient>, waiting: Waiting) -> Self {
+    pub fn new(inner: Box<dyn ModelClient>, waiting: Waiting) -> Self {
         Self { inner, waiting }
     }
 }
@@ -97,42 +93,6 @@ impl ModelClient for Watched {
     }
 }
 
-/// Prints "agent: still waiting for the model (N s)" on stderr every `every` of silence, on its
-/// own thread (the runtime is busy waiting on the network); stops when dropped.
-pub(crate) struct Notices {
-    /// Dropping it wakes the thread at once: a sleeping thread would hold every `exec` up to a
-    /// tick at exit (250 ms with the default interval).
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Notices {
-    pub(crate) fn start(waiting: Waiting, every: Duration) -> Self {
-        let (stop, stopped) = mpsc::channel::<()>();
-        // Four looks per interval keep each line within a quarter interval of its time.
-        let tick = (every / 4).clamp(Duration::from_millis(10), Duration::from_millis(250));
-        let thread = std::thread::spawn(move || {
-            let mut said = None;
-            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(tick) {
-                let words = waiting.silent_for().and_then(|silent| Waiting::words(silent, every));
-                if let Some(line) = words.as_ref().filter(|_| words != said) {
-                    eprintln!("agent: {line}");
-                }
-                said = words;
-            }
-        });
-        Self { stop: Some(stop), thread: Some(thread) }
-    }
-}
-
-impl Drop for Notices {
-    fn drop(&mut self) {
-        drop(self.stop.take());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

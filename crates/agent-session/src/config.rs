@@ -9,32 +9,32 @@ use std::{
     path::{Path, PathBuf},
 };
 
-pub(crate) mod agents;
+pub mod agents;
 mod checkpoints;
-pub(crate) mod lsp;
+pub mod lsp;
 mod network;
 mod ranges;
-pub(crate) mod skills;
-pub(crate) mod telemetry;
+pub mod skills;
+pub mod telemetry;
 
 use agent_model::ApiKey;
-use anyhow::{Context, bail};
+use crate::error::{Context, bail};
 use serde::Deserialize;
 
-pub(crate) use self::{
+pub use self::{
     checkpoints::Checkpoints,
     network::{NetworkTable, ProfileNetwork},
     ranges::{Range, check_range},
 };
 
 /// The default model server.
-pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 const DEFAULT_MODEL: &str = "gpt-4.1-mini";
 
 /// Which OpenAI API to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum Api {
+pub enum Api {
     /// Chat Completions: every compatible server speaks it.
     Chat,
     /// Responses: stored responses continued with `previous_response_id`.
@@ -44,19 +44,19 @@ pub(crate) enum Api {
 /// Permission rules in the flags' syntax (`Bash(cargo test *)`, `Read(./.env)`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Permissions {
+pub struct Permissions {
     #[serde(default)]
-    pub(crate) allow: Vec<String>,
+    pub allow: Vec<String>,
     #[serde(default)]
-    pub(crate) ask: Vec<String>,
+    pub ask: Vec<String>,
     #[serde(default)]
-    pub(crate) deny: Vec<String>,
+    pub deny: Vec<String>,
 }
 
 /// Which web search API the `web_search` tool uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum SearchProvider {
+pub enum SearchProvider {
     Searxng,
     Brave,
     Tavily,
@@ -65,50 +65,50 @@ pub(crate) enum SearchProvider {
 /// The `[web_search]` table: without it, web_search answers `not_configured`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct WebSearch {
-    pub(crate) provider: SearchProvider,
+pub struct WebSearch {
+    pub provider: SearchProvider,
     /// The API base URL (required for SearXNG).
-    pub(crate) base_url: Option<String>,
+    pub base_url: Option<String>,
     /// The environment variable holding the provider's key (Brave, Tavily).
-    pub(crate) api_key_env: Option<String>,
-    pub(crate) timeout_secs: Option<u64>,
+    pub api_key_env: Option<String>,
+    pub timeout_secs: Option<u64>,
 }
 
 /// The `[limits]` table: time limits and output caps of tool calls.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Limits {
+pub struct Limits {
     /// The time limit of a call whose tool sets none, in seconds.
-    pub(crate) tool_timeout_secs: Option<u64>,
+    pub tool_timeout_secs: Option<u64>,
     /// The output cap of a call, in characters.
-    pub(crate) output_cap: Option<usize>,
+    pub output_cap: Option<usize>,
     /// bash's default time limit, in seconds.
-    pub(crate) bash_timeout_secs: Option<u64>,
+    pub bash_timeout_secs: Option<u64>,
     /// The largest time limit a bash call may ask for, in seconds.
-    pub(crate) bash_max_timeout_secs: Option<u64>,
+    pub bash_max_timeout_secs: Option<u64>,
     /// The longest wait for the first byte of a model response, in seconds (docs/limits.md).
-    pub(crate) model_first_byte_timeout_secs: Option<u64>,
+    pub model_first_byte_timeout_secs: Option<u64>,
     /// The longest silence inside a model response once it started, in seconds.
-    pub(crate) model_idle_timeout_secs: Option<u64>,
+    pub model_idle_timeout_secs: Option<u64>,
     /// The longest one model response may take in all, retries included, in seconds.
-    pub(crate) model_total_timeout_secs: Option<u64>,
+    pub model_total_timeout_secs: Option<u64>,
     /// The largest whole (`--no-stream`) model response body, in bytes.
-    pub(crate) model_max_body_bytes: Option<u64>,
+    pub model_max_body_bytes: Option<u64>,
     /// The most bytes one streamed model response may send.
-    pub(crate) model_max_stream_bytes: Option<u64>,
+    pub model_max_stream_bytes: Option<u64>,
     /// The most events one streamed model response may send.
-    pub(crate) model_max_stream_events: Option<u64>,
+    pub model_max_stream_events: Option<u64>,
     /// The largest single event of a streamed model response, in bytes.
-    pub(crate) model_max_event_bytes: Option<u64>,
+    pub model_max_event_bytes: Option<u64>,
     /// How often "still waiting for the model" is said while the model is silent, in seconds
     /// (0: never).
-    pub(crate) model_waiting_notice_secs: Option<u64>,
+    pub model_waiting_notice_secs: Option<u64>,
 }
 
 impl Limits {
     /// Refuses a field outside its range; `table` is where the fields are written
     /// (`[limits]`, `[profiles.NAME.limits]`).
-    pub(crate) fn check(&self, table: &str) -> anyhow::Result<()> {
+    pub fn check(&self, table: &str) -> crate::Result<()> {
         let as_u64 = |value: Option<usize>| value.map(|v| u64::try_from(v).unwrap_or(u64::MAX));
         for (key, value) in [
             ("tool_timeout_secs", self.tool_timeout_secs),
@@ -130,7 +130,7 @@ impl Limits {
     }
 
     /// `self`, with each field that `over` sets replaced.
-    pub(crate) fn overridden_by(self, over: Limits) -> Limits {
+    pub fn overridden_by(self, over: Limits) -> Limits {
         Limits {
             tool_timeout_secs: over.tool_timeout_secs.or(self.tool_timeout_secs),
             output_cap: over.output_cap.or(self.output_cap),
@@ -157,99 +157,99 @@ impl Limits {
 /// One `[[hooks.EVENT]]` table: a command run at that point of a session (docs/hooks.md).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct HookEntry {
+pub struct HookEntry {
     /// A regex over the tool's names (`Bash|Edit`, `mcp__github__.*`); absent = every tool.
-    pub(crate) matcher: Option<String>,
+    pub matcher: Option<String>,
     /// The command, run by `bash -c` in the workspace.
-    pub(crate) command: String,
+    pub command: String,
     /// Its time limit in seconds (default 60).
-    pub(crate) timeout_sec: Option<u64>,
+    pub timeout_sec: Option<u64>,
     /// Block when the hook crashes, hangs or prints unreadable JSON, instead of going on.
     #[serde(default)]
-    pub(crate) fail_closed: bool,
+    pub fail_closed: bool,
 }
 
 /// Hooks by event name (`PreToolUse`, …), each a list run in order.
-pub(crate) type HookTables = BTreeMap<String, Vec<HookEntry>>;
+pub type HookTables = BTreeMap<String, Vec<HookEntry>>;
 
 /// The settings of one profile in the config file; every field optional.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Profile {
-    pub(crate) base_url: Option<String>,
-    pub(crate) model: Option<String>,
-    pub(crate) api: Option<Api>,
+pub struct Profile {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api: Option<Api>,
     /// The environment variable that holds this server's key (default `OPENAI_API_KEY`).
-    pub(crate) api_key_env: Option<String>,
-    pub(crate) sandbox: Option<String>,
-    pub(crate) network: Option<ProfileNetwork>,
-    pub(crate) permission_mode: Option<String>,
-    pub(crate) max_turns: Option<usize>,
-    pub(crate) stream: Option<bool>,
+    pub api_key_env: Option<String>,
+    pub sandbox: Option<String>,
+    pub network: Option<ProfileNetwork>,
+    pub permission_mode: Option<String>,
+    pub max_turns: Option<usize>,
+    pub stream: Option<bool>,
     /// Offer only these tools to the model.
-    pub(crate) tools: Option<Vec<String>>,
+    pub tools: Option<Vec<String>>,
     /// The context window of the profile's model as served, in tokens, when the built-in table
     /// does not know it or the server serves a smaller one.
-    pub(crate) context_window: Option<u64>,
+    pub context_window: Option<u64>,
     /// Whether the model takes image input, when the built-in table does not know or is wrong
     /// (docs/models.md, "Images").
-    pub(crate) vision: Option<bool>,
+    pub vision: Option<bool>,
     /// Rules added to the file's top-level `[permissions]`.
     #[serde(default)]
-    pub(crate) permissions: Permissions,
+    pub permissions: Permissions,
     /// Replaces the top-level `[web_search]`.
-    pub(crate) web_search: Option<WebSearch>,
+    pub web_search: Option<WebSearch>,
     /// Fields set here replace the top-level `[limits]`.
     #[serde(default)]
-    pub(crate) limits: Limits,
+    pub limits: Limits,
     /// The edit tool the model gets (default by model family, see docs/models.md).
-    pub(crate) edit_tool: Option<crate::shapes::EditTool>,
+    pub edit_tool: Option<crate::shapes::EditTool>,
     /// The shape `apply_patch` is offered in.
-    pub(crate) apply_patch_shape: Option<crate::shapes::PatchShape>,
+    pub apply_patch_shape: Option<crate::shapes::PatchShape>,
     /// Offer the Responses API's `shell` built-in (default off).
-    pub(crate) shell_tool: Option<bool>,
+    pub shell_tool: Option<bool>,
 }
 
 /// The config file.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ConfigFile {
-    pub(crate) default_profile: Option<String>,
+pub struct ConfigFile {
+    pub default_profile: Option<String>,
     /// Rules for every profile and every command.
     #[serde(default)]
-    pub(crate) permissions: Permissions,
-    pub(crate) web_search: Option<WebSearch>,
+    pub permissions: Permissions,
+    pub web_search: Option<WebSearch>,
     /// `[network]`: the mode, allow and deny lists, and resolver pins (docs/network.md).
     #[serde(default)]
-    pub(crate) network: NetworkTable,
+    pub network: NetworkTable,
     #[serde(default)]
-    pub(crate) limits: Limits,
+    pub limits: Limits,
     /// `[[hooks.EVENT]]` tables.
     #[serde(default)]
-    pub(crate) hooks: HookTables,
+    pub hooks: HookTables,
     #[serde(default)]
-    pub(crate) profiles: BTreeMap<String, Profile>,
+    pub profiles: BTreeMap<String, Profile>,
     /// MCP servers whose tools join every session (`[mcp_servers.NAME]`, see docs/mcp.md).
     #[serde(default)]
-    pub(crate) mcp_servers: BTreeMap<String, agent_mcp::ServerConfig>,
+    pub mcp_servers: BTreeMap<String, agent_mcp::ServerConfig>,
     /// The most tokens the MCP tools' schemas may take together before the model gets
     /// `tool_search` in their place (default 8000; docs/mcp.md).
-    pub(crate) mcp_tool_budget_tokens: Option<usize>,
+    pub mcp_tool_budget_tokens: Option<usize>,
     /// Diagnostics after edits from language servers (`[lsp]`, `[lsp.<language>]`; docs/lsp.md).
     #[serde(default)]
-    pub(crate) lsp: lsp::LspTable,
+    pub lsp: lsp::LspTable,
     /// `[skills]` (docs/skills.md).
     #[serde(default)]
-    pub(crate) skills: skills::SkillsTable,
+    pub skills: skills::SkillsTable,
     /// `[telemetry]`: OpenTelemetry export (docs/telemetry.md).
     #[serde(default)]
-    pub(crate) telemetry: telemetry::TelemetryTable,
+    pub telemetry: telemetry::TelemetryTable,
     /// `[agents]`: the limits on child agents (docs/agents.md).
     #[serde(default)]
-    pub(crate) agents: agents::Agents,
+    pub agents: agents::Agents,
     /// `[checkpoints]`: what turns' checkpoints cover and keep (docs/checkpoints.md).
     #[serde(default)]
-    pub(crate) checkpoints: Checkpoints,
+    pub checkpoints: Checkpoints,
 }
 
 /// A TOML error in words. toml's own message quotes the offending line whole, which for a file
@@ -272,7 +272,7 @@ impl ConfigFile {
     /// naming it. A missing default file is an empty config, but a file the user `named` (with
     /// `--config`) must exist: a typo in the path would otherwise drop every rule, hook and limit
     /// in the intended file without a word.
-    pub(crate) fn load(path: &Path, named: bool) -> anyhow::Result<Self> {
+    pub fn load(path: &Path, named: bool) -> crate::Result<Self> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound && !named => {
@@ -284,14 +284,14 @@ impl ConfigFile {
             Err(err) => return Err(err).with_context(|| format!("reading {}", path.display())),
         };
         let file: Self = toml::from_str(&text)
-            .map_err(|err| anyhow::anyhow!(parse_error(&err, &text)))
+            .map_err(|err| crate::Error::Invalid(parse_error(&err, &text)))
             .with_context(|| format!("parsing {}", path.display()))?;
         file.check().with_context(|| format!("in {}", path.display()))?;
         Ok(file)
     }
 
     /// Refuses every bounded value outside its range ([`ranges::RANGES`]).
-    pub(crate) fn check(&self) -> anyhow::Result<()> {
+    pub fn check(&self) -> crate::Result<()> {
         self.limits.check("[limits]")?;
         self.skills.check()?;
         self.telemetry.check()?;
@@ -344,29 +344,29 @@ impl ConfigFile {
     }
 
     /// Where the config file lives on this platform.
-    pub(crate) fn default_path() -> Option<PathBuf> {
+    pub fn default_path() -> Option<PathBuf> {
         dirs::config_dir().map(|dir| dir.join("agent").join("config.toml"))
     }
 }
 
-fn check_web_search(table: &str, web_search: Option<&WebSearch>) -> anyhow::Result<()> {
+fn check_web_search(table: &str, web_search: Option<&WebSearch>) -> crate::Result<()> {
     let secs = web_search.and_then(|table| table.timeout_secs);
     check_range(&format!("{table} timeout_secs"), "web_search.timeout_secs", secs)
 }
 
 /// The model settings after precedence is applied.
 #[derive(Debug, Clone)]
-pub(crate) struct ModelSettings {
-    pub(crate) base_url: String,
-    pub(crate) model: String,
-    pub(crate) api: Api,
+pub struct ModelSettings {
+    pub base_url: String,
+    pub model: String,
+    pub api: Api,
     /// The key, when one was found; its `Debug` is a redaction.
-    pub(crate) api_key: Option<ApiKey>,
-    pub(crate) stream: bool,
+    pub api_key: Option<ApiKey>,
+    pub stream: bool,
     /// The deadlines and size caps of each response (`[limits]` and flags; set after resolving).
-    pub(crate) response: agent_model::ResponseLimits,
+    pub response: agent_model::ResponseLimits,
     /// The profile's `vision`, when it sets one ([`ModelSettings::sees_images`] decides).
-    pub(crate) vision: Option<bool>,
+    pub vision: Option<bool>,
 }
 
 impl ModelSettings {
@@ -374,7 +374,7 @@ impl ModelSettings {
     /// family, else yes on OpenAI's own API (whose current models all see) and no elsewhere (a
     /// local or third-party server most often serves a text-only model, which would refuse the
     /// request with an image in it).
-    pub(crate) fn sees_images(&self) -> bool {
+    pub fn sees_images(&self) -> bool {
         self.vision
             .or_else(|| agent_model::sees_images(&self.model))
             .unwrap_or_else(|| is_openai(&self.base_url))
@@ -383,21 +383,21 @@ impl ModelSettings {
 
 /// Flags that override everything else (all optional on the command line).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ModelFlags {
-    pub(crate) profile: Option<String>,
-    pub(crate) base_url: Option<String>,
-    pub(crate) model: Option<String>,
-    pub(crate) api: Option<Api>,
-    pub(crate) no_stream: bool,
+pub struct ModelFlags {
+    pub profile: Option<String>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api: Option<Api>,
+    pub no_stream: bool,
 }
 
 /// Resolves the model settings: flag > environment > profile > default. `env` is a lookup so
 /// tests never touch the process environment.
-pub(crate) fn resolve_model(
+pub fn resolve_model(
     flags: &ModelFlags,
     env: &dyn Fn(&str) -> Option<String>,
     config: &ConfigFile,
-) -> anyhow::Result<(ModelSettings, Profile)> {
+) -> crate::Result<(ModelSettings, Profile)> {
     let profile_name = flags.profile.clone().or_else(|| config.default_profile.clone());
     let profile = match &profile_name {
         Some(name) => match config.profiles.get(name) {
@@ -440,13 +440,13 @@ pub(crate) fn resolve_model(
 }
 
 /// Whether a base URL points at OpenAI itself.
-pub(crate) fn is_openai(base_url: &str) -> bool {
+pub fn is_openai(base_url: &str) -> bool {
     base_url.trim_end_matches('/').starts_with(OPENAI_BASE_URL)
 }
 
 /// Whether `base_url` names a server on this machine or its private network: `localhost`, a
 /// loopback, private or link-local address.
-pub(crate) fn is_local(base_url: &str) -> bool {
+pub fn is_local(base_url: &str) -> bool {
     let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let host = match authority.strip_prefix('[') {
@@ -466,7 +466,7 @@ pub(crate) fn is_local(base_url: &str) -> bool {
 }
 
 /// The message shown when no model server is configured: how to set one up, and the demo.
-pub(crate) const NO_PROVIDER: &str = "\
+pub const NO_PROVIDER: &str = "\
 no model server is configured.
 
   OpenAI:        export OPENAI_API_KEY=sk-...

@@ -13,38 +13,38 @@ use std::path::{Path, PathBuf};
 use agent_exec::skills::frontmatter;
 
 /// The largest command file read, in bytes.
-pub(crate) const MAX_COMMAND_BYTES: u64 = 64 * 1024;
+pub const MAX_COMMAND_BYTES: u64 = 64 * 1024;
 
 /// How deep namespaces go below a commands folder.
 const MAX_DEPTH: usize = 3;
 
 /// One custom command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Command {
+pub struct Command {
     /// `git:commit` for `git/commit.md`.
-    pub(crate) name: String,
-    pub(crate) description: Option<String>,
-    pub(crate) argument_hint: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    pub argument_hint: Option<String>,
     /// The prompt, before substitution.
-    pub(crate) body: String,
-    pub(crate) path: PathBuf,
+    pub body: String,
+    pub path: PathBuf,
     /// Whether it came with the repository.
-    pub(crate) project: bool,
+    pub project: bool,
     /// The file's whole text, for trust by content.
-    pub(crate) text: String,
+    pub text: String,
 }
 
 /// The session's custom commands.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Commands {
-    pub(crate) list: Vec<Command>,
+pub struct Commands {
+    pub list: Vec<Command>,
     /// Files that could not be used, with the reason.
-    pub(crate) refused: Vec<(PathBuf, Unusable)>,
+    pub refused: Vec<(PathBuf, Unusable)>,
 }
 
 /// Why a command file was not used.
 #[derive(Debug, Clone)]
-pub(crate) enum Unusable {
+pub enum Unusable {
     /// The file could not be read (shared, since an I/O error cannot be cloned).
     Io(std::sync::Arc<std::io::Error>),
     /// The file is larger than [`MAX_COMMAND_BYTES`] (its size).
@@ -69,7 +69,7 @@ impl std::error::Error for Unusable {}
 
 impl Commands {
     /// Reads the commands folders, in precedence order: `(folder, from the project)`.
-    pub(crate) fn discover(roots: &[(PathBuf, bool)]) -> Self {
+    pub fn discover(roots: &[(PathBuf, bool)]) -> Self {
         let mut commands = Self::default();
         for (root, project) in roots {
             let mut files = Vec::new();
@@ -90,26 +90,26 @@ impl Commands {
         commands
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<&Command> {
+    pub fn get(&self, name: &str) -> Option<&Command> {
         self.list.iter().find(|command| command.name == name)
     }
 
     /// The prompt a line typed as `/name args` runs, when `name` is a custom command.
-    pub(crate) fn expand_line(&self, line: &str) -> Option<String> {
+    pub fn expand_line(&self, line: &str) -> Option<String> {
         let rest = line.trim().strip_prefix('/')?;
         let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
         Some(self.get(name)?.expand(args.trim()))
     }
 
     /// `/help`'s section, one line each; empty without commands.
-    pub(crate) fn help(&self) -> String {
+    pub fn help(&self) -> String {
         let mut text = String::new();
         for command in &self.list {
             let hint =
                 command.argument_hint.as_deref().map(|h| format!(" {h}")).unwrap_or_default();
             let about = command.description.as_deref().unwrap_or("(no description)");
             let line = format!("  /{}{hint}  {about}", command.name);
-            text.push_str(&crate::terminal::visible_line(&line));
+            text.push_str(&crate::visible::visible_line(&line));
             text.push('\n');
         }
         text
@@ -117,59 +117,12 @@ impl Commands {
 }
 
 /// The custom commands' part of `/help`: a heading and one line each, or nothing.
-pub(crate) fn help_section(commands: &Commands) -> String {
+pub fn help_section(commands: &Commands) -> String {
     if commands.list.is_empty() {
         return String::new();
     }
     format!("\nCustom commands (docs/skills.md):\n{}", commands.help().trim_end())
 }
-
-/// The REPL's completion of slash commands: Tab after `/` offers the built-ins and the custom
-/// commands that start with what was typed.
-pub(crate) struct SlashCompleter {
-    names: Vec<String>,
-}
-
-impl SlashCompleter {
-    /// Completes `builtins` and `commands`' names.
-    pub(crate) fn new(builtins: &[&str], commands: &Commands) -> Self {
-        let mut names: Vec<String> = builtins.iter().map(|name| (*name).to_owned()).collect();
-        names.extend(commands.list.iter().map(|command| command.name.clone()));
-        Self { names }
-    }
-
-    /// The names that complete `line` up to `pos`, and where the replaced word starts.
-    fn candidates(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
-        let typed = &line[..pos];
-        let Some(word) = typed.strip_prefix('/').filter(|word| !word.contains(char::is_whitespace))
-        else {
-            return (pos, Vec::new());
-        };
-        let found =
-            self.names.iter().filter(|name| name.starts_with(word)).map(|name| format!("/{name}"));
-        (0, found.collect())
-    }
-}
-
-impl rustyline::completion::Completer for SlashCompleter {
-    type Candidate = String;
-
-    fn complete(
-        &self,
-        line: &str,
-        pos: usize,
-        _: &rustyline::Context<'_>,
-    ) -> rustyline::Result<(usize, Vec<String>)> {
-        Ok(self.candidates(line, pos))
-    }
-}
-
-impl rustyline::hint::Hinter for SlashCompleter {
-    type Hint = String;
-}
-impl rustyline::highlight::Highlighter for SlashCompleter {}
-impl rustyline::validate::Validator for SlashCompleter {}
-impl rustyline::Helper for SlashCompleter {}
 
 fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -238,7 +191,7 @@ impl Command {
     /// The prompt for `args`: `$ARGUMENTS` is all of them, `$1`…`$9` one word each (empty when
     /// missing), in one pass, so an argument holding `$1` is not expanded again. A body that
     /// names no argument gets them appended (as Claude Code does), so none is lost.
-    pub(crate) fn expand(&self, args: &str) -> String {
+    pub fn expand(&self, args: &str) -> String {
         let words = split_words(args);
         let mut out = String::with_capacity(self.body.len() + args.len());
         let mut rest = self.body.as_str();

@@ -17,24 +17,24 @@ use serde::Deserialize;
 /// The `[network]` table (top level, or a profile's).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct NetworkTable {
+pub struct NetworkTable {
     /// The mode when no flag says.
-    pub(crate) mode: Option<NetworkMode>,
+    pub mode: Option<NetworkMode>,
     /// Names commands may reach in allow-list mode.
     #[serde(default)]
-    pub(crate) allow: Vec<String>,
+    pub allow: Vec<String>,
     /// Names they may never reach (deny wins).
     #[serde(default)]
-    pub(crate) deny: Vec<String>,
+    pub deny: Vec<String>,
     /// Name → IP pins, like curl's `--resolve`, for web_fetch and the proxy.
     #[serde(default)]
-    pub(crate) resolve: BTreeMap<String, String>,
+    pub resolve: BTreeMap<String, String>,
 }
 
 /// A profile's `network`: the old switch (`network = true`) or a table.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
-pub(crate) enum ProfileNetwork {
+pub enum ProfileNetwork {
     /// `network = true` is `mode = "on"`; `false` is `off`.
     Switch(bool),
     /// `[profiles.NAME.network]`: its lists and pins add to the top-level ones, its mode wins.
@@ -43,7 +43,7 @@ pub(crate) enum ProfileNetwork {
 
 impl NetworkTable {
     /// The top-level table with a profile's on top.
-    pub(crate) fn with_profile(&self, profile: Option<&ProfileNetwork>) -> NetworkTable {
+    pub fn with_profile(&self, profile: Option<&ProfileNetwork>) -> NetworkTable {
         let mut merged = self.clone();
         match profile {
             Some(ProfileNetwork::Switch(on)) => {
@@ -61,12 +61,12 @@ impl NetworkTable {
     }
 
     /// The resolver with the pins; a pin that is not an address is an error naming it.
-    pub(crate) fn resolver(&self) -> anyhow::Result<Resolver> {
+    pub fn resolver(&self) -> crate::Result<Resolver> {
         Ok(Resolver::new(self.resolve.iter().map(|(k, v)| (k.as_str(), v.as_str())))?)
     }
 
     /// The proxy's lists.
-    pub(crate) fn rules(&self) -> DomainRules {
+    pub fn rules(&self) -> DomainRules {
         DomainRules::new(self.allow.iter().cloned(), self.deny.iter().cloned())
     }
 }

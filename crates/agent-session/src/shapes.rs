@@ -12,7 +12,7 @@ use crate::config::{Api, Profile};
 /// The tool a model edits files with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum EditTool {
+pub enum EditTool {
     /// `edit_file` (exact string replacement), for every model.
     EditFile,
     /// `apply_patch` (the `*** Begin Patch` format GPT-5-class and codex models are trained on).
@@ -22,7 +22,7 @@ pub(crate) enum EditTool {
 /// The shape `apply_patch` is offered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum PatchShape {
+pub enum PatchShape {
     /// A function tool with one string argument, `patch`: any model, any server.
     Function,
     /// A custom tool whose raw text follows the patch grammar (both OpenAI APIs).
@@ -33,10 +33,10 @@ pub(crate) enum PatchShape {
 
 /// What a profile's model gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ToolShapes {
-    pub(crate) edit_tool: EditTool,
-    pub(crate) patch_shape: PatchShape,
-    pub(crate) shell: bool,
+pub struct ToolShapes {
+    pub edit_tool: EditTool,
+    pub patch_shape: PatchShape,
+    pub shell: bool,
 }
 
 /// The model families the defaults know: those trained on the patch format.
@@ -50,7 +50,7 @@ impl ToolShapes {
     /// The built-in defaults for `model` on `api`: GPT-5-class and codex models edit with a
     /// freeform `apply_patch` (Codex's own choice for them), every other model with `edit_file`
     /// and function tools; the shell built-in is off (bash is the command tool).
-    pub(crate) fn defaults(model: &str, _api: Api) -> Self {
+    pub fn defaults(model: &str, _api: Api) -> Self {
         let edit_tool = if patch_family(model) { EditTool::ApplyPatch } else { EditTool::EditFile };
         let patch_shape = if edit_tool == EditTool::ApplyPatch {
             PatchShape::Freeform
@@ -63,7 +63,7 @@ impl ToolShapes {
     /// The profile's settings over the defaults. Built-in shapes exist only on the Responses
     /// API: on Chat Completions the built-in patch shape is the freeform one and the shell
     /// built-in is off.
-    pub(crate) fn resolve(model: &str, api: Api, profile: &Profile) -> Self {
+    pub fn resolve(model: &str, api: Api, profile: &Profile) -> Self {
         let defaults = Self::defaults(model, api);
         let mut shapes = Self {
             edit_tool: profile.edit_tool.unwrap_or(defaults.edit_tool),
@@ -81,7 +81,7 @@ impl ToolShapes {
 
     /// A registered tool as this profile offers it: the edit tool not chosen is dropped (unless
     /// `--tools`/`tools` names it), `apply_patch` takes its shape.
-    pub(crate) fn offer(self, tool: Arc<dyn Tool>, named: &[String]) -> Option<Arc<dyn Tool>> {
+    pub fn offer(self, tool: Arc<dyn Tool>, named: &[String]) -> Option<Arc<dyn Tool>> {
         let name = tool.spec().name.as_str();
         let named = named.iter().any(|wanted| wanted == name);
         match (name, self.edit_tool) {
@@ -106,7 +106,7 @@ impl ToolShapes {
 
 /// The shape a tool is sent in on `api`, as `agent tools list` shows it: a built-in on Chat
 /// Completions goes as its function.
-pub(crate) fn shown(shape: ToolShape, api: Api) -> &'static str {
+pub fn shown(shape: ToolShape, api: Api) -> &'static str {
     match (shape, api) {
         (ToolShape::Builtin(_), Api::Chat) => ToolShape::Function.as_str(),
         (shape, _) => shape.as_str(),

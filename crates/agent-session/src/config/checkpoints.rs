@@ -7,28 +7,28 @@ use serde::Deserialize;
 use super::check_range;
 
 /// The default age past which a session's checkpoints are removed, in days.
-pub(crate) const DEFAULT_GC_DAYS: u64 = 30;
+pub(super) const DEFAULT_GC_DAYS: u64 = 30;
 
 /// `[checkpoints]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Checkpoints {
+pub struct Checkpoints {
     /// Whether turns are checkpointed at all (default true).
-    pub(crate) enabled: Option<bool>,
+    pub enabled: Option<bool>,
     /// Files larger than this are named as not covered, in bytes (default 10 MB).
-    pub(crate) max_file_bytes: Option<u64>,
+    pub max_file_bytes: Option<u64>,
     /// The most bytes of content one session's store keeps (default 1 GB).
-    pub(crate) store_cap_bytes: Option<u64>,
+    pub store_cap_bytes: Option<u64>,
     /// Directory names whose contents are named as not covered (default `target`,
     /// `node_modules`); `[]` covers everything.
-    pub(crate) ignore: Option<Vec<String>>,
+    pub ignore: Option<Vec<String>>,
     /// Sessions whose checkpoints are older than this many days lose them (default 30).
-    pub(crate) gc_days: Option<u64>,
+    pub gc_days: Option<u64>,
 }
 
 impl Checkpoints {
     /// Refuses a bound out of its range.
-    pub(crate) fn check(&self) -> anyhow::Result<()> {
+    pub fn check(&self) -> crate::Result<()> {
         check_range(
             "[checkpoints] max_file_bytes",
             "checkpoints.max_file_bytes",
@@ -43,12 +43,12 @@ impl Checkpoints {
     }
 
     /// Whether checkpoints are kept.
-    pub(crate) fn enabled(&self) -> bool {
+    pub fn enabled(&self) -> bool {
         self.enabled.unwrap_or(true)
     }
 
     /// The library's configuration, for commands that `commands_write`.
-    pub(crate) fn config(&self, commands_write: bool) -> CheckpointConfig {
+    pub fn config(&self, commands_write: bool) -> CheckpointConfig {
         let mut config = CheckpointConfig { commands_write, ..CheckpointConfig::default() };
         if let Some(bytes) = self.max_file_bytes {
             config.rules.max_file_bytes = bytes;
@@ -61,7 +61,7 @@ impl Checkpoints {
     }
 
     /// How old a session's checkpoints may grow.
-    pub(crate) fn gc_age(&self) -> std::time::Duration {
+    pub fn gc_age(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.gc_days.unwrap_or(DEFAULT_GC_DAYS) * 86_400)
     }
 }

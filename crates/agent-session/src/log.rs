@@ -8,10 +8,10 @@ use std::{
 };
 
 use agent_exec::{Transcript, agent::Conversation};
-use anyhow::bail;
+use crate::error::bail;
 
 /// An open session: its id, its directory and its transcript.
-pub(crate) struct SessionLog {
+pub struct SessionLog {
     id: String,
     dir: PathBuf,
     transcript: Transcript,
@@ -22,22 +22,25 @@ impl SessionLog {
     /// compacted state), with what a crash left repaired (docs/cli.md, "Crash recovery"): torn
     /// lines are left out with a warning, and calls that never finished get an `interrupted`
     /// output, written now so every later load and request carries them too.
-    pub(crate) fn resumed_conversation(&mut self) -> anyhow::Result<Conversation> {
+    pub fn resumed_conversation(
+        &mut self,
+        frontend: &dyn crate::Frontend,
+    ) -> crate::Result<Conversation> {
         let path = self.transcript.path().to_path_buf();
         let loaded = Transcript::load(&path)?;
         for line in &loaded.torn_lines {
-            eprintln!(
-                "agent: warning: {}:{line} was cut off mid-write (a crash or a full disk) and is \
-                 left out; the session resumes without it",
+            frontend.say(&format!(
+                "warning: {}:{line} was cut off mid-write (a crash or a full disk) and is left \
+                 out; the session resumes without it",
                 path.display()
-            );
+            ));
         }
         if !loaded.interrupted.is_empty() {
-            eprintln!(
-                "agent: warning: {} call(s) of this session never finished (the agent was stopped \
-                 while they ran); they are recorded as interrupted",
+            frontend.say(&format!(
+                "warning: {} call(s) of this session never finished (the agent was stopped while \
+                 they ran); they are recorded as interrupted",
                 loaded.interrupted.len()
-            );
+            ));
         }
         for output in loaded.interrupted {
             self.transcript.item(&agent_core::Item::ToolOutput(output))?;
@@ -46,7 +49,7 @@ impl SessionLog {
     }
 
     /// Where sessions are kept: `AGENT_DATA_DIR`, else the platform data directory.
-    pub(crate) fn root() -> anyhow::Result<PathBuf> {
+    pub fn root() -> crate::Result<PathBuf> {
         if let Some(dir) = std::env::var_os("AGENT_DATA_DIR") {
             return Ok(PathBuf::from(dir).join("sessions"));
         }
@@ -58,7 +61,7 @@ impl SessionLog {
 
     /// Starts a new session, or reopens `resume` for appending; `secrets` are redacted from
     /// every line.
-    pub(crate) fn open(resume: Option<&str>, secrets: Vec<String>) -> anyhow::Result<Self> {
+    pub fn open(resume: Option<&str>, secrets: Vec<String>) -> crate::Result<Self> {
         let root = Self::root()?;
         let id = match resume {
             Some(id) => id.to_owned(),
@@ -76,30 +79,30 @@ impl SessionLog {
     /// Records the workspace the session runs in (`workspace` beside the transcript), so
     /// `session/list` can say where each session ran. Best effort: a session without it is
     /// still resumable, it is only left out of lists filtered by directory.
-    pub(crate) fn note_workspace(&self, root: &Path) {
+    pub fn note_workspace(&self, root: &Path) {
         let _ = std::fs::create_dir_all(&self.dir);
         let _ = std::fs::write(self.dir.join("workspace"), root.as_os_str().as_encoded_bytes());
     }
 
-    pub(crate) fn id(&self) -> &str {
+    pub fn id(&self) -> &str {
         &self.id
     }
 
-    pub(crate) fn dir(&self) -> &Path {
+    pub fn dir(&self) -> &Path {
         &self.dir
     }
 
-    pub(crate) fn transcript(&self) -> &Transcript {
+    pub fn transcript(&self) -> &Transcript {
         &self.transcript
     }
 
-    pub(crate) fn transcript_mut(&mut self) -> &mut Transcript {
+    pub fn transcript_mut(&mut self) -> &mut Transcript {
         &mut self.transcript
     }
 
     /// The last line of a run: how to resume the session, or, after a failed write, that the
     /// saved session is incomplete (or was not saved at all) and what resuming it gives.
-    pub(crate) fn farewell(&self) -> String {
+    pub fn farewell(&self) -> String {
         let id = &self.id;
         let Some((count, first)) = self.transcript.failed_writes() else {
             return format!("agent: session {id} (resume with --resume {id})");
@@ -122,7 +125,7 @@ impl SessionLog {
 }
 
 /// A sortable, unique-enough id: seconds since the epoch and the process id.
-pub(crate) fn new_id() -> String {
+pub fn new_id() -> String {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     format!("{}-{:x}{:03}", now.as_secs(), std::process::id(), now.subsec_millis())
 }

@@ -1,0 +1,37 @@
+//! One session, assembled once: from resolved configuration to a running agent with everything
+//! the `agent` program gives it (tools chosen for the model, plan and child agents, skills and
+//! custom commands, hooks, MCP and LSP servers, the sandbox and its network proxy, checkpoints,
+//! telemetry, project instructions), and the turn boundaries every front end shares.
+//!
+//! The CLI's `exec`, REPL, `tools call`, `mcp serve`, `acp`, `serve` and `batch` all open their
+//! sessions here, and so can a program of your own (docs/library.md).
+
+#![warn(missing_docs)]
+
+pub mod agents;
+pub mod checkpoints;
+pub mod commands;
+pub mod config;
+mod error;
+pub mod fork;
+mod frontend;
+pub mod hooks;
+pub mod log;
+pub mod mcp;
+pub mod network;
+mod overrides;
+mod session;
+pub mod settings;
+pub mod shapes;
+pub mod skills;
+pub mod telemetry;
+pub mod visible;
+pub mod waiting;
+
+pub use self::{
+    error::{Error, Result},
+    frontend::{Frontend, Silent},
+    session::{Launch, Session, model_client, tokio_runtime},
+    overrides::Overrides,
+    settings::Settings,
+};
