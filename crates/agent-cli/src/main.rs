@@ -9,34 +9,31 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-mod agents;
 mod approval;
 mod broken_pipe;
 mod checkpoints;
 mod cmd;
-mod commands;
-mod config;
+mod completer;
 mod events;
-mod fork;
-mod hooks;
 mod markdown;
 mod mcp;
-mod network;
+mod notices;
 mod options;
+mod organizer;
 mod preview;
 mod render;
 mod repl;
-mod session;
-mod settings;
 mod setup;
-mod shapes;
-mod skills;
 mod spinner;
 mod status;
-mod telemetry;
 mod terminal;
-mod waiting;
 mod work;
+
+// The session's parts live in agent-session; these names keep the front ends' paths short.
+use agent_session::{
+    agents, commands, config, hooks, log as session, network, settings, shapes, skills, telemetry,
+    waiting,
+};
 
 pub(crate) use crate::options::Options;
 

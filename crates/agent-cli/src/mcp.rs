@@ -11,11 +11,12 @@ use self::{
     list::{Entry, Origin},
     serve::ServeArgs,
 };
+use agent_session::mcp as project;
+
 use crate::{Options, config::ConfigFile, settings::Settings};
 
 mod edit;
 mod list;
-pub(crate) mod project;
 mod serve;
 
 #[derive(Debug, Subcommand)]
@@ -164,7 +165,7 @@ fn remove(options: &Options, name: &str) -> anyhow::Result<ExitCode> {
 
 /// `list` (every server) and `get` (the one named).
 fn list(options: &Options, only: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
-    let settings = Settings::load(options)?;
+    let settings = Settings::load(&options.overrides())?;
     let workspace = settings.workspace()?;
     let mut entries: Vec<Entry> = settings
         .file
@@ -210,7 +211,7 @@ fn list(options: &Options, only: Option<&str>, json: bool) -> anyhow::Result<Exi
 
 /// `agent mcp approve`: the project's servers, approved as they are defined now.
 fn approve(options: &Options, names: &[String]) -> anyhow::Result<ExitCode> {
-    let settings = Settings::load(options)?;
+    let settings = Settings::load(&options.overrides())?;
     let workspace = settings.workspace()?;
     let servers = project::load(&workspace, &settings.file.mcp_servers)?;
     if servers.is_empty() {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use agent_exec::{PermissionMode, sandbox::SandboxPolicy};
 use clap::{Args, ValueEnum};
 
-use crate::config::Api;
+use agent_session::{Overrides, config::Api};
 
 /// Options shared by every command. Precedence: flag > environment > config profile > default.
 #[derive(Debug, Clone, Args)]
@@ -22,7 +22,7 @@ pub(crate) struct Options {
     pub(crate) base_url: Option<String>,
     /// Which API to speak (default: responses for api.openai.com, chat for any other server).
     #[arg(long, global = true, value_enum)]
-    pub(crate) api: Option<Api>,
+    pub(crate) api: Option<ApiArg>,
     /// The workspace the tools may read and edit (default: the current directory).
     #[arg(long, global = true)]
     pub(crate) workspace: Option<PathBuf>,
@@ -184,6 +184,54 @@ impl From<NetworkArg> for agent_exec::network::NetworkMode {
             NetworkArg::Off => Self::Off,
             NetworkArg::On => Self::On,
             NetworkArg::AllowList => Self::AllowList,
+        }
+    }
+}
+
+/// `--api`: which OpenAI API to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ApiArg {
+    /// Chat Completions: every compatible server speaks it.
+    Chat,
+    /// Responses: stored responses continued with `previous_response_id`.
+    Responses,
+}
+
+impl From<ApiArg> for Api {
+    fn from(arg: ApiArg) -> Self {
+        match arg {
+            ApiArg::Chat => Self::Chat,
+            ApiArg::Responses => Self::Responses,
+        }
+    }
+}
+
+impl Options {
+    /// The flags as agent-session's overrides of the configuration.
+    pub(crate) fn overrides(&self) -> Overrides {
+        Overrides {
+            profile: self.profile.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            api: self.api.map(Api::from),
+            workspace: self.workspace.clone(),
+            sandbox: self.sandbox.map(SandboxPolicy::from),
+            network: self.network.map(agent_exec::network::NetworkMode::from),
+            permission_mode: self.permission_mode.map(PermissionMode::from),
+            allow: self.allow.clone(),
+            ask: self.ask.clone(),
+            deny: self.deny.clone(),
+            tools: self.tools.clone(),
+            max_turns: self.max_turns,
+            no_stream: self.no_stream,
+            tool_choice: self.tool_choice.clone(),
+            context_window: self.context_window,
+            no_project_doc: self.no_project_doc,
+            model_first_byte_timeout: self.model_first_byte_timeout,
+            model_idle_timeout: self.model_idle_timeout,
+            model_total_timeout: self.model_total_timeout,
+            config: self.config.clone(),
+            fork: self.fork.clone(),
         }
     }
 }

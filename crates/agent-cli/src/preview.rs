@@ -32,6 +32,21 @@ pub(crate) struct Previewer {
 }
 
 impl Previewer {
+    /// What the terminal needs to preview `session`'s calls: its workspace, the files its tools
+    /// read, and its sandbox in words (`workspace-write, network off`).
+    pub(crate) fn for_session(session: &agent_session::Session) -> Arc<Self> {
+        let workspace = session.agent.executor().policy().workspace().clone();
+        let (policy, network) = session.sandbox();
+        let network = crate::network::words(network);
+        let sandbox = match policy {
+            agent_exec::sandbox::SandboxPolicy::DangerFullAccess => {
+                format!("{policy} (no OS sandbox)")
+            }
+            _ => format!("{policy}, {network}"),
+        };
+        Arc::new(Self::new(workspace, session.tracker().clone(), sandbox))
+    }
+
     pub(crate) fn new(workspace: Workspace, tracker: Arc<FileTracker>, sandbox: String) -> Self {
         Self { workspace, tracker, sandbox }
     }

@@ -7,6 +7,7 @@ use agent_exec::{
     agent::{AgentEvent, Finish, FinishReason},
 };
 
+use crate::organizer::Shown as _;
 use crate::{
     events::{self, FailReason, JsonStream},
     markdown::{self, MarkdownStream, Screen},
@@ -52,7 +53,7 @@ impl Renderer {
     pub(crate) fn finish(&mut self, finish: &Finish, exit_code: u8) {
         if let Some(stream) = &mut self.json {
             stream.child_usage =
-                self.organizer.as_ref().and_then(crate::agents::Organizer::child_tokens);
+                self.organizer.as_ref().and_then(crate::organizer::Shown::child_tokens);
             events::print(&stream.finish(finish, exit_code));
         }
     }

@@ -11,6 +11,7 @@ use agent_exec::{
 use clap::Args;
 use rustyline::{Editor, error::ReadlineError, history::FileHistory};
 
+use crate::organizer::Shown as _;
 use crate::{
     Options,
     approval::TerminalApprover,
@@ -149,15 +150,17 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         Ok(session) => session,
         Err(code) => return Ok(code),
     };
-    approver.set_previewer(session.previewer.clone());
+    approver.set_previewer(crate::preview::Previewer::for_session(&session));
     let source = if args.resume.is_some() { "resume" } else { "startup" };
     if let Err(StoppedByHook(reason)) = tokio.block_on(session.start(source)) {
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");
         return Ok(ExitCode::from(1));
     }
-    let mut editor = Editor::<crate::commands::SlashCompleter, FileHistory>::new()?;
-    editor
-        .set_helper(Some(crate::commands::SlashCompleter::new(BUILTINS, &session.extras.commands)));
+    let mut editor = Editor::<crate::completer::SlashCompleter, FileHistory>::new()?;
+    editor.set_helper(Some(crate::completer::SlashCompleter::new(
+        BUILTINS,
+        &session.extras.commands,
+    )));
     let history = SessionLog::root()?.parent().map(|dir| dir.join("history.txt"));
     if let Some(path) = &history {
         // A missing history file is the normal first run.
@@ -178,7 +181,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     renderer.before_text = Some(Box::new(move || stopper.stop()));
     // What the server reported for this session (reset by `/clear`, which starts a new one).
     let mut tokens = Tally::default();
-    renderer.work.set_previewer(session.previewer.clone());
+    renderer.work.set_previewer(crate::preview::Previewer::for_session(&session));
     loop {
         // After Ctrl-C at an approval prompt, its reader still owns the next line typed.
         if approver.is_reading() {
@@ -218,7 +221,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 }
                 eprintln!("{}", context_report(&session));
             }
-            Line::Status => eprintln!("{}", status::report(&session.facts(tokens))),
+            Line::Status => eprintln!("{}", status::report(&status::Facts::of(&session, tokens))),
             Line::Network(allow) => {
                 eprintln!("{}", crate::network::repl(session.proxy.as_deref(), allow.as_deref()))
             }
@@ -226,7 +229,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
             Line::Model(None) => eprintln!("  {}", session.model_name()),
             Line::Model(Some(name)) => match session.switch_model(&name) {
                 Ok(()) => eprintln!("agent: model {name} from the next prompt on"),
-                Err(err) => eprintln!("agent: {}", crate::terminal::error_text(&err)),
+                Err(err) => eprintln!("agent: {}", crate::terminal::error_text(&err.into())),
             },
             Line::Compact => {
                 let cancel = agent_core::CancellationToken::new();
@@ -298,7 +301,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 let finish = tokio.block_on(session.prompt(prompt, &mut show))?;
                 spinner.stop();
                 tokens.merge(&turn);
-                let line = status::turn_line(&turn, started.elapsed(), session.context_fill());
+                let line = status::turn_line(&turn, started.elapsed(), status::fill(&session));
                 eprintln!("{}", status::dim_on_stderr(&line));
                 if let Finish::MaxTurns(turns) = finish {
                     eprintln!(

@@ -4,6 +4,9 @@
 use std::{io::IsTerminal, path::Path, time::Duration};
 
 use agent_core::Usage;
+use agent_session::{Session, config::Api};
+
+use crate::organizer::Shown as _;
 
 /// Tokens as the model server reported them, summed over responses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -77,6 +80,44 @@ pub(crate) struct Facts<'a> {
     /// The child agents started and their tokens, which `tokens` already counts.
     pub(crate) children: Option<(u64, Tally)>,
     pub(crate) context: Option<ContextFill>,
+}
+
+impl<'a> Facts<'a> {
+    /// What `/status` shows of `session`, with the session's `tokens`.
+    pub(crate) fn of(session: &'a Session, mut tokens: Tally) -> Self {
+        let children = session.organizer.child_tally();
+        if let Some((_, child)) = &children {
+            tokens.merge(child);
+        }
+        let policy = session.agent.executor().policy();
+        let (sandbox, network) = session.sandbox();
+        let network = crate::network::words(network);
+        let model = session.model_settings();
+        let replay = session.replays();
+        let api = match (replay, model.api) {
+            (true, _) => "replay",
+            (false, Api::Chat) => "chat",
+            (false, Api::Responses) => "responses",
+        };
+        Facts {
+            model: &model.model,
+            api,
+            base_url: if replay { "none (a recorded transcript)" } else { &model.base_url },
+            session: session.log.id(),
+            transcript: session.log.transcript().path(),
+            workspace: policy.workspace().root(),
+            sandbox: format!("{sandbox}, {network}"),
+            permission_mode: policy.mode().to_string(),
+            tokens,
+            children,
+            context: fill(session),
+        }
+    }
+}
+
+/// How full the session's context is; `None` when no window is managed.
+pub(crate) fn fill(session: &Session) -> Option<ContextFill> {
+    session.context_fill().map(|(tokens, window)| ContextFill { tokens, window })
 }
 
 /// The `/status` report, one fact a line.

@@ -9,50 +9,7 @@
 //! sends can drive the terminal, and what it tried is still there to see. One rule for every command
 //! and the REPL; the tool-activity lines and previews use it too.
 
-use std::{borrow::Cow, fmt::Write as _};
-
-/// `text` with every control character but newline and tab made visible (for text that may span
-/// lines: an error, the tail of a server's stderr).
-pub(crate) fn visible(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '\n' | '\t' => out.push(c),
-            c => push_visible(&mut out, c),
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// `text` on one line with every control character made visible, newlines and tabs included (for
-/// a table cell, a name, a title).
-pub(crate) fn visible_line(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        push_visible(&mut out, c);
-    }
-    Cow::Owned(out)
-}
-
-/// Appends `c` to `out`, as its visible form when it is a control character.
-pub(crate) fn push_visible(out: &mut String, c: char) {
-    match u32::from(c) {
-        // C0 controls have pictures at U+2400 + c, DEL at U+2421.
-        code @ 0..=0x1f => out.push(char::from_u32(0x2400 + code).unwrap_or('?')),
-        0x7f => out.push('\u{2421}'),
-        // C1 controls (CSI is U+009B) have no pictures: they are written as escapes.
-        code @ 0x80..=0x9f => {
-            let _ = write!(out, "\\u{{{code:x}}}");
-        }
-        _ => out.push(c),
-    }
-}
+pub(crate) use agent_session::visible::{push_visible, visible, visible_line};
 
 /// An error and its causes as one line of text (made [`visible`]), leaving out a cause whose
 /// text the message before it already holds: many errors put their source into their own message
@@ -75,30 +32,6 @@ pub(crate) fn error_text(err: &anyhow::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[track_caller]
-    fn check(raw: &str, line: &str, lines: &str) {
-        assert_eq!(visible_line(raw), line);
-        assert_eq!(visible(raw), lines);
-    }
-
-    #[test]
-    fn control_characters_become_pictures_and_plain_text_is_untouched() {
-        check("plain text ✓", "plain text ✓", "plain text ✓");
-        check("\x1b[2J\x1b[H", "␛[2J␛[H", "␛[2J␛[H");
-        check("\x1b]0;pwned\x07", "␛]0;pwned␇", "␛]0;pwned␇");
-        check("a\nb\tc\r", "a␊b␉c␍", "a\nb\tc␍");
-        check("\u{9b}2J\x7f\0", "\\u{9b}2J␡␀", "\\u{9b}2J␡␀");
-    }
-
-    #[test]
-    fn no_escape_byte_survives_any_control_character() {
-        let all: String = (0u32..0x100).filter_map(char::from_u32).collect();
-        for shown in [visible_line(&all), visible(&all)] {
-            assert!(!shown.bytes().any(|b| b == 0x1b || b == 0x07 || b == b'\r'), "{shown}");
-            assert!(!shown.chars().any(|c| c.is_control() && c != '\n' && c != '\t'), "{shown}");
-        }
-    }
 
     #[test]
     fn an_error_chain_says_each_cause_once() {

@@ -3,19 +3,13 @@
 
 use std::{path::Path, sync::Arc};
 
-use agent_exec::{
-    checkpoint::Checkpoints,
-    sandbox::SandboxPolicy,
-};
+use agent_exec::{checkpoint::Checkpoints, sandbox::SandboxPolicy};
 
 use crate::{log::SessionLog, settings::Settings};
 
 /// The session's checkpoints, unless `[checkpoints] enabled = false`; old sessions' checkpoints
 /// are collected first.
-pub fn open(
-    settings: &Settings,
-    session_dir: &Path,
-) -> crate::Result<Option<Arc<Checkpoints>>> {
+pub fn open(settings: &Settings, session_dir: &Path) -> crate::Result<Option<Arc<Checkpoints>>> {
     let table = &settings.file.checkpoints;
     if !table.enabled() {
         return Ok(None);

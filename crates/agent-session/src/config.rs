@@ -17,8 +17,8 @@ mod ranges;
 pub mod skills;
 pub mod telemetry;
 
-use agent_model::ApiKey;
 use crate::error::{Context, bail};
+use agent_model::ApiKey;
 use serde::Deserialize;
 
 pub use self::{

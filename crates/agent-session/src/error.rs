@@ -16,9 +16,6 @@ pub enum Error {
     /// An MCP server marked `required` did not start (its failure was already reported).
     #[error("a required MCP server did not start, so the session cannot begin")]
     RequiredServer,
-    /// A `SessionStart` hook ended the session before it began, with its reason.
-    #[error("a SessionStart hook stopped the session: {0}")]
-    StoppedByHook(String),
 }
 
 /// What a fallible step of this crate returns.

@@ -14,8 +14,8 @@ use std::{
     time::Duration,
 };
 
-use agent_exec::{Hook, HookEvent, Hooks, hooks::HookProblem};
 use crate::error::Context;
+use agent_exec::{Hook, HookEvent, Hooks, hooks::HookProblem};
 use serde::Deserialize;
 
 use crate::{
@@ -59,7 +59,9 @@ pub fn load(
                 toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
             let origin = path.display().to_string();
             let project_hooks = build(&project.hooks, &origin)?;
-            if !project_hooks.is_empty() && trusted(workspace, &text, &project_hooks, trust, frontend.as_ref())? {
+            if !project_hooks.is_empty()
+                && trusted(workspace, &text, &project_hooks, trust, frontend.as_ref())?
+            {
                 hooks.extend(project_hooks);
             }
         }

@@ -31,7 +31,10 @@ pub mod waiting;
 pub use self::{
     error::{Error, Result},
     frontend::{Frontend, Silent},
-    session::{Launch, Session, model_client, tokio_runtime},
     overrides::Overrides,
+    session::{
+        Launch, Session, StoppedByHook, model_client, tokio_runtime,
+        toolbox::{Toolbox, ToolboxUse},
+    },
     settings::Settings,
 };

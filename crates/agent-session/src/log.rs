@@ -7,8 +7,8 @@ use std::{
     time::{SystemTime, UNIX_EPOCH},
 };
 
-use agent_exec::{Transcript, agent::Conversation};
 use crate::error::bail;
+use agent_exec::{Transcript, agent::Conversation};
 
 /// An open session: its id, its directory and its transcript.
 pub struct SessionLog {

@@ -15,8 +15,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use agent_mcp::ServerConfig;
 use crate::error::{Context, bail, invalid};
+use agent_mcp::ServerConfig;
 use serde_json::{Map, Value};
 
 use crate::{Frontend, hooks::Trust, log::SessionLog};
@@ -193,11 +193,7 @@ impl Approvals {
     }
 
     /// Approves `server`'s present definition for `workspace`, and saves.
-    pub fn approve(
-        &mut self,
-        workspace: &Path,
-        servers: &[&ProjectServer],
-    ) -> crate::Result<()> {
+    pub fn approve(&mut self, workspace: &Path, servers: &[&ProjectServer]) -> crate::Result<()> {
         let project = self.known.entry(Self::key(workspace)).or_default();
         for server in servers {
             project.insert(server.name.clone(), server.definition.clone());
@@ -406,7 +402,13 @@ mod tests {
                 asked.set(asked.get() + 1);
                 Ok(answer)
             };
-            let chosen = select(workspace.path(), &BTreeMap::new(), &mut approvals, Some(&mut ask), &crate::Silent);
+            let chosen = select(
+                workspace.path(),
+                &BTreeMap::new(),
+                &mut approvals,
+                Some(&mut ask),
+                &crate::Silent,
+            );
             chosen.unwrap().into_keys().collect()
         };
         write("a");
@@ -420,7 +422,9 @@ mod tests {
         assert_eq!((run(false), asked.get()), (vec![], 3));
         // Never asked (exec): only approved definitions start.
         let mut approvals = Approvals::at(store.path().join("approved-mcp.json"));
-        let chosen = select(workspace.path(), &BTreeMap::new(), &mut approvals, None, &crate::Silent).unwrap();
+        let chosen =
+            select(workspace.path(), &BTreeMap::new(), &mut approvals, None, &crate::Silent)
+                .unwrap();
         assert!(chosen.is_empty());
     }
 }

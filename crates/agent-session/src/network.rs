@@ -95,6 +95,8 @@ pub fn log_path(id: Option<&str>) -> crate::Result<PathBuf> {
         }
     }
     newest.map(|(_, path)| path).ok_or_else(|| {
-        crate::error::invalid!("no session has a network log yet (one is written in allow-list mode)")
+        crate::error::invalid!(
+            "no session has a network log yet (one is written in allow-list mode)"
+        )
     })
 }

@@ -4,6 +4,7 @@
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
+use crate::error::{Context, bail};
 use agent_core::{CancellationToken, ModelClient};
 use agent_exec::{
     Agent, Approver, HookEvent, PermissionMode,
@@ -12,21 +13,16 @@ use agent_exec::{
     sandbox::SandboxPolicy,
 };
 use agent_tools::FileTracker;
-use crate::error::{Context, bail};
-
 
 mod model;
 mod open;
+pub(crate) mod toolbox;
 
 pub use self::model::model_client;
 use self::model::{WINDOW_PROBE_WAIT, context_config};
 use crate::{
-    agents::Organizer,
-    config::ModelSettings,
-    hooks::Trust,
-    log::SessionLog,
+    Frontend, agents::Organizer, config::ModelSettings, hooks::Trust, log::SessionLog,
     waiting::Waiting,
-    Frontend,
 };
 
 /// How a front end wants its session built.

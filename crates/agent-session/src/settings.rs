@@ -6,6 +6,7 @@ mod model_limits;
 
 use std::{path::PathBuf, str::FromStr, sync::Arc, time::Duration};
 
+use crate::error::Context;
 use agent_exec::{
     AgentBuilder, ExecutorConfig, PermissionMode, RuleAction,
     jobs::{Jobs, JobsConfig},
@@ -18,15 +19,14 @@ use agent_tools::{
     BashConfig, BuiltinConfig, BuiltinTools, FileTracker, ProviderKind, Shell, ViewImageConfig,
     WebSearchConfig,
 };
-use crate::error::Context;
 
 use self::model_limits::{DEFAULT_WAITING_NOTICE_SECS, response_limits};
 use crate::{
-    overrides::Overrides,
-    config::{self, ConfigFile, Limits, ModelFlags, ModelSettings, Profile, SearchProvider},
     Frontend,
+    config::{self, ConfigFile, Limits, ModelFlags, ModelSettings, Profile, SearchProvider},
     hooks::Trust,
     mcp,
+    overrides::Overrides,
     shapes::ToolShapes,
 };
 
@@ -180,7 +180,12 @@ impl Settings {
     ) -> crate::Result<Option<Arc<McpTools>>> {
         let workspace = self.workspace()?;
         let mut servers = self.file.mcp_servers.clone();
-        servers.extend(mcp::startable(&workspace, &self.file.mcp_servers, trust, frontend.as_ref())?);
+        servers.extend(mcp::startable(
+            &workspace,
+            &self.file.mcp_servers,
+            trust,
+            frontend.as_ref(),
+        )?);
         if servers.is_empty() {
             return Ok(None);
         }

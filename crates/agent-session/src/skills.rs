@@ -14,12 +14,12 @@ use std::{
     sync::Arc,
 };
 
+use crate::error::Context;
 use agent_core::TokenCounter;
 use agent_exec::{
     AgentBuilder, RuleAction,
     skills::{Catalog, SkillRoot, SkillSource, ToolLimit},
 };
-use crate::error::Context;
 
 use crate::{Frontend, commands::Commands, hooks::Trust, log::SessionLog, visible::visible_line};
 
@@ -36,11 +36,7 @@ pub struct Extras {
 /// Where skills are looked for, in precedence order: the project's `.agents/skills/` and
 /// `.agent/skills/`, the config directory's `skills/`, the project's `.claude/skills/`, and
 /// `~/.claude/skills/`.
-pub fn roots(
-    workspace: &Path,
-    config_dir: Option<&Path>,
-    home: Option<&Path>,
-) -> Vec<SkillRoot> {
+pub fn roots(workspace: &Path, config_dir: Option<&Path>, home: Option<&Path>) -> Vec<SkillRoot> {
     let mut roots = vec![
         SkillRoot { dir: workspace.join(".agents/skills"), source: SkillSource::Project },
         SkillRoot { dir: workspace.join(".agent/skills"), source: SkillSource::Project },

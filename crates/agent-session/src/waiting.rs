@@ -93,7 +93,6 @@ impl ModelClient for Watched {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,8 +145,8 @@ impl Host for AcpHost {
     }
 }
 
-fn host_error(err: anyhow::Error) -> Error {
-    Error::Host(crate::terminal::error_text(&err))
+fn host_error(err: impl Into<anyhow::Error>) -> Error {
+    Error::Host(crate::terminal::error_text(&err.into()))
 }
 
 /// Builds the session as `exec` and the REPL do, asking the client where they ask the terminal.

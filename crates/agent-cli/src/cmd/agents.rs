@@ -19,7 +19,7 @@ pub(crate) enum AgentsCommand {
 /// Runs an `agents` subcommand: 0, or 1 when a definition file was refused.
 pub(crate) fn run(options: &Options, command: AgentsCommand) -> anyhow::Result<ExitCode> {
     let AgentsCommand::List = command;
-    let settings = Settings::load(options)?;
+    let settings = Settings::load(&options.overrides())?;
     let user = crate::agents::user_dir(&settings);
     let found = definition::discover(&settings.workspace()?, user.as_deref());
     for agent in &found.found {

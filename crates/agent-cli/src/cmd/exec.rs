@@ -6,14 +6,15 @@ use agent_exec::{PermissionMode, agent::Finish, jobs::EndPolicy};
 use anyhow::Context;
 use clap::Args;
 
+use crate::organizer::Shown as _;
 use crate::{
     Options,
     events::{self, ExecEvent, FailReason},
     hooks::Trust,
     markdown::Screen,
+    notices::Notices,
     render::Renderer,
     setup::{self, Launch, StoppedByHook},
-    waiting::Notices,
 };
 
 #[derive(Debug, Args)]
@@ -82,7 +83,7 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     let prompt = session.extras.commands.expand_line(&prompt).unwrap_or(prompt);
 
     let mut renderer = Renderer::new(args.json);
-    renderer.work.set_previewer(session.previewer.clone());
+    renderer.work.set_previewer(crate::preview::Previewer::for_session(&session));
     renderer.organizer = Some(session.organizer.clone());
     if args.json {
         session.organizer.stream_json();
@@ -119,6 +120,7 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
     let finish = match run {
         Ok(Ok(finish)) => finish,
         Ok(Err(err)) => {
+            let err = anyhow::Error::from(err);
             renderer.failed(FailReason::Error, crate::terminal::error_text(&err), 1);
             return Err(err);
         }

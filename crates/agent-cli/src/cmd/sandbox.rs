@@ -62,7 +62,7 @@ pub(crate) fn run(command: SandboxCommand, options: &crate::options::Options) ->
 /// The network mode the settings give, and whether its proxy can run here.
 fn network_state(options: &crate::options::Options) {
     use agent_exec::network::NetworkMode;
-    let settings = match crate::settings::Settings::load(options) {
+    let settings = match crate::settings::Settings::load(&options.overrides()) {
         Ok(settings) => settings,
         Err(err) => {
             println!("network mode: unknown ({err:#})");
@@ -114,7 +114,7 @@ fn list(items: &[String]) -> String {
 }
 
 fn net_log(session: Option<&str>, json: bool) -> ExitCode {
-    let entries = crate::network::log_path(session).and_then(|path| {
+    let entries = crate::network::log_path(session).map_err(anyhow::Error::from).and_then(|path| {
         agent_exec::network::NetLog::read_file(&path)
             .map_err(|err| anyhow::anyhow!("cannot read {}: {err}", path.display()))
     });

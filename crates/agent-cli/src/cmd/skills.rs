@@ -21,10 +21,11 @@ pub(crate) enum SkillsCommand {
 
 pub(crate) fn run(options: &Options, command: SkillsCommand) -> anyhow::Result<ExitCode> {
     let SkillsCommand::List { json } = command;
-    let settings = Settings::load(options)?;
+    let settings = Settings::load(&options.overrides())?;
     // Listing asks nothing and shows the project's skills whether trusted or not: it is how a
     // user reviews them.
-    let extras = crate::skills::for_settings(&settings, Trust::OnlyTrusted)?;
+    let extras =
+        crate::skills::for_settings(&settings, Trust::OnlyTrusted, &crate::setup::Terminal)?;
     let counter = agent_model::counter_for(&settings.model.model);
     let tokens = |skill: &Skill| skill.listed_tokens(counter.as_ref());
     let catalog = &extras.catalog;

@@ -1,16 +1,16 @@
 //! `agent tools`: list the built-in tools, print the exact schemas a model receives, or run one
 //! call through the full executor without a model.
 
-use std::process::ExitCode;
+use std::{process::ExitCode, sync::Arc};
 
 use agent_core::{CancellationToken, ToolCall, ToolSpec};
-use agent_exec::{Executor, ExecutorConfig, PermissionMode};
+use agent_exec::Executor;
+use agent_session::{Frontend, Toolbox, ToolboxUse};
 use agent_tools::FileTracker;
-use anyhow::Context;
 use clap::Subcommand;
 use serde_json::json;
 
-use crate::{Options, config::Api, hooks, settings::Settings, shapes, terminal::visible_line};
+use crate::{Options, config::Api, options::ApiArg, shapes, terminal::visible_line};
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum ToolsCommand {
@@ -28,7 +28,7 @@ pub(crate) enum ToolsCommand {
     Schema {
         /// Which API's format.
         #[arg(long, value_enum)]
-        api: Api,
+        api: ApiArg,
     },
     /// Run one call through the full executor and print the observation (exit 1 for an error).
     Call {
@@ -40,69 +40,28 @@ pub(crate) enum ToolsCommand {
 }
 
 pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<ExitCode> {
-    // Listing needs no session; calls keep full outputs in a temporary session directory.
-    let scratch = tempfile::tempdir().context("creating a scratch session directory")?;
-    let mut settings = Settings::load(options)?;
-    settings.every_tool = matches!(command, ToolsCommand::Call { .. });
-    let mut config = ExecutorConfig::new("cli");
-    config.session_dir = Some(scratch.path().to_path_buf());
-    let tracker = FileTracker::new();
-    let tokio = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    // A person typed the call, so the mode defaults to bypass; deny rules (from flags and the
-    // config file alike) still apply.
-    let mut builder = settings.builder(PermissionMode::Bypass, tracker.clone(), config)?;
-    // A direct call passes the same hooks as a model's call; listing tools runs none.
-    if matches!(command, ToolsCommand::Call { .. }) {
-        let trust = hooks::Trust::OnlyTrusted;
-        builder = builder.hooks(hooks::load(&settings.file.hooks, &settings.workspace()?, trust)?);
-    }
-    // Listing and calling need every configured MCP server, so here they are waited for (each
-    // within its startup timeout).
-    let mcp = {
-        let _inside = tokio.enter();
-        settings.mcp_tools(Some(scratch.path().to_path_buf()), hooks::Trust::OnlyTrusted)?
+    let tokio = crate::setup::tokio_runtime()?;
+    let purpose = match command {
+        ToolsCommand::List { tokens, .. } => ToolboxUse::List { tokens },
+        ToolsCommand::Schema { .. } => ToolboxUse::List { tokens: false },
+        ToolsCommand::Call { .. } => ToolboxUse::Call,
     };
-    if let Some(mcp) = &mcp {
-        tokio.block_on(mcp.wait_all());
-        builder = builder.late_tools(mcp.clone());
-    }
-    // The project instructions and the skills list go with every request, so the token count
-    // includes them.
-    if matches!(command, ToolsCommand::List { tokens: true, .. }) {
-        builder = builder.project_instructions(&settings.project_docs()?.text);
-        let extras = crate::skills::for_settings(&settings, hooks::Trust::OnlyTrusted)?;
-        let configured = settings.options.context_window.or(settings.profile.context_window);
-        let window = configured
-            .or_else(|| agent_model::context_window(&settings.model.model))
-            .unwrap_or(agent_model::DEFAULT_CONTEXT_WINDOW);
-        let budget = settings.file.skills.budget(window);
-        let counter = agent_model::counter_for(&settings.model.model);
-        builder = crate::skills::attach(builder, &extras.catalog, budget, counter.as_ref())?;
-    }
-    // The plan and the child agents, as a session wires them (their tools are offered after the
-    // built-ins and any MCP tools, as in `exec`).
-    let waiting = crate::waiting::Waiting::default();
-    let (builder, _organizer) =
-        crate::agents::wire(builder, &settings, scratch.path(), Vec::new(), &waiting, None)?;
-    let (executor, instructions) = builder.build_executor_and_instructions()?;
-    for warning in executor.policy().warnings() {
-        eprintln!("agent: warning: {warning}");
-    }
+    let frontend: Arc<dyn Frontend> = Arc::new(crate::setup::Terminal);
+    let toolbox = Toolbox::open(&options.overrides(), purpose, &frontend, &tokio)?;
+    let (executor, instructions) = (&toolbox.executor, &toolbox.instructions);
+    let api = toolbox.settings.model.api;
     let specs = executor.specs();
     match command {
         ToolsCommand::List { json, tokens } => {
             if tokens {
-                print_tokens(&specs, &instructions, json)?;
+                print_tokens(&specs, instructions, json)?;
             } else if json {
                 let list: Vec<_> = specs
                     .iter()
                     .map(|spec| {
                         json!({
                             "name": spec.name,
-                            "shape": shapes::shown(spec.shape, settings.model.api),
+                            "shape": shapes::shown(spec.shape, api),
                             "effects": effects(spec),
                             "strict": spec.strict,
                             "description": first_line(&spec.description),
@@ -116,7 +75,7 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
                     println!(
                         "{:<14} {:<20} {:<28} {}",
                         visible_line(&spec.name),
-                        shapes::shown(spec.shape, settings.model.api),
+                        shapes::shown(spec.shape, api),
                         effects(spec).join(","),
                         visible_line(first_line(&spec.description))
                     );
@@ -125,7 +84,7 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
             Ok(ExitCode::SUCCESS)
         }
         ToolsCommand::Schema { api } => {
-            let tools = match api {
+            let tools = match Api::from(api) {
                 Api::Chat => agent_model::chat_tools_json(&specs),
                 Api::Responses => agent_model::responses_tools_json(&specs),
             };
@@ -133,7 +92,7 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
             Ok(ExitCode::SUCCESS)
         }
         ToolsCommand::Call { name, arguments } => {
-            mark_target_read(&executor, &tracker, &name, &arguments);
+            mark_target_read(executor, &toolbox.tracker, &name, &arguments);
             let call = ToolCall::function("cli", name, arguments);
             let outcome = tokio.block_on(executor.execute(&call, &CancellationToken::new()));
             println!("{}", outcome.text);
@@ -141,9 +100,9 @@ pub(crate) fn run(options: &Options, command: ToolsCommand) -> anyhow::Result<Ex
             // image or other content an MCP server sent (`[image saved: …]`). The scratch
             // directory is kept (in the system temp dir, which the OS clears), and only when the
             // text names something in it.
-            let names_scratch = outcome.text.contains(&*scratch.path().to_string_lossy());
+            let names_scratch = outcome.text.contains(&*toolbox.scratch().to_string_lossy());
             if outcome.output_path.is_some() || names_scratch {
-                let kept = scratch.keep();
+                let kept = toolbox.keep_scratch();
                 eprintln!("agent: the files the output names are kept in {}", kept.display());
             }
             if let Some(remedy) = &outcome.remedy {

@@ -188,21 +188,3 @@ pub(crate) fn why(why: &NotCovered) -> String {
         NotCovered::Unreadable { error } => format!("unreadable: {error}"),
     }
 }
-
-/// Removes the checkpoints (never the transcripts) of sessions untouched for longer than `age`.
-pub(crate) fn collect_garbage(age: std::time::Duration) {
-    let Ok(root) = SessionLog::root() else { return };
-    let Ok(read) = std::fs::read_dir(root) else { return };
-    let now = std::time::SystemTime::now();
-    for entry in read.flatten() {
-        let store = entry.path().join("checkpoints");
-        let touched = std::fs::metadata(store.join("turns.jsonl"))
-            .or_else(|_| std::fs::metadata(&store))
-            .and_then(|meta| meta.modified());
-        if let Ok(touched) = touched
-            && now.duration_since(touched).is_ok_and(|elapsed| elapsed > age)
-        {
-            let _ = std::fs::remove_dir_all(&store);
-        }
-    }
-}

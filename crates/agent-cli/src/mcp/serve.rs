@@ -6,13 +6,12 @@ use std::{
     sync::Arc,
 };
 
-use agent_exec::{ExecutorConfig, PermissionMode};
 use agent_mcp::{HttpAccess, HttpServer, ToolServer};
-use agent_tools::FileTracker;
+use agent_session::{Frontend, Toolbox, ToolboxUse};
 use anyhow::{Context, bail};
 use clap::Args;
 
-use crate::{Options, render::allow_flags, settings::Settings};
+use crate::{Options, render::allow_flags};
 
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Serving")]
@@ -38,22 +37,14 @@ pub(crate) struct ServeArgs {
 }
 
 pub(crate) fn run(options: &Options, args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    let settings = Settings::load(options)?;
-    // Full outputs of capped calls are kept for the life of the server.
-    let scratch = tempfile::tempdir().context("creating a session directory")?;
-    let mut config = ExecutorConfig::new("mcp-serve");
-    config.session_dir = Some(scratch.path().to_path_buf());
-    // The configured MCP servers are not served on: a client that wants them connects to them.
-    let executor =
-        settings.builder(PermissionMode::DontAsk, FileTracker::new(), config)?.build_executor()?;
-    for warning in executor.policy().warnings() {
-        eprintln!("agent: warning: {warning}");
-    }
+    let runtime = crate::setup::tokio_runtime()?;
+    let frontend: Arc<dyn Frontend> = Arc::new(crate::setup::Terminal);
+    let toolbox = Toolbox::open(&options.overrides(), ToolboxUse::Serve, &frontend, &runtime)?;
     // The question an MCP client's user is asked names the rules as this program takes them.
     let advice =
         Arc::new(|rules: &[String]| format!("start the server with {}", allow_flags(rules)));
-    let server = ToolServer::with_rule_advice(executor, advice);
-    let runtime = crate::setup::tokio_runtime()?;
+    // Full outputs of capped calls are kept for the life of the server (the toolbox's).
+    let server = ToolServer::with_rule_advice(toolbox.executor, advice);
     match &args.http {
         None => runtime.block_on(server.serve_stdio())?,
         Some(addr) => runtime.block_on(serve_http(server, addr, args))?,

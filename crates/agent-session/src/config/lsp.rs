@@ -4,8 +4,8 @@
 
 use std::{collections::BTreeMap, path::Path, sync::Arc, time::Duration};
 
-use agent_lsp::{LspConfig, LspSession, ServerConfig};
 use crate::error::{Context as _, bail};
+use agent_lsp::{LspConfig, LspSession, ServerConfig};
 use serde::Deserialize;
 
 /// `[lsp]` as written in the config file.
