@@ -5,6 +5,7 @@
 //! docs against the workspace and `ci.rs` in `docs.rs`, the rule that keeps test switches out of
 //! release builds in `switches.rs`.
 
+mod assembly;
 mod deps;
 mod docs;
 mod figures;
@@ -41,6 +42,12 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     // The ACP agent maps the loop's events and approvals onto the protocol; the binary builds
     // its sessions, so it names no model, tool or MCP client.
     ("agent-acp", &["agent-core", "agent-exec"]),
+    // The one assembly of a session: configuration to a running agent with the built-in tools,
+    // a model client, MCP and LSP servers. Every front end opens its sessions here.
+    (
+        "agent-session",
+        &["agent-core", "agent-exec", "agent-tools", "agent-model", "agent-mcp", "agent-lsp"],
+    ),
     (
         "agent-cli",
         &[
@@ -52,6 +59,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "agent-mcp",
             "agent-lsp",
             "agent-acp",
+            "agent-session",
         ],
     ),
     // Test helpers: a dev-dependency only. No crate may ship with it (no list above names it).
@@ -70,6 +78,7 @@ const LIBRARIES: &[&str] = &[
     "agent-mcp",
     "agent-lsp",
     "agent-acp",
+    "agent-session",
     "agent-test-support",
 ];
 
@@ -105,6 +114,7 @@ fn check_sources(root: &Path, problems: &mut Vec<String>) -> anyhow::Result<()> 
             problems.push(format!("{shown}: use `foo.rs` beside `foo/` instead of `foo/mod.rs`"));
         }
         source::check(&shown, &text, problems);
+        assembly::check(&shown, &text, problems);
         references::check_source(&shown, &text, problems);
         switches::check(&shown, &text, problems);
         if let Some(lines) = size::lines_before_tests(&shown, &text) {

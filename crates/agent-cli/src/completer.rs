@@ -48,3 +48,24 @@ impl rustyline::hint::Hinter for SlashCompleter {
 impl rustyline::highlight::Highlighter for SlashCompleter {}
 impl rustyline::validate::Validator for SlashCompleter {}
 impl rustyline::Helper for SlashCompleter {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tab_completes_builtins_and_custom_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("git")).unwrap();
+        std::fs::write(dir.path().join("git/commit.md"), "Commit the staged changes.\n").unwrap();
+        let commands = Commands::discover(&[(dir.path().to_path_buf(), false)]);
+        let completer = SlashCompleter::new(&["help", "git-log"], &commands);
+        assert_eq!(
+            completer.candidates("/gi", 3),
+            (0, vec!["/git-log".into(), "/git:commit".into()])
+        );
+        assert_eq!(completer.candidates("/git:c", 6), (0, vec!["/git:commit".into()]));
+        assert_eq!(completer.candidates("/help me", 8).1, Vec::<String>::new());
+        assert_eq!(completer.candidates("plain", 5).1, Vec::<String>::new());
+    }
+}

@@ -96,9 +96,6 @@ pub use crate::{
 #[doc = include_str!("../../../docs/executor.md")]
 struct ExecutorDocs;
 #[cfg(doctest)]
-#[doc = include_str!("../../../docs/library.md")]
-struct LibraryDocs;
-#[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDocs;
 #[cfg(doctest)]

@@ -30,8 +30,11 @@ pub type Relay = Arc<Mutex<Option<ChildObserver>>>;
 /// What the session keeps of the plan and its children.
 #[derive(Clone)]
 pub struct Organizer {
+    /// The plan the model keeps with `update_plan`, pinned into each turn.
     pub plan: Arc<PlanBook>,
+    /// The child agents `task` starts, with their limits and tokens.
     pub children: Children,
+    /// Where the children's events go (a front end sets it to show them).
     pub relay: Relay,
 }
 

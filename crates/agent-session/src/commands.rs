@@ -23,10 +23,13 @@ const MAX_DEPTH: usize = 3;
 pub struct Command {
     /// `git:commit` for `git/commit.md`.
     pub name: String,
+    /// The frontmatter's `description`, shown in `/help`.
     pub description: Option<String>,
+    /// The frontmatter's `argument-hint`, shown after the name.
     pub argument_hint: Option<String>,
     /// The prompt, before substitution.
     pub body: String,
+    /// The Markdown file the command was read from.
     pub path: PathBuf,
     /// Whether it came with the repository.
     pub project: bool,
@@ -37,6 +40,7 @@ pub struct Command {
 /// The session's custom commands.
 #[derive(Debug, Clone, Default)]
 pub struct Commands {
+    /// Every command found, the first root's winning a name.
     pub list: Vec<Command>,
     /// Files that could not be used, with the reason.
     pub refused: Vec<(PathBuf, Unusable)>,
@@ -90,6 +94,7 @@ impl Commands {
         commands
     }
 
+    /// The command called `name` (`git:commit` for `git/commit.md`).
     pub fn get(&self, name: &str) -> Option<&Command> {
         self.list.iter().find(|command| command.name == name)
     }
@@ -279,21 +284,6 @@ mod tests {
         check("No placeholders", "extra words", "No placeholders\n\nARGUMENTS: extra words");
         check("---\ndescription: d\n---\nBody $ARGUMENTS\n", "x", "Body x");
         check("---\nargument-hint: [a] [b]\n---\nBody $1\n", "x", "Body x");
-    }
-
-    #[test]
-    fn tab_completes_builtins_and_custom_commands() {
-        let mut commands = Commands::default();
-        commands.list.push(command("x"));
-        commands.list[0].name = "git:commit".into();
-        let completer = SlashCompleter::new(&["help", "git-log"], &commands);
-        assert_eq!(
-            completer.candidates("/gi", 3),
-            (0, vec!["/git-log".into(), "/git:commit".into()])
-        );
-        assert_eq!(completer.candidates("/git:c", 6), (0, vec!["/git:commit".into()]));
-        assert_eq!(completer.candidates("/help me", 8).1, Vec::<String>::new());
-        assert_eq!(completer.candidates("plain", 5).1, Vec::<String>::new());
     }
 
     #[test]

@@ -45,10 +45,13 @@ pub enum Api {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Permissions {
+    /// Rules that allow without asking (`Bash(cargo test *)`).
     #[serde(default)]
     pub allow: Vec<String>,
+    /// Rules that always ask.
     #[serde(default)]
     pub ask: Vec<String>,
+    /// Rules that refuse, whatever the mode.
     #[serde(default)]
     pub deny: Vec<String>,
 }
@@ -57,8 +60,11 @@ pub struct Permissions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchProvider {
+    /// A SearXNG instance (`base_url` required).
     Searxng,
+    /// Brave Search's API.
     Brave,
+    /// Tavily's API.
     Tavily,
 }
 
@@ -66,11 +72,13 @@ pub enum SearchProvider {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WebSearch {
+    /// Which search service answers.
     pub provider: SearchProvider,
     /// The API base URL (required for SearXNG).
     pub base_url: Option<String>,
     /// The environment variable holding the provider's key (Brave, Tavily).
     pub api_key_env: Option<String>,
+    /// How long one search may take, in seconds.
     pub timeout_secs: Option<u64>,
 }
 
@@ -176,15 +184,23 @@ pub type HookTables = BTreeMap<String, Vec<HookEntry>>;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
+    /// The model server's base URL.
     pub base_url: Option<String>,
+    /// The model's name.
     pub model: Option<String>,
+    /// Which OpenAI API the server speaks.
     pub api: Option<Api>,
     /// The environment variable that holds this server's key (default `OPENAI_API_KEY`).
     pub api_key_env: Option<String>,
+    /// The OS sandbox of commands (`read-only`, `workspace-write`, `danger-full-access`).
     pub sandbox: Option<String>,
+    /// The profile's `[network]` table, over the file's.
     pub network: Option<ProfileNetwork>,
+    /// The permission mode (`default`, `acceptEdits`, `plan`, `dontAsk`, `bypass`).
     pub permission_mode: Option<String>,
+    /// The most model turns a prompt may take.
     pub max_turns: Option<usize>,
+    /// Whether responses are streamed (default yes).
     pub stream: Option<bool>,
     /// Offer only these tools to the model.
     pub tools: Option<Vec<String>>,
@@ -214,19 +230,23 @@ pub struct Profile {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
+    /// The profile used when no `--profile` is given.
     pub default_profile: Option<String>,
     /// Rules for every profile and every command.
     #[serde(default)]
     pub permissions: Permissions,
+    /// The `web_search` tool's provider; without it the tool is not offered.
     pub web_search: Option<WebSearch>,
     /// `[network]`: the mode, allow and deny lists, and resolver pins (docs/network.md).
     #[serde(default)]
     pub network: NetworkTable,
+    /// The `[limits]` table: caps and timeouts (docs/limits.md).
     #[serde(default)]
     pub limits: Limits,
     /// `[[hooks.EVENT]]` tables.
     #[serde(default)]
     pub hooks: HookTables,
+    /// The named profiles.
     #[serde(default)]
     pub profiles: BTreeMap<String, Profile>,
     /// MCP servers whose tools join every session (`[mcp_servers.NAME]`, see docs/mcp.md).
@@ -357,11 +377,15 @@ fn check_web_search(table: &str, web_search: Option<&WebSearch>) -> crate::Resul
 /// The model settings after precedence is applied.
 #[derive(Debug, Clone)]
 pub struct ModelSettings {
+    /// The model server's base URL.
     pub base_url: String,
+    /// The model's name.
     pub model: String,
+    /// Which OpenAI API to speak.
     pub api: Api,
     /// The key, when one was found; its `Debug` is a redaction.
     pub api_key: Option<ApiKey>,
+    /// Whether responses are streamed.
     pub stream: bool,
     /// The deadlines and size caps of each response (`[limits]` and flags; set after resolving).
     pub response: agent_model::ResponseLimits,
@@ -384,10 +408,15 @@ impl ModelSettings {
 /// Flags that override everything else (all optional on the command line).
 #[derive(Debug, Clone, Default)]
 pub struct ModelFlags {
+    /// `--profile`.
     pub profile: Option<String>,
+    /// `--base-url`.
     pub base_url: Option<String>,
+    /// `--model`.
     pub model: Option<String>,
+    /// `--api`.
     pub api: Option<Api>,
+    /// `--no-stream`.
     pub no_stream: bool,
 }
 
@@ -703,11 +732,14 @@ mod tests {
     #[test]
     fn the_limits_doc_lists_every_range() {
         let doc = include_str!("../../../docs/limits.md");
-        for (key, Range { min, max, .. }) in RANGES {
+        // `[agents]` keeps its bounds beside its table; its rows name the table.
+        for (key, Range { min, max, .. }) in RANGES.iter().chain(agents::RANGES) {
             let short = key.rsplit('.').next().unwrap_or(key);
-            let row = doc
-                .lines()
-                .find(|line| line.starts_with('|') && line.contains(&format!("`{short}`")));
+            let named = match key.strip_prefix("agents.") {
+                Some(_) => format!("`[agents] {short}`"),
+                None => format!("`{short}`"),
+            };
+            let row = doc.lines().find(|line| line.starts_with('|') && line.contains(&named));
             let row = row.unwrap_or_else(|| panic!("docs/limits.md has no row for `{key}`"));
             let range = format!("{} – {}", thousands(*min), thousands(*max));
             assert!(row.contains(&range), "the row of `{key}` does not say {range}: {row}");

@@ -6,7 +6,7 @@
 //! The CLI's `exec`, REPL, `tools call`, `mcp serve`, `acp`, `serve` and `batch` all open their
 //! sessions here, and so can a program of your own (docs/library.md).
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod agents;
 pub mod checkpoints;
@@ -38,3 +38,9 @@ pub use self::{
     },
     settings::Settings,
 };
+
+/// The library guide's programs compile (and the ones that need no server run) as this crate's
+/// doctests: it depends on every crate they use.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/library.md")]
+struct LibraryDocs;

@@ -84,18 +84,22 @@ impl SessionLog {
         let _ = std::fs::write(self.dir.join("workspace"), root.as_os_str().as_encoded_bytes());
     }
 
+    /// The session's id (its folder's name).
     pub fn id(&self) -> &str {
         &self.id
     }
 
+    /// The session's folder.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The transcript being written.
     pub fn transcript(&self) -> &Transcript {
         &self.transcript
     }
 
+    /// The transcript, to record into.
     pub fn transcript_mut(&mut self) -> &mut Transcript {
         &mut self.transcript
     }

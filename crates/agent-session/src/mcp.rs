@@ -30,11 +30,13 @@ pub const PROJECT_MCP: &str = ".mcp.json";
 /// One server of the project file.
 #[derive(Debug)]
 pub struct ProjectServer {
+    /// The server's name in the project file.
     pub name: String,
     /// The definition as the file has it: what an approval is given for.
     pub definition: String,
     /// The server as the client starts it, or why it cannot be started.
     pub config: crate::Result<ServerConfig>,
+    /// Whether the user approved this exact definition for this project.
     pub approved: bool,
 }
 

@@ -5,7 +5,7 @@
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use crate::error::{Context, bail};
-use agent_core::{CancellationToken, ModelClient};
+use agent_core::CancellationToken;
 use agent_exec::{
     Agent, Approver, HookEvent, PermissionMode,
     agent::{AgentEvent, Conversation, Finish},

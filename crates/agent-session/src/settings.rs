@@ -32,9 +32,13 @@ use crate::{
 
 /// The configuration of one command, resolved once.
 pub struct Settings {
+    /// The config file read (empty when there is none).
     pub file: ConfigFile,
+    /// The profile in use, by name, when one is.
     pub profile_name: Option<String>,
+    /// The profile in use (defaults when none).
     pub profile: Profile,
+    /// The model server, model and API, after every precedence rule.
     pub model: ModelSettings,
     /// The options with the profile's values filled in where no flag was given (the sandbox and
     /// the permission mode are resolved by [`Settings::sandbox_policy`] and the builder).
@@ -200,7 +204,6 @@ impl Settings {
         Ok(Some(McpTools::start_with_budget(session, budget, report)))
     }
 
-    /// The OS sandbox policy for commands: the flag or the profile's, else workspace-write.
     /// The `[network]` table in force: the file's, with the profile's on top.
     pub fn network(&self) -> crate::config::NetworkTable {
         self.file.network.with_profile(self.profile.network.as_ref())
@@ -211,6 +214,7 @@ impl Settings {
         self.options.network.map(NetworkMode::from).or(self.network().mode).unwrap_or_default()
     }
 
+    /// The OS sandbox policy for commands: the flag or the profile's, else workspace-write.
     pub fn sandbox_policy(&self) -> crate::Result<SandboxPolicy> {
         Ok(match (self.options.sandbox, &self.profile.sandbox) {
             (Some(flag), _) => flag.into(),

@@ -34,8 +34,11 @@ pub enum PatchShape {
 /// What a profile's model gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolShapes {
+    /// Which edit tool the model gets (`apply_patch` or `edit_file`).
     pub edit_tool: EditTool,
+    /// How `apply_patch` is offered (a function, or the Responses API's custom grammar).
     pub patch_shape: PatchShape,
+    /// Whether the model gets the shell built-in.
     pub shell: bool,
 }
 

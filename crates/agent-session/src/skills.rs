@@ -29,7 +29,9 @@ pub const MENTION_CAP: usize = 32 * 1024;
 /// What a session knows of skills and commands.
 #[derive(Debug, Clone, Default)]
 pub struct Extras {
+    /// The skills found, the project's only once trusted.
     pub catalog: Catalog,
+    /// The custom commands found.
     pub commands: Commands,
 }
 

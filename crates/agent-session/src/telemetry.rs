@@ -44,10 +44,13 @@ const ANSWER_CAP: usize = 64 * 1024;
 pub struct Exporter {
     /// The collector's base URL.
     pub endpoint: String,
+    /// Headers sent with every export (`OTEL_EXPORTER_OTLP_HEADERS`).
     pub headers: BTreeMap<String, String>,
+    /// The `service.name` of the spans (`OTEL_SERVICE_NAME`).
     pub service_name: Option<String>,
     /// The time limit of one request, and of the flush at exit.
     pub timeout: Duration,
+    /// What content the spans may carry (prompts, outputs).
     pub capture: Capture,
 }
 

@@ -48,6 +48,7 @@ pub struct Watched {
 }
 
 impl Watched {
+    /// Wraps `inner` so `waiting` learns when it waits and when it last heard.
     pub fn new(inner: Box<dyn ModelClient>, waiting: Waiting) -> Self {
         Self { inner, waiting }
     }

@@ -1,7 +1,7 @@
-//! A library agent built through the one door (`agent_tools::BuiltinTools::builtin_tools`) is the
-//! agent the binary runs: the same first request byte for byte, job-finished notices, and the
-//! secret list the policy's `Read(…)` allow rules shape, each checked over loopback HTTP against
-//! the scripted model server.
+//! The library's doors give the agent the binary runs: agent-session's session sends the
+//! binary's first request byte for byte and whole; the tools' door (`builtin_tools`) gives the
+//! same tools, job-finished notices, and the secret list the policy's `Read(…)` allow rules
+//! shape, each checked over loopback HTTP against the scripted model server.
 
 use std::{path::Path, sync::Arc};
 
@@ -55,33 +55,80 @@ async fn library_first_request(
     posts(&server).first().expect("the library sent a request").body.clone()
 }
 
-/// The binary and a library agent built through the door send the same first request, byte for
-/// byte, with every built-in tool and with `--tools` / `only_tools` keeping two. Nothing is
-/// redacted: the body holds no session id, path or time.
+/// Where `cargo test` put agent-session's example program (docs/library.md): beside this test
+/// binary's folder, in `examples/`.
+fn library_program() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let target = exe.parent().and_then(Path::parent).unwrap();
+    let program = target.join("examples").join("session");
+    assert!(
+        program.exists(),
+        "{} is missing: `cargo test --workspace` builds it (or `cargo build -p agent-session \
+         --examples`)",
+        program.display()
+    );
+    program
+}
+
+/// The first request the library program sends in `workspace` with `config`, run with the clean
+/// environment the binary's tests use (no key, no user config, sessions under the workspace).
+async fn program_first_request(workspace: &Path, api: &str, config: &str) -> String {
+    let server = ScriptedServer::start(Script::new([Turn::text("hi")])).await.unwrap();
+    // The binary's environment exactly: the tests' command clears it and sets what it needs.
+    let binary = crate::suite::command(workspace, &[]);
+    let mut command = std::process::Command::new(library_program());
+    command.current_dir(workspace).env_clear();
+    for (key, value) in binary.get_envs() {
+        if let Some(value) = value {
+            command.env(key, value);
+        }
+    }
+    command.args([server.url().as_str(), "test-model", api, config, PROMPT]);
+    let output = tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "hi");
+    posts(&server).first().expect("the library sent a request").body.clone()
+}
+
+/// The binary and the library's session (agent-session, the program of docs/library.md) send the
+/// same first request, byte for byte and whole: every built-in, `web_search` with a provider,
+/// the plan and child agents, in both APIs; then with `--tools` keeping two. Nothing is switched
+/// off and nothing redacted: the body holds no session id, path or time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_library_agent_sends_the_first_request_the_binary_sends() {
+async fn the_library_session_sends_the_first_request_the_binary_sends() {
     for api in ["chat", "responses"] {
         let dir = tempfile::tempdir().unwrap();
-        // The binary adds update_plan and task (the session's plan and children) and offers
-        // web_search only with a provider; the door gives the built-ins alone, web_search
-        // included, so the comparison turns the first off and drops the second.
-        let config = dir.path().join("agents-off.toml");
-        std::fs::write(&config, "[agents]\nenabled = false\n").unwrap();
+        let config = dir.path().join("config.toml");
+        std::fs::write(
+            &config,
+            "[web_search]\nprovider = \"searxng\"\nbase_url = \"http://127.0.0.1:9\"\n",
+        )
+        .unwrap();
         let config = config.display().to_string();
         let binary = binary_first_request(dir.path(), api, &["--config", &config]).await;
-        let library = library_first_request(dir.path(), api, |builder| {
-            let builder = builder.builtin_tools(&BuiltinConfig::default()).unwrap();
-            builder.map_tools(|tool| (tool.spec().name != "web_search").then_some(tool))
-        })
-        .await;
+        let library = program_first_request(dir.path(), api, &config).await;
         assert_eq!(binary, library, "{api}");
+        for tool in ["web_search", "update_plan", "task"] {
+            assert!(binary.contains(&format!("\"{tool}\"")), "{api}: {tool} is offered");
+        }
         // Every built-in tool, and a guidance line for each of the seven that have one.
         if api == "chat" {
             let body: serde_json::Value = serde_json::from_str(&binary).unwrap();
             let instructions = body["messages"][0]["content"].as_str().unwrap_or_default();
             insta::assert_snapshot!("builtin_instructions", instructions);
         }
+    }
+}
 
+/// A library agent built through the tools' door (`builtin_tools`, `only_tools`) sends what the
+/// binary sends with `--tools`: the door's instructions name only the offered tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_builtin_tools_door_offers_what_tools_keeps() {
+    for api in ["chat", "responses"] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("agents-off.toml");
+        std::fs::write(&config, "[agents]\nenabled = false\n").unwrap();
+        let config = config.display().to_string();
         let tools = ["--config", &config, "--tools", "read_file,glob"];
         let binary = binary_first_request(dir.path(), api, &tools).await;
         let library = library_first_request(dir.path(), api, |builder| {

@@ -24,11 +24,17 @@ pub struct Agents {
     /// Offer the model `update_plan` and `task` (default on; together they add about 200 tokens
     /// to every request, see docs/BENCHMARKS.md "First request").
     pub enabled: Option<bool>,
+    /// How many children may run at once.
     pub max_concurrent: Option<u64>,
+    /// How deep children may start children.
     pub max_depth: Option<u64>,
+    /// The most model turns one child may take.
     pub max_turns: Option<u64>,
+    /// The most tokens one child may spend.
     pub max_tokens: Option<u64>,
+    /// The longest one child may run, in seconds.
     pub wall_time_secs: Option<u64>,
+    /// The most tokens all of a session's children may spend together.
     pub session_tokens: Option<u64>,
 }
 

@@ -7,8 +7,11 @@ use crate::error::bail;
 /// refused at once, naming the key and the range, instead of failing later in a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
+    /// The smallest value accepted.
     pub min: u64,
+    /// The largest value accepted.
     pub max: u64,
+    /// What the value counts, for messages (`seconds`, `bytes`).
     pub unit: &'static str,
 }
 

@@ -97,6 +97,8 @@ fn client_config(settings: &ModelSettings) -> ClientConfig {
     config
 }
 
+/// The client for the configured server and API, its silences reported to `waiting`; with
+/// `first_turn_tool_choice`, each prompt's first request forces that choice.
 pub fn model_client(
     settings: &ModelSettings,
     first_turn_tool_choice: Option<&str>,
