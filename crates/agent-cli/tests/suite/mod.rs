@@ -40,6 +40,8 @@ mod render;
 mod repl;
 mod replay;
 mod screen;
+mod serve;
+mod serve_client;
 mod skills;
 mod skills_bounds;
 mod skills_trust;
