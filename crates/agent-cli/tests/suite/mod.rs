@@ -42,6 +42,7 @@ mod replay;
 mod screen;
 mod serve;
 mod serve_client;
+mod serve_guard;
 mod skills;
 mod skills_bounds;
 mod skills_trust;
