@@ -128,6 +128,7 @@ pub(crate) async fn prompt(
 
 /// Where an event stream begins.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct StreamFrom {
     /// Stream the events after this id (as `Last-Event-ID`; the header wins). Default: only
     /// events from now on.

@@ -43,6 +43,7 @@ mod screen;
 mod serve;
 mod serve_client;
 mod serve_guard;
+mod serve_openapi;
 mod skills;
 mod skills_bounds;
 mod skills_trust;
