@@ -44,6 +44,7 @@ mod serve;
 mod serve_client;
 mod serve_guard;
 mod serve_openapi;
+mod serve_page;
 mod skills;
 mod skills_bounds;
 mod skills_trust;
