@@ -14,26 +14,46 @@ use axum::{
 
 use super::{TOKEN_VAR, api::Problem};
 
+/// Why the server may not listen where it was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BindRefusal {
+    /// A non-loopback address without a token set in the environment.
+    NoToken(SocketAddr),
+    /// A non-loopback address without `--exposed`.
+    NotAcknowledged(SocketAddr),
+}
+
+impl std::fmt::Display for BindRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (Self::NoToken(addr) | Self::NotAcknowledged(addr)) = self;
+        write!(
+            f,
+            "refusing to listen on {addr}, which other machines can reach: listen on 127.0.0.1 \
+             (the default), or set a long random token in ${TOKEN_VAR} and pass --exposed to \
+             acknowledge that the API is reachable from the network (put a TLS proxy in front \
+             of it: the server speaks plain HTTP); "
+        )?;
+        match self {
+            Self::NoToken(_) => write!(f, "${TOKEN_VAR} is not set"),
+            Self::NotAcknowledged(_) => f.write_str("--exposed was not passed"),
+        }
+    }
+}
+
 /// Whether the server may listen on `addr`: a loopback address always; any other only with a
 /// token set explicitly and `--exposed`. The refusal says how.
 pub(crate) fn check_bind(
     addr: SocketAddr,
     explicit_token: bool,
     exposed: bool,
-) -> Result<(), String> {
+) -> Result<(), BindRefusal> {
     if addr.ip().is_loopback() {
         return Ok(());
     }
-    let how = format!(
-        "refusing to listen on {addr}, which other machines can reach: listen on 127.0.0.1 \
-         (the default), or set a long random token in ${TOKEN_VAR} and pass --exposed to \
-         acknowledge that the API is reachable from the network (put a TLS proxy in front of it: \
-         the server speaks plain HTTP)"
-    );
     match (explicit_token, exposed) {
         (true, true) => Ok(()),
-        (false, _) => Err(format!("{how}; ${TOKEN_VAR} is not set")),
-        (true, false) => Err(format!("{how}; --exposed was not passed")),
+        (false, _) => Err(BindRefusal::NoToken(addr)),
+        (true, false) => Err(BindRefusal::NotAcknowledged(addr)),
     }
 }
 
@@ -188,8 +208,9 @@ mod tests {
         let check = |addr: &str, token, exposed| check_bind(addr.parse().unwrap(), token, exposed);
         assert!(check("127.0.0.1:1", false, false).is_ok());
         assert!(check("[::1]:1", false, false).is_ok());
-        assert!(check("0.0.0.0:1", false, true).unwrap_err().contains("AGENT_SERVE_TOKEN"));
-        assert!(check("0.0.0.0:1", true, false).unwrap_err().contains("--exposed"));
+        let text = |refusal: BindRefusal| refusal.to_string();
+        assert!(text(check("0.0.0.0:1", false, true).unwrap_err()).ends_with("is not set"));
+        assert!(text(check("0.0.0.0:1", true, false).unwrap_err()).contains("--exposed was not"));
         assert!(check("192.168.1.2:1", true, true).is_ok());
     }
 

@@ -79,26 +79,26 @@ async fn requests_without_the_token_from_a_rebound_host_or_a_foreign_origin_run_
     let prompt = format!("/v1/sessions/{id}/prompt");
     let body = json!({"text": "make pwned"});
     let wrong = "0".repeat(token.len());
-    let attacks: [(&str, Option<&str>, Vec<(&str, &str)>, u16); 6] = [
-        ("no token", None, vec![], 401),
-        ("a wrong token", Some(&wrong), vec![], 401),
-        ("the token in the query", None, vec![], 401),
-        ("a rebound Host", Some(&token), vec![("host", &evil_host)], 421),
-        ("a foreign Origin", Some(&token), vec![("origin", "http://evil.example")], 403),
-        ("Origin: null", Some(&token), vec![("origin", "null")], 403),
-    ];
-    for (what, token, headers, expected) in attacks {
-        let path = if what == "the token in the query" {
-            format!("{prompt}?token={}", serve.token)
-        } else {
-            prompt.clone()
-        };
-        let (status, refusal) =
-            answer(attempt(&serve, "POST", &path, token, &headers).json(&body)).await;
-        assert_eq!(status, expected, "{what}: {refusal}");
+    let in_query = format!("{prompt}?token={token}");
+    let foreign = [("origin", "http://evil.example")];
+    // Each attack is refused with its status, and nothing ran: the model was never asked.
+    let check = async |what: &str,
+                       path: &str,
+                       token: Option<&str>,
+                       headers: &[(&str, &str)],
+                       status: u16| {
+        let (got, refusal) =
+            answer(attempt(&serve, "POST", path, token, headers).json(&body)).await;
+        assert_eq!(got, status, "{what}: {refusal}");
         assert!(model.requests().is_empty(), "{what}: the model was asked");
         assert!(!ws.join("pwned").exists(), "{what}: the command ran");
-    }
+    };
+    check("no token", &prompt, None, &[], 401).await;
+    check("a wrong token", &prompt, Some(&wrong), &[], 401).await;
+    check("the token in the query", &in_query, None, &[], 401).await;
+    check("a rebound Host", &prompt, Some(&token), &[("host", &evil_host)], 421).await;
+    check("a foreign Origin", &prompt, Some(&token), &foreign, 403).await;
+    check("Origin: null", &prompt, Some(&token), &[("origin", "null")], 403).await;
     let (status, _) =
         answer(attempt(&serve, "GET", "/health", None, &[("host", &evil_host)])).await;
     assert_eq!(status, 421, "a rebound Host reaches not even the health check");
