@@ -92,12 +92,17 @@ pub(crate) fn run(options: &Options, args: ServeArgs) -> anyhow::Result<ExitCode
         ),
         None => eprintln!("agent serve: listening on http://{addr}/ ; token from ${TOKEN_VAR}"),
     }
+    let closing = hub.clone();
     let served = runtime.block_on(async move {
         axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(stopped())
+            .with_graceful_shutdown(async move {
+                stopped().await;
+                // Closing the sessions ends their event streams, which would otherwise hold
+                // the graceful shutdown open for as long as a client keeps reading.
+                closing.close_all().await;
+            })
             .await
     });
-    runtime.block_on(hub.close_all());
     if let Some(path) = written {
         // The token dies with the server; a stale file would only mislead a client.
         let _ = std::fs::remove_file(path);
