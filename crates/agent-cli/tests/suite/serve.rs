@@ -6,7 +6,10 @@
 use agent_model::scripted::{Script, ScriptedCall, ScriptedServer, Turn};
 use serde_json::{Value, json};
 
-use crate::suite::serve_client::{Serve, check_events, start};
+use crate::suite::{
+    DEADLINE, all_gone, processes_with,
+    serve_client::{Serve, check_events, start},
+};
 
 /// A config file with one profile per scripted model.
 fn config(dir: &std::path::Path, profiles: &[(&str, &ScriptedServer)]) -> String {
@@ -165,4 +168,40 @@ async fn history(serve: &Serve, id: &str, workspace: &std::path::Path) {
     assert_eq!(status, 204);
     let (status, _) = serve.call("GET", &format!("/v1/sessions/{forked}"), None).await;
     assert_eq!(status, 404);
+}
+
+/// Cancelling over HTTP ends the run (`run.failed`, `cancelled`) and kills the command it ran;
+/// the session takes the next prompt.
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_ends_the_run_and_its_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let marker = "31.4159";
+    let call = ScriptedCall::new("s1", "bash", json!({"command": format!("sleep {marker}")}));
+    let turns = [Turn::tool_calls([call]), Turn::text("Next answer.")];
+    let model = ScriptedServer::start(Script::new(turns)).await.unwrap();
+    let config = config(dir.path(), &[("m", &model)]);
+    let serve = start(dir.path(), &["--config", &config], &[]);
+    let body = json!({"workspace": ws, "profile": "m", "permission_mode": "bypass"});
+    let (_, info) = serve.call("POST", "/v1/sessions", Some(body)).await;
+    let id = info["id"].as_str().unwrap();
+    let mut stream = serve.events(id, 0).await;
+    let path = format!("/v1/sessions/{id}/prompt");
+    serve.call("POST", &path, Some(json!({"text": "sleep"}))).await;
+    stream.until("tool.started").await;
+    let start = std::time::Instant::now();
+    while processes_with(marker).is_empty() {
+        assert!(start.elapsed() < DEADLINE, "the command never started");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let (status, _) = serve.call("POST", &format!("/v1/sessions/{id}/cancel"), None).await;
+    assert_eq!(status, 204);
+    let events = stream.until("run.failed").await;
+    assert_eq!(events.last().unwrap().1["reason"], "cancelled", "{events:?}");
+    all_gone(marker);
+    let (status, _) = serve.call("POST", &path, Some(json!({"text": "next"}))).await;
+    assert_eq!(status, 202, "the session takes the next prompt");
+    stream.until("run.completed").await;
+    let _ = serve.running.kill();
 }

@@ -99,6 +99,10 @@ async fn requests_without_the_token_from_a_rebound_host_or_a_foreign_origin_run_
     check("a rebound Host", &prompt, Some(&token), &[("host", &evil_host)], 421).await;
     check("a foreign Origin", &prompt, Some(&token), &foreign, 403).await;
     check("Origin: null", &prompt, Some(&token), &[("origin", "null")], 403).await;
+    let huge = json!({"text": "x".repeat(2 << 20)});
+    let (status, _) = answer(attempt(&serve, "POST", &prompt, Some(&token), &[]).json(&huge)).await;
+    assert_eq!(status, 413, "a body over 1 MiB is refused");
+    assert!(model.requests().is_empty(), "the oversized prompt reached the model");
     let (status, _) =
         answer(attempt(&serve, "GET", "/health", None, &[("host", &evil_host)])).await;
     assert_eq!(status, 421, "a rebound Host reaches not even the health check");
