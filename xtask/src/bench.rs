@@ -12,9 +12,11 @@
 mod acp;
 mod binary;
 mod checkpoint;
+mod http;
 mod lsp;
 mod mcp;
 mod process;
+mod serve;
 mod skills;
 mod task;
 mod telemetry;
@@ -72,9 +74,13 @@ pub(crate) struct Options {
     pub(crate) json: bool,
     pub(crate) quick: bool,
     /// `--only GROUP,…`: run only these groups (an example's name, `tool_bench`, `binary`,
-    /// `startup`, `e2e`, `session`, `tokens`), for a loaded machine where the whole run does not
+    /// `startup`, `e2e`, `session`, `tokens`, `serve`), for a loaded machine where the whole run does not
     /// fit.
     pub(crate) only: Option<Vec<String>>,
+    /// `--debug`: run the debug binaries already built (`target/debug/agent`, `scripted-server`)
+    /// instead of building release ones, on a machine shared with other builds. The figures are
+    /// then a debug build's, not comparable with the release table.
+    pub(crate) debug: bool,
 }
 
 impl Options {
@@ -120,22 +126,34 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         match arg.as_str() {
             "--json" => options.json = true,
             "--quick" => options.quick = true,
+            "--debug" => options.debug = true,
             "--only" => {
                 let Some(groups) = args.next() else { bail!("--only needs GROUP,…") };
                 options.only = Some(groups.split(',').map(str::to_owned).collect());
             }
-            other => bail!("unknown bench option `{other}` (expected --json, --quick, --only)"),
+            other => {
+                bail!("unknown bench option `{other}` (expected --json, --quick, --debug, --only)")
+            }
         }
     }
     // Only the whole-process groups run the installed binary; `--only apply_patch` and the other
     // in-process groups need no release build of agent-cli.
-    let whole_process = ["binary", "startup", "e2e", "session", "skills", "tokens"];
-    let agent = if whole_process.iter().any(|group| options.wants(group)) {
-        install(root)?
+    let whole_process = ["binary", "startup", "e2e", "session", "skills", "tokens", "serve"];
+    let bins = if options.debug {
+        let debug = target_dir(root).join("debug");
+        Bins {
+            agent: debug.join("agent"),
+            server: debug.join("scripted-server"),
+            examples: debug.join("examples"),
+        }
     } else {
-        PathBuf::new()
+        let agent = if whole_process.iter().any(|group| options.wants(group)) {
+            install(root)?
+        } else {
+            PathBuf::new()
+        };
+        build(root, agent, &options)?
     };
-    let bins = build(root, agent, &options)?;
     let load_before = load_average();
     let started = std::time::Instant::now();
     let mut figures = Vec::new();
@@ -163,6 +181,9 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     }
     if options.wants("tokens") {
         tokens::run(&bins, &mut figures)?;
+    }
+    if options.wants("serve") {
+        serve::run(&bins, &options, &mut figures)?;
     }
     let load_after = load_average();
     notes.push(format!(
@@ -228,7 +249,7 @@ fn build(root: &Path, agent: PathBuf, options: &Options) -> anyhow::Result<Bins>
         .args(["-p", "agent-sandbox", "-p", "agent-exec", "-p", "agent-tools", "-p", "agent-mcp"])
         .args(["-p", "agent-lsp"]);
     let mut targets = 0;
-    if options.wants("e2e") || options.wants("session") {
+    if options.wants("e2e") || options.wants("session") || options.wants("serve") {
         command.args(["--bin", "scripted-server"]);
         targets += 1;
     }

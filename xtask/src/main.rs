@@ -19,7 +19,7 @@ const HELP: &str = "\
 cargo xtask <task>
 
 tasks:
-  bench   [--json] [--quick] [--only GROUP,…] benchmarks of the release binaries and crates (not part of ci)
+  bench   [--json] [--quick] [--debug] [--only GROUP,…] benchmarks of the release binaries and crates (not part of ci)
   ci      [--list] what .ci/run runs, these steps in order, stopping at the first failure:
 {steps}
   demo    [--no-build] [NAME] offline demos: the real agent binary against a scripted model server

@@ -106,6 +106,21 @@ pub(crate) enum ExecEvent {
         /// Every response of this run so far, this one included.
         cumulative_usage: Tokens,
     },
+    /// A call waits for someone to approve it (`agent serve` only: `exec` asks no one); it is
+    /// answered at `POST /v1/sessions/{id}/approvals/{approval_id}` (docs/serve.md).
+    #[serde(rename = "approval.requested")]
+    ApprovalRequested {
+        /// The approval's id in the session.
+        approval_id: u64,
+        /// The model's id for the call.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// Why the policy asks.
+        reason: String,
+        /// The rules "allow always" records (empty: this exact call, this session).
+        suggested_rules: Vec<String>,
+    },
     /// A model request failed; `run.failed` follows.
     #[serde(rename = "error")]
     Error {

@@ -23,6 +23,7 @@ mod organizer;
 mod preview;
 mod render;
 mod repl;
+mod serve;
 mod setup;
 mod spinner;
 mod status;
@@ -74,6 +75,8 @@ enum Command {
     Sandbox(cmd::sandbox::SandboxCommand),
     /// Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim); docs/acp.md.
     Acp,
+    /// Serve sessions over HTTP (SSE events, approvals, checkpoints) and a web page; docs/serve.md.
+    Serve(serve::ServeArgs),
     /// The skills found for this workspace (docs/skills.md).
     #[command(subcommand)]
     Skills(cmd::skills::SkillsCommand),
@@ -106,6 +109,7 @@ fn main() -> ExitCode {
         Some(Command::Agents(command)) => cmd::agents::run(&cli.options, command),
         Some(Command::Mcp(command)) => mcp::run(&cli.options, command),
         Some(Command::Acp) => cmd::acp::run(&cli.options),
+        Some(Command::Serve(args)) => serve::run(&cli.options, args),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),
         Some(Command::Undo(args)) => cmd::undo::run(&cli.options, &args),
         Some(Command::Completions { shell }) => {

@@ -128,8 +128,15 @@ impl SessionLog {
     }
 }
 
-/// A sortable, unique-enough id: seconds since the epoch and the process id.
+/// A sortable, unique id: seconds since the epoch, the process id and the milliseconds; a
+/// process that opens more than one session (`agent serve`, `agent acp`, forks) numbers the
+/// later ones, since two may open within one millisecond.
 pub fn new_id() -> String {
+    static OPENED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    format!("{}-{:x}{:03}", now.as_secs(), std::process::id(), now.subsec_millis())
+    let id = format!("{}-{:x}{:03}", now.as_secs(), std::process::id(), now.subsec_millis());
+    match OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+        0 => id,
+        n => format!("{id}-{n}"),
+    }
 }
