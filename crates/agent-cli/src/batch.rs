@@ -154,7 +154,8 @@ async fn schedule(shared: Arc<Shared>, pending: Vec<Task>, jobs: usize) -> anyho
     let permits = Arc::new(tokio::sync::Semaphore::new(jobs));
     let mut set = JoinSet::new();
     for task in pending {
-        let (shared, permits, cancelled) = (Arc::clone(&shared), Arc::clone(&permits), cancelled.clone());
+        let (shared, permits, cancelled) =
+            (Arc::clone(&shared), Arc::clone(&permits), cancelled.clone());
         set.spawn(async move {
             let Ok(_permit) = permits.acquire_owned().await else { return };
             if !*cancelled.borrow() {
@@ -196,11 +197,21 @@ async fn one(shared: &Arc<Shared>, task: Task, cancelled: watch::Receiver<bool>)
         Ok(Ok(copy)) => copy,
         Ok(Err(err)) => {
             let message = format!("preparing its workspace: {err:#}");
-            return finish(shared, &task, &place, TaskResult::error(&task.id, message, &shared.node));
+            return finish(
+                shared,
+                &task,
+                &place,
+                TaskResult::error(&task.id, message, &shared.node),
+            );
         }
         Err(err) => {
             let message = format!("preparing its workspace: {err}");
-            return finish(shared, &task, &place, TaskResult::error(&task.id, message, &shared.node));
+            return finish(
+                shared,
+                &task,
+                &place,
+                TaskResult::error(&task.id, message, &shared.node),
+            );
         }
     };
     let attempt = shared.journal.attempts(&task.id) + 1;

@@ -162,8 +162,12 @@ impl Launcher {
             outcome.status = Some(status);
             outcome.answer = None;
             outcome.message = Some(match status {
-                Status::WallLimit => format!("killed at its wall limit of {:?}", task.wall(self.wall)),
-                Status::TokenLimit => format!("killed past its limit of {} tokens", tokens.unwrap_or(0)),
+                Status::WallLimit => {
+                    format!("killed at its wall limit of {:?}", task.wall(self.wall))
+                }
+                Status::TokenLimit => {
+                    format!("killed past its limit of {} tokens", tokens.unwrap_or(0))
+                }
                 _ => "interrupted".to_owned(),
             });
         } else if outcome.status.is_none() {

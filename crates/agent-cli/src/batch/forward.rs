@@ -27,7 +27,9 @@ pub(crate) fn flags(options: &Options) -> anyhow::Result<Vec<OsString>> {
         args.0.push(format!("--network={}", name(&network)).into());
     }
     args.value("--permission-mode", options.permission_mode.as_ref().map(name).as_deref());
-    for (flag, rules) in [("--allow", &options.allow), ("--ask", &options.ask), ("--deny", &options.deny)] {
+    for (flag, rules) in
+        [("--allow", &options.allow), ("--ask", &options.ask), ("--deny", &options.deny)]
+    {
         for rule in rules {
             args.value(flag, Some(rule));
         }
@@ -72,4 +74,3 @@ impl Flags {
 fn name(value: &impl ValueEnum) -> String {
     value.to_possible_value().map(|value| value.get_name().to_owned()).unwrap_or_default()
 }
-

@@ -60,7 +60,8 @@ pub(crate) fn prepare(source: &Source, place: &Place) -> anyhow::Result<Copy> {
             let base = String::from_utf8_lossy(&base).trim().to_owned();
             let _turn = WORKTREES.lock().unwrap_or_else(PoisonError::into_inner);
             let dir = place.dir.as_os_str();
-            let add = [OsStr::new("worktree"), "add".as_ref(), "--detach".as_ref(), "--force".as_ref()];
+            let add =
+                [OsStr::new("worktree"), "add".as_ref(), "--detach".as_ref(), "--force".as_ref()];
             let args = add.into_iter().chain([dir, OsStr::new(&base)]);
             git(repo, None, args).context("git worktree add")?;
             Ok(Copy { dir: place.dir.clone(), git_dir: None, base, index })
@@ -106,7 +107,11 @@ pub(crate) fn patch(copy: &Copy) -> anyhow::Result<Vec<u8>> {
     let _ = std::fs::remove_file(&copy.index);
     run(&["read-tree", &copy.base])?;
     // A copied directory's baseline took every file, ignored ones too, so its patch does.
-    if git_dir.is_some() { run(&["add", "--all", "--force"])? } else { run(&["add", "--all"])? };
+    if git_dir.is_some() {
+        run(&["add", "--all", "--force"])?
+    } else {
+        run(&["add", "--all"])?
+    };
     let diff = run(&["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", &copy.base]);
     let _ = std::fs::remove_file(&copy.index);
     diff

@@ -155,7 +155,8 @@ impl Journal {
     }
 
     fn starts(&self) -> Vec<Started> {
-        let text = std::fs::read_to_string(self.root.join("state/journal.jsonl")).unwrap_or_default();
+        let text =
+            std::fs::read_to_string(self.root.join("state/journal.jsonl")).unwrap_or_default();
         text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
     }
 }
@@ -163,7 +164,8 @@ impl Journal {
 /// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let temporary = path.with_extension("tmp");
-    std::fs::write(&temporary, bytes).with_context(|| format!("writing {}", temporary.display()))?;
+    std::fs::write(&temporary, bytes)
+        .with_context(|| format!("writing {}", temporary.display()))?;
     std::fs::rename(&temporary, path).with_context(|| format!("renaming to {}", path.display()))
 }
 

@@ -216,7 +216,10 @@ mod tests {
         let source = Source::Git { repo: PathBuf::from("/base/r"), commit: "abc".to_owned() };
         assert_eq!(tasks[0].source, source);
         assert_eq!(tasks[0].permission_mode, Some(PermissionMode::AcceptEdits));
-        assert_eq!(tasks[0].limits, Limits { turns: Some(3), tokens: Some(10), wall_secs: Some(5) });
+        assert_eq!(
+            tasks[0].limits,
+            Limits { turns: Some(3), tokens: Some(10), wall_secs: Some(5) }
+        );
         assert_eq!(tasks[0].wall(Duration::from_secs(9)), Duration::from_secs(5));
     }
 }

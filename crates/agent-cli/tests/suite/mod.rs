@@ -10,6 +10,7 @@ mod agents_mcp;
 mod agents_repl;
 mod agents_replay;
 mod apply_patch;
+mod batch;
 mod broken_pipe;
 mod config;
 mod crash;
