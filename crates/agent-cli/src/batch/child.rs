@@ -163,7 +163,7 @@ impl Launcher {
             outcome.answer = None;
             outcome.message = Some(match status {
                 Status::WallLimit => {
-                    format!("killed at its wall limit of {:?}", task.wall(self.wall))
+                    format!("killed at its wall limit of {} s", task.wall(self.wall).as_secs())
                 }
                 Status::TokenLimit => {
                     format!("killed past its limit of {} tokens", tokens.unwrap_or(0))
@@ -172,10 +172,8 @@ impl Launcher {
             });
         } else if outcome.status.is_none() {
             outcome.status = Some(Status::Error);
-            outcome.message = Some(format!(
-                "the agent ended without a last event (exit {:?}); see state/logs/{}.log",
-                outcome.exit_code, task.id
-            ));
+            let exit = outcome.exit_code.map_or("killed".to_owned(), |code| format!("exit {code}"));
+            outcome.message = Some(format!("the agent ended without a last event ({exit})"));
         }
         outcome
     }
