@@ -10,6 +10,7 @@
 //! criterion's statistics add minutes of build and run time on two cores and nothing we use.
 
 mod acp;
+mod batch;
 mod binary;
 mod checkpoint;
 mod lsp;
@@ -75,6 +76,8 @@ pub(crate) struct Options {
     /// `startup`, `e2e`, `session`, `tokens`), for a loaded machine where the whole run does not
     /// fit.
     pub(crate) only: Option<Vec<String>>,
+    /// `--debug` (with `--only agent_batch`): the debug binaries instead of a release install.
+    pub(crate) debug: bool,
 }
 
 impl Options {
@@ -120,22 +123,33 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
         match arg.as_str() {
             "--json" => options.json = true,
             "--quick" => options.quick = true,
+            "--debug" => options.debug = true,
             "--only" => {
                 let Some(groups) = args.next() else { bail!("--only needs GROUP,…") };
                 options.only = Some(groups.split(',').map(str::to_owned).collect());
             }
-            other => bail!("unknown bench option `{other}` (expected --json, --quick, --only)"),
+            other => {
+                bail!("unknown bench option `{other}` (expected --json, --quick, --only, --debug)")
+            }
         }
+    }
+    if options.debug && options.only.as_deref() != Some(&["agent_batch".to_owned()]) {
+        bail!("--debug measures the batch group alone: add --only agent_batch");
     }
     // Only the whole-process groups run the installed binary; `--only apply_patch` and the other
     // in-process groups need no release build of agent-cli.
-    let whole_process = ["binary", "startup", "e2e", "session", "skills", "tokens"];
-    let agent = if whole_process.iter().any(|group| options.wants(group)) {
-        install(root)?
+    let whole_process = ["binary", "startup", "e2e", "session", "skills", "tokens", "agent_batch"];
+    let bins = if options.debug {
+        let (agent, server) = batch::debug_bins(root)?;
+        Bins { agent, server, examples: PathBuf::new() }
     } else {
-        PathBuf::new()
+        let agent = if whole_process.iter().any(|group| options.wants(group)) {
+            install(root)?
+        } else {
+            PathBuf::new()
+        };
+        build(root, agent, &options)?
     };
-    let bins = build(root, agent, &options)?;
     let load_before = load_average();
     let started = std::time::Instant::now();
     let mut figures = Vec::new();
@@ -163,6 +177,9 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     }
     if options.wants("tokens") {
         tokens::run(&bins, &mut figures)?;
+    }
+    if options.wants("agent_batch") {
+        batch::run(&bins, &options, &mut figures)?;
     }
     let load_after = load_average();
     notes.push(format!(
@@ -228,7 +245,7 @@ fn build(root: &Path, agent: PathBuf, options: &Options) -> anyhow::Result<Bins>
         .args(["-p", "agent-sandbox", "-p", "agent-exec", "-p", "agent-tools", "-p", "agent-mcp"])
         .args(["-p", "agent-lsp"]);
     let mut targets = 0;
-    if options.wants("e2e") || options.wants("session") {
+    if options.wants("e2e") || options.wants("session") || options.wants("agent_batch") {
         command.args(["--bin", "scripted-server"]);
         targets += 1;
     }
