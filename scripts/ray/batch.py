@@ -17,6 +17,8 @@ driver, from the attempt that finished. docs/batch.md says what each node needs.
 
 import argparse
 import ctypes
+import fcntl
+import hashlib
 import json
 import os
 import select
@@ -86,7 +88,8 @@ def prepare(task, place):
     if "repo" in task:
         base = git(task["repo"], "rev-parse", "--verify", "--quiet", task["commit"] + "^{commit}")
         base = base.decode().strip()
-        git(task["repo"], "worktree", "add", "--detach", "--force", work, base)
+        with worktree_lock(task["repo"]):
+            git(task["repo"], "worktree", "add", "--detach", "--force", work, base)
         return work, None, base
     separate = os.path.join(place, "git")
     shutil.copytree(task["workspace"], work, symlinks=True)
@@ -104,6 +107,24 @@ def take_patch(work, separate, base, index):
     git(work, "read-tree", base, env=env)
     git(work, "add", "--all", *(["--force"] if separate else []), env=env)
     return git(work, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", base, env=env)
+
+
+class worktree_lock:
+    """Worktree changes to one repository, one at a time on this machine: git locks them, and
+    two tasks of one node (or two nodes sharing a disk) would otherwise fail on each other."""
+
+    def __init__(self, repo):
+        locks = os.path.join(tempfile.gettempdir(), "agent-ray-locks")
+        os.makedirs(locks, exist_ok=True)
+        name = hashlib.sha256(os.path.realpath(repo).encode()).hexdigest()[:32]
+        self.path = os.path.join(locks, name + ".lock")
+
+    def __enter__(self):
+        self.file = open(self.path, "a")
+        fcntl.flock(self.file, fcntl.LOCK_EX)
+
+    def __exit__(self, *_):
+        self.file.close()
 
 
 def command(task, agent, flags, work):
@@ -177,9 +198,10 @@ def run_task(task, agent, flags, wall_default, token_default):
         return result, files
     finally:
         if work and "repo" in task:
-            subprocess.run(GIT + ["worktree", "remove", "--force", work], cwd=task["repo"],
-                           stdin=subprocess.DEVNULL, capture_output=True)
-            subprocess.run(GIT + ["worktree", "prune"], cwd=task["repo"], capture_output=True)
+            with worktree_lock(task["repo"]):
+                subprocess.run(GIT + ["worktree", "remove", "--force", work], cwd=task["repo"],
+                               stdin=subprocess.DEVNULL, capture_output=True)
+                subprocess.run(GIT + ["worktree", "prune"], cwd=task["repo"], capture_output=True)
         shutil.rmtree(place, ignore_errors=True)
 
 

@@ -64,6 +64,10 @@ pub(crate) struct Outcome {
 impl Launcher {
     /// The command line of `task`'s agent in `dir`.
     fn command(&self, task: &Task, dir: &Path) -> Command {
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the child is this agent itself, which sandboxes every command its tools run"
+        )]
         let mut command = Command::new(&self.exe);
         command.args(&self.forwarded);
         if let Some(profile) = &task.profile {

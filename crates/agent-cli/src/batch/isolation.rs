@@ -72,6 +72,10 @@ pub(crate) fn prepare(source: &Source, place: &Place) -> anyhow::Result<Copy> {
             }
             std::fs::create_dir_all(&place.dir)?;
             // `cp -a SRC/. DST` copies the contents, hidden files, links and modes included.
+            #[expect(
+                clippy::disallowed_methods,
+                reason = "the batch's own bookkeeping on a copy it made, not a command of the model"
+            )]
             let status = Command::new("cp")
                 .arg("-a")
                 .arg(from.join("."))
@@ -138,6 +142,10 @@ pub(crate) fn remove(source: &Source, place: &Place) {
 /// A git command in `dir`, with the baseline in `git_dir` when it is kept apart. The user's
 /// hooks, signing and pagers are off: the batch's own commits and diffs are bookkeeping.
 fn git_command(dir: &Path, git_dir: Option<&Path>) -> Command {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the batch's own bookkeeping on a copy it made, not a command of the model"
+    )]
     let mut command = Command::new("git");
     command
         .current_dir(dir)

@@ -53,10 +53,9 @@ impl Progress {
             result.status.name(),
             took.as_secs_f64()
         );
-        if let Some(why) = result.reason.as_ref().or(result.message.as_ref()) {
-            if result.status != Status::Completed {
-                text.push_str(&format!(" ({why})"));
-            }
+        let why = result.reason.as_ref().or(result.message.as_ref());
+        if let Some(why) = why.filter(|_| result.status != Status::Completed) {
+            text.push_str(&format!(" ({why})"));
         }
         self.line(&text);
     }

@@ -81,12 +81,58 @@ impl Task {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LineError {
     pub(crate) line: usize,
-    pub(crate) problem: String,
+    pub(crate) problem: Problem,
 }
 
 impl std::fmt::Display for LineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.line, self.problem)
+    }
+}
+
+/// What is wrong with a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Problem {
+    TooLong,
+    /// Not JSON, or not a task's fields (serde's words: an unknown field, a missing one).
+    NotATask(String),
+    BadId(String),
+    DuplicateId(String),
+    EmptyPrompt,
+    BadCommit(String),
+    RepoWithoutCommit,
+    BothWorkspaces,
+    NoWorkspace,
+    /// The permission mode, and why it is not one.
+    BadMode(String),
+    BadName(String),
+    ZeroLimit,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::TooLong => write!(f, "longer than {MAX_LINE} bytes"),
+            Self::NotATask(why) => f.write_str(why),
+            Self::BadId(id) => write!(
+                f,
+                "the id `{id}` must be 1 to {MAX_ID} letters, digits, `-`, `_` or `.`, not \
+                 starting with `.`"
+            ),
+            Self::DuplicateId(id) => write!(f, "the id `{id}` is used by an earlier line"),
+            Self::EmptyPrompt => f.write_str("the prompt is empty"),
+            Self::BadCommit(commit) => write!(f, "`{commit}` is not a commit"),
+            Self::RepoWithoutCommit => f.write_str("`repo` needs a `commit`"),
+            Self::BothWorkspaces => {
+                f.write_str("give either `workspace` or `repo` and `commit`, not both")
+            }
+            Self::NoWorkspace => {
+                f.write_str("no `workspace` (a directory) nor `repo` and `commit`")
+            }
+            Self::BadMode(why) => f.write_str(why),
+            Self::BadName(name) => write!(f, "`{name}` is not a profile or model name"),
+            Self::ZeroLimit => f.write_str("a limit of 0 would end the task before it starts"),
+        }
     }
 }
 
@@ -102,10 +148,9 @@ pub(crate) fn parse(text: &str, base: &Path) -> Result<Vec<Task>, Vec<LineError>
             continue;
         }
         match parse_line(raw, base) {
-            Ok(task) if !seen.insert(task.id.clone()) => errors.push(LineError {
-                line,
-                problem: format!("the id `{}` is used by an earlier line", task.id),
-            }),
+            Ok(task) if !seen.insert(task.id.clone()) => {
+                errors.push(LineError { line, problem: Problem::DuplicateId(task.id) });
+            }
             Ok(task) => tasks.push(task),
             Err(problem) => errors.push(LineError { line, problem }),
         }
@@ -113,40 +158,40 @@ pub(crate) fn parse(text: &str, base: &Path) -> Result<Vec<Task>, Vec<LineError>
     if errors.is_empty() { Ok(tasks) } else { Err(errors) }
 }
 
-fn parse_line(raw: &str, base: &Path) -> Result<Task, String> {
+fn parse_line(raw: &str, base: &Path) -> Result<Task, Problem> {
     if raw.len() > MAX_LINE {
-        return Err(format!("longer than {MAX_LINE} bytes"));
+        return Err(Problem::TooLong);
     }
-    let line: Line = serde_json::from_str(raw).map_err(|err| err.to_string())?;
+    let line: Line = serde_json::from_str(raw).map_err(|err| Problem::NotATask(err.to_string()))?;
     check_id(&line.id)?;
     if line.prompt.trim().is_empty() {
-        return Err("the prompt is empty".to_owned());
+        return Err(Problem::EmptyPrompt);
     }
     let source = match (line.workspace, line.repo, line.commit) {
         (Some(dir), None, None) => Source::Directory(base.join(dir)),
         (None, Some(repo), Some(commit)) => {
             if commit.is_empty() || commit.starts_with('-') {
-                return Err(format!("`{commit}` is not a commit"));
+                return Err(Problem::BadCommit(commit));
             }
             Source::Git { repo: base.join(repo), commit }
         }
-        (None, Some(_), None) => return Err("`repo` needs a `commit`".to_owned()),
-        (Some(_), Some(_), _) => {
-            return Err("give either `workspace` or `repo` and `commit`, not both".to_owned());
-        }
-        _ => return Err("no `workspace` (a directory) nor `repo` and `commit`".to_owned()),
+        (None, Some(_), None) => return Err(Problem::RepoWithoutCommit),
+        (Some(_), Some(_), _) => return Err(Problem::BothWorkspaces),
+        _ => return Err(Problem::NoWorkspace),
     };
     let permission_mode = line
         .permission_mode
-        .map(|mode| PermissionMode::from_str(&mode).map_err(|err| err.to_string()))
+        .map(|mode| {
+            PermissionMode::from_str(&mode).map_err(|err| Problem::BadMode(err.to_string()))
+        })
         .transpose()?;
     for name in [&line.profile, &line.model].into_iter().flatten() {
         if name.is_empty() || name.starts_with('-') {
-            return Err(format!("`{name}` is not a profile or model name"));
+            return Err(Problem::BadName(name.clone()));
         }
     }
     if line.limits.wall_secs == Some(0) || line.limits.turns == Some(0) {
-        return Err("a limit of 0 would end the task before it starts".to_owned());
+        return Err(Problem::ZeroLimit);
     }
     Ok(Task {
         id: line.id,
@@ -161,13 +206,10 @@ fn parse_line(raw: &str, base: &Path) -> Result<Task, String> {
 }
 
 /// Ids name a directory, a patch file and a result file, so they are kept to a safe alphabet.
-fn check_id(id: &str) -> Result<(), String> {
+fn check_id(id: &str) -> Result<(), Problem> {
     let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if id.is_empty() || id.len() > MAX_ID || !id.chars().all(safe) || id.starts_with('.') {
-        return Err(format!(
-            "the id `{id}` must be 1 to {MAX_ID} letters, digits, `-`, `_` or `.`, not starting \
-             with `.`"
-        ));
+        return Err(Problem::BadId(id.to_owned()));
     }
     Ok(())
 }
@@ -180,7 +222,8 @@ mod tests {
     fn check(line: &str, problem: &str) {
         let errors = parse(line, Path::new("/base")).unwrap_err();
         assert_eq!(errors.len(), 1, "{errors:?}");
-        assert!(errors[0].problem.contains(problem), "{:?} lacks {problem:?}", errors[0]);
+        let said = errors[0].problem.to_string();
+        assert!(said.contains(problem), "{said:?} lacks {problem:?}");
     }
 
     #[test]
@@ -206,7 +249,7 @@ mod tests {
         let errors = parse(text, Path::new("/base")).unwrap_err();
         let lines: Vec<usize> = errors.iter().map(|error| error.line).collect();
         assert_eq!(lines, [3, 4]);
-        assert!(errors[1].problem.contains("used by an earlier line"), "{errors:?}");
+        assert_eq!(errors[1].problem, Problem::DuplicateId("a".to_owned()));
     }
 
     #[test]

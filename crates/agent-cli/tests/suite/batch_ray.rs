@@ -258,7 +258,7 @@ async fn the_ray_driver_survives_a_killed_worker_and_matches_agent_batch() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     // Every task has its one result, the killed ones' from another node; only the killed node
     // keeps what it was running (its copies, a worktree still registered).
-    check(&batch, &output, &[node1.clone()]);
+    check(&batch, &output, std::slice::from_ref(&node1));
     assert_eq!(std::fs::read_dir(cluster.work("node2")).unwrap().count(), 0);
     // The task the node was running has its result from the other node.
     assert!(!victims.is_empty());
