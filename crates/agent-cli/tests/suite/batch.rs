@@ -306,3 +306,25 @@ async fn a_batch_killed_with_kill_9_halfway_resumes_to_exactly_forty_results() {
         assert_eq!(now["session_id"], result["session_id"], "{id} ran twice");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_kills_every_running_task_and_writes_no_result_for_them() {
+    let (batch, script) = Batch::new("ctrlc", 600, 2);
+    let server = ScriptedServer::start(script).await.unwrap();
+    let mut running = batch.start(&server.url());
+    let marker = batch.marker.clone();
+    // Both hanging tasks run their sleep (four jobs: they start with the first tasks).
+    running.wait_until("two hanging tasks", |_| processes_with(&marker).len() >= 2);
+    let pid = running.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let output = running.finish("the interrupted batch");
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    // Every task's process group is gone: the agents (named by their copy) and their commands.
+    all_gone(&marker);
+    assert_eq!(processes_with(&batch.out().join("work").to_string_lossy()), Vec::<u32>::new());
+    let hung = batch
+        .results()
+        .into_iter()
+        .filter(|result| result["id"].as_str().unwrap().starts_with("hang"));
+    assert_eq!(hung.count(), 0, "an interrupted task got a result");
+}
