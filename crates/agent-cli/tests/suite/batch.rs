@@ -49,8 +49,11 @@ impl Batch {
         let marker = format!("{}.{}{}", 300 + name.len(), std::process::id(), name.len());
         let mut script = Script::new([]);
         let mut lines = String::new();
-        for n in 0..per_kind {
-            for kind in KINDS {
+        // The edit tasks first, so several run at once; then the others, interleaved.
+        let edits = (0..per_kind).map(|n| ("edit", n));
+        let others = (0..per_kind).flat_map(|n| KINDS[1..].iter().map(move |kind| (*kind, n)));
+        for (kind, n) in edits.chain(others) {
+            {
                 let id = format!("{kind}{n}");
                 let mut task = json!({"id": id, "prompt": format!("task-{id}: do it")});
                 if kind == "edit" && n % 2 == 1 {
@@ -66,7 +69,10 @@ impl Batch {
                             json!({"path": format!("{id}.txt"), "content": format!("{id}\n")});
                         vec![
                             call(&id, "w", "write_file", file),
-                            call(&id, "l", "bash", json!({"command": "ls -a"})),
+                            // A slow model before the listing: the tasks running at once have all
+                            // written their files when each lists its directory, so a shared
+                            // directory would show.
+                            call(&id, "l", "bash", json!({"command": "ls -a"})).with_delay_ms(1000),
                         ]
                     }
                     "run" => {
