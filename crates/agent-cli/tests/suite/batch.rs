@@ -334,3 +334,65 @@ async fn ctrl_c_kills_every_running_task_and_writes_no_result_for_them() {
         .filter(|result| result["id"].as_str().unwrap().starts_with("hang"));
     assert_eq!(hung.count(), 0, "an interrupted task got a result");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_past_its_token_limit_is_ended_and_the_others_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("home");
+    std::fs::create_dir_all(root.join("plain")).unwrap();
+    // `many` calls a tool at every turn; each request's tokens count towards its limit of 60.
+    let mut script = Script::new([]).with_standing("task-ok:", Turn::text("fine"));
+    for turn in (1..=5).rev() {
+        let next = call("many", &turn.to_string(), "bash", json!({"command": "true"}));
+        let when =
+            if turn == 1 { "task-many:".to_owned() } else { format!("call_many{}", turn - 1) };
+        script = script.with_standing(when, next);
+    }
+    script.standing.sort_by_key(|standing| !standing.when_body_contains.starts_with("call_"));
+    let tasks = [
+        json!({"id": "many", "prompt": "task-many: go", "workspace": "plain", "permission_mode": "bypass", "limits": {"tokens": 60}}),
+        json!({"id": "ok", "prompt": "task-ok: go", "workspace": "plain"}),
+    ];
+    std::fs::write(root.join("TASKS.jsonl"), tasks.map(|task| format!("{task}\n")).concat())
+        .unwrap();
+    let server = ScriptedServer::start(script).await.unwrap();
+    let url = server.url();
+    let args = ["--base-url", &url, "--model", "m", "--api", "chat", "batch", "TASKS.jsonl"];
+    let running = Running::spawn(command(&root, &args).stdin(Stdio::null()));
+    let output = tokio::task::spawn_blocking(move || running.finish("agent batch")).await.unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = std::fs::read_to_string(root.join("TASKS.batch/RESULTS.jsonl")).unwrap();
+    let results: BTreeMap<String, Value> = text
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .map(|result| (result["id"].as_str().unwrap().to_owned(), result))
+        .collect();
+    let many = &results["many"];
+    assert_eq!(
+        (&many["status"], &many["exit_code"]),
+        (&json!("token_limit"), &Value::Null),
+        "{many}"
+    );
+    let used = many["tokens_in"].as_u64().unwrap() + many["tokens_out"].as_u64().unwrap();
+    assert!(used > 60 && server.requests().len() < 6, "{many}");
+    assert_eq!(results["ok"]["status"], "completed");
+}
+
+#[test]
+fn every_bad_line_is_reported_and_no_task_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = "{\"id\":\"a\",\"prompt\":\"p\",\"workspace\":\".\"}\nnot json\n{\"id\":\"a\",\"prompt\":\"p\",\"workspace\":\".\"}\n{\"id\":\"b\",\"prompt\":\"p\"}\n";
+    std::fs::write(dir.path().join("TASKS.jsonl"), lines).unwrap();
+    let output = crate::suite::agent(dir.path(), &["batch", "TASKS.jsonl"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let said = stderr(&output);
+    for line in [
+        ":2: expected",
+        ":3: the id `a` is used by an earlier line",
+        ":4: no `workspace`",
+        "3 bad lines",
+    ] {
+        assert!(said.contains(line), "{line:?} not in {said}");
+    }
+    assert!(!dir.path().join("TASKS.batch").exists(), "a bad file started the batch");
+}
