@@ -195,23 +195,15 @@ async fn one(shared: &Arc<Shared>, task: Task, cancelled: watch::Receiver<bool>)
         tokio::task::spawn_blocking(move || isolation::prepare(&source, &prepare_place)).await;
     let copy = match prepared {
         Ok(Ok(copy)) => copy,
-        Ok(Err(err)) => {
-            let message = format!("preparing its workspace: {err:#}");
-            return finish(
-                shared,
-                &task,
-                &place,
-                TaskResult::error(&task.id, message, &shared.node),
-            );
-        }
-        Err(err) => {
-            let message = format!("preparing its workspace: {err}");
-            return finish(
-                shared,
-                &task,
-                &place,
-                TaskResult::error(&task.id, message, &shared.node),
-            );
+        failed => {
+            let why = match failed {
+                Ok(Err(err)) => format!("{err:#}"),
+                Err(err) => err.to_string(),
+                Ok(Ok(_)) => String::new(),
+            };
+            let message = format!("preparing its workspace: {why}");
+            let result = TaskResult::error(&task.id, message, &shared.node);
+            return finish(shared, task, place, result).await;
         }
     };
     let attempt = shared.journal.attempts(&task.id) + 1;
@@ -257,11 +249,12 @@ async fn one(shared: &Arc<Shared>, task: Task, cancelled: watch::Receiver<bool>)
         transcript,
         node: shared.node.clone(),
     };
-    finish(shared, &task, &place, result);
+    finish(shared, task, place, result).await;
 }
 
-/// Writes a task's result, shows it, and removes its copy unless `--keep`.
-fn finish(shared: &Shared, task: &Task, place: &Place, result: TaskResult) {
+/// Writes a task's result, shows it, and removes its copy unless `--keep` (off the runtime's
+/// thread, so the other tasks' streams are read meanwhile).
+async fn finish(shared: &Shared, task: Task, place: Place, result: TaskResult) {
     {
         let _writing = shared.writing.lock().unwrap_or_else(PoisonError::into_inner);
         if let Err(err) = shared.journal.record(&result) {
@@ -272,7 +265,7 @@ fn finish(shared: &Shared, task: &Task, place: &Place, result: TaskResult) {
     }
     shared.progress.lock().unwrap_or_else(PoisonError::into_inner).finished(&result);
     if !shared.keep {
-        isolation::remove(&task.source, place);
+        let _ = tokio::task::spawn_blocking(move || isolation::remove(&task.source, &place)).await;
     }
 }
 
