@@ -10,6 +10,7 @@
 //! criterion's statistics add minutes of build and run time on two cores and nothing we use.
 
 mod acp;
+mod batch;
 mod binary;
 mod checkpoint;
 mod http;
@@ -138,14 +139,11 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     }
     // Only the whole-process groups run the installed binary; `--only apply_patch` and the other
     // in-process groups need no release build of agent-cli.
-    let whole_process = ["binary", "startup", "e2e", "session", "skills", "tokens", "serve"];
+    let whole_process = ["binary", "startup", "e2e", "session", "skills", "tokens", "serve", "agent_batch"];
     let bins = if options.debug {
-        let debug = target_dir(root).join("debug");
-        Bins {
-            agent: debug.join("agent"),
-            server: debug.join("scripted-server"),
-            examples: debug.join("examples"),
-        }
+        // Built here (two `cargo build`s, so neither's features change the other's).
+        let (agent, server) = batch::debug_bins(root)?;
+        Bins { agent, server, examples: target_dir(root).join("debug").join("examples") }
     } else {
         let agent = if whole_process.iter().any(|group| options.wants(group)) {
             install(root)?
@@ -184,6 +182,9 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     }
     if options.wants("serve") {
         serve::run(&bins, &options, &mut figures)?;
+    }
+    if options.wants("agent_batch") {
+        batch::run(&bins, &options, &mut figures)?;
     }
     let load_after = load_average();
     notes.push(format!(
@@ -249,7 +250,9 @@ fn build(root: &Path, agent: PathBuf, options: &Options) -> anyhow::Result<Bins>
         .args(["-p", "agent-sandbox", "-p", "agent-exec", "-p", "agent-tools", "-p", "agent-mcp"])
         .args(["-p", "agent-lsp"]);
     let mut targets = 0;
-    if options.wants("e2e") || options.wants("session") || options.wants("serve") {
+    if options.wants("e2e") || options.wants("session") || options.wants("serve")
+        || options.wants("agent_batch")
+    {
         command.args(["--bin", "scripted-server"]);
         targets += 1;
     }

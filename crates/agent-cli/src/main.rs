@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod approval;
+mod batch;
 mod broken_pipe;
 mod checkpoints;
 mod cmd;
@@ -64,6 +65,8 @@ enum Command {
     Chat(repl::ChatArgs),
     /// Run one prompt non-interactively: text to stdout, tool activity to stderr.
     Exec(cmd::exec::ExecArgs),
+    /// Run the tasks of a JSONL file, each in its own copy of its workspace (docs/batch.md).
+    Batch(batch::BatchArgs),
     /// List, show or call the built-in tools without a model.
     #[command(subcommand)]
     Tools(cmd::tools::ToolsCommand),
@@ -103,6 +106,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Some(Command::Exec(args)) => cmd::exec::run(&cli.options, args),
+        Some(Command::Batch(args)) => batch::run(&cli.options, args),
         Some(Command::Tools(command)) => cmd::tools::run(&cli.options, command),
         Some(Command::Sandbox(command)) => Ok(cmd::sandbox::run(command, &cli.options)),
         Some(Command::Skills(command)) => cmd::skills::run(&cli.options, command),

@@ -223,7 +223,7 @@ impl Server {
     }
 
     /// Starts a server with standing answers as well (see the scripted server's `standing`).
-    fn start_with(
+    pub(super) fn start_with(
         bins: &Bins,
         dir: &Path,
         turns: &Value,

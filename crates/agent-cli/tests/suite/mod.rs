@@ -10,6 +10,8 @@ mod agents_mcp;
 mod agents_repl;
 mod agents_replay;
 mod apply_patch;
+mod batch;
+mod batch_ray;
 mod broken_pipe;
 mod config;
 mod crash;
@@ -111,6 +113,12 @@ impl Running {
 
     pub(crate) fn id(&self) -> u32 {
         self.child.id()
+    }
+
+    /// What the process has written to stdout so far.
+    pub(crate) fn stdout_so_far(&self) -> String {
+        String::from_utf8_lossy(&self.stdout.lock().unwrap_or_else(PoisonError::into_inner))
+            .into_owned()
     }
 
     /// What the process has written to stderr so far.
