@@ -141,13 +141,13 @@ impl Settings {
 
     /// The network mode of commands: the flag, else the profile's or the file's, else off.
     pub fn network_mode(&self) -> NetworkMode {
-        self.options.network.map(NetworkMode::from).or(self.network().mode).unwrap_or_default()
+        self.options.network.or(self.network().mode).unwrap_or_default()
     }
 
     /// The OS sandbox policy for commands: the flag or the profile's, else workspace-write.
     pub fn sandbox_policy(&self) -> crate::Result<SandboxPolicy> {
         Ok(match (self.options.sandbox, &self.profile.sandbox) {
-            (Some(flag), _) => flag.into(),
+            (Some(flag), _) => flag,
             (None, Some(text)) => SandboxPolicy::from_str(text)?,
             (None, None) => SandboxPolicy::WorkspaceWrite,
         })
@@ -159,7 +159,7 @@ impl Settings {
         default_mode: PermissionMode,
     ) -> crate::Result<PermissionMode> {
         Ok(match (self.options.permission_mode, &self.profile.permission_mode) {
-            (Some(flag), _) => flag.into(),
+            (Some(flag), _) => flag,
             (None, Some(text)) => PermissionMode::from_str(text)?,
             (None, None) => default_mode,
         })
