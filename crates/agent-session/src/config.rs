@@ -309,7 +309,7 @@ impl ConfigFile {
         Ok(file)
     }
 
-    /// Refuses every bounded value outside its range ([`ranges::RANGES`]).
+    /// Refuses every bounded value outside its range (the bounds table of `config/ranges.rs`).
     pub fn check(&self) -> crate::Result<()> {
         self.limits.check("[limits]")?;
         self.skills.check()?;
