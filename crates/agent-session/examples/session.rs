@@ -4,6 +4,8 @@
 //! `cargo run -p agent-session --example session -- URL MODEL chat|responses CONFIG PROMPT`
 //! (docs/library.md). A test runs it beside `agent exec` and compares their first requests.
 
+#![allow(clippy::print_stdout)] // The answer is this program's output.
+
 use std::sync::Arc;
 
 use agent_exec::{PermissionMode, agent::Finish};
