@@ -215,7 +215,8 @@ fn run_prompt(
             true
         }
         Ok(Err(err)) => {
-            journal.push(&stream.failed(FailReason::Error, crate::terminal::error_text(&err), 1));
+            let message = crate::terminal::error_text(&err.into());
+            journal.push(&stream.failed(FailReason::Error, message, 1));
             true
         }
         Err(_) => {
