@@ -3,6 +3,7 @@
 
 pub(crate) mod acp;
 pub(crate) mod agents;
+pub(crate) mod doctor;
 pub(crate) mod exec;
 pub(crate) mod sandbox;
 pub(crate) mod skills;

@@ -83,6 +83,9 @@ enum Command {
     /// The agent definitions a `task` call may name (`list`).
     #[command(subcommand)]
     Agents(cmd::agents::AgentsCommand),
+    /// Check the config, model server, sandbox, MCP servers, skills and session store, each with a
+    /// one-line fix (docs/doctor.md).
+    Doctor(cmd::doctor::DoctorArgs),
     /// Undo a turn's file changes (or list a session's checkpoints); see docs/checkpoints.md.
     Undo(cmd::undo::UndoArgs),
     /// Print a shell completion script, e.g. `agent completions bash > ~/.local/share/bash-completion/completions/agent`.
@@ -110,6 +113,7 @@ fn main() -> ExitCode {
         Some(Command::Mcp(command)) => mcp::run(&cli.options, command),
         Some(Command::Acp) => cmd::acp::run(&cli.options),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),
+        Some(Command::Doctor(args)) => cmd::doctor::run(&cli.options, &args),
         Some(Command::Undo(args)) => cmd::undo::run(&cli.options, &args),
         Some(Command::Completions { shell }) => {
             // Written whole from a buffer: clap_complete panics on a failed write (a closed pipe).

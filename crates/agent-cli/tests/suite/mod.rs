@@ -13,6 +13,7 @@ mod apply_patch;
 mod broken_pipe;
 mod config;
 mod crash;
+mod doctor;
 mod exec;
 mod help;
 mod hooks;
