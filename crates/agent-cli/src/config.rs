@@ -250,6 +250,10 @@ pub(crate) struct ConfigFile {
     /// `[checkpoints]`: what turns' checkpoints cover and keep (docs/checkpoints.md).
     #[serde(default)]
     pub(crate) checkpoints: Checkpoints,
+    /// `[notify]`, read and checked by the REPL's notifier (`agent-cli`'s notify.rs); only
+    /// accepted here, so a config file holding it loads.
+    #[serde(default)]
+    pub(crate) notify: Option<toml::Table>,
 }
 
 /// A TOML error in words. toml's own message quotes the offending line whole, which for a file
