@@ -22,6 +22,7 @@ mod hooks;
 mod markdown;
 mod mcp;
 mod network;
+mod notify;
 mod options;
 mod preview;
 mod render;

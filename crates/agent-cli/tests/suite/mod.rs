@@ -33,6 +33,7 @@ mod mcp_serve;
 mod model_bounds;
 mod native;
 mod network;
+mod notify;
 mod options;
 mod output;
 mod overflow;

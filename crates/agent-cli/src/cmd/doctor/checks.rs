@@ -100,7 +100,14 @@ fn config_file(options: &Options) -> (Check, BTreeMap<String, ServerConfig>) {
         return (Check::ok("config", shown, message), BTreeMap::new());
     }
     match ConfigFile::load(&path, named) {
-        Ok(_) => (Check::ok("config", shown, "loads".into()), BTreeMap::new()),
+        Ok(file) => match crate::notify::table(file.notify.as_ref()) {
+            Ok(_) => (Check::ok("config", shown, "loads".into()), BTreeMap::new()),
+            Err(err) => {
+                let check = Check::fail("config", shown, format!("[notify]: {err:#}"))
+                    .fix("correct [notify] as docs/cli.md (Notifications) describes");
+                (check, file.mcp_servers)
+            }
+        },
         Err(err) => {
             let salvaged = std::fs::read_to_string(&path)
                 .ok()
