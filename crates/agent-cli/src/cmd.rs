@@ -9,3 +9,4 @@ pub(crate) mod sandbox;
 pub(crate) mod skills;
 pub(crate) mod tools;
 pub(crate) mod undo;
+pub(crate) mod worktree;

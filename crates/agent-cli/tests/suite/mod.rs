@@ -53,6 +53,7 @@ mod tools;
 mod undo;
 mod undo_late;
 mod view_image;
+mod worktree;
 
 use std::{
     io::Read,
