@@ -73,6 +73,7 @@ pub(crate) fn all(
         secrets.extend(server.env.values().chain(server.http_headers.values()).cloned());
     }
     let runtime = crate::setup::tokio_runtime()?;
+    checks.push(instructions(&settings)?);
     checks.push(model(&settings, &runtime, timeout));
     checks.push(sandbox(&settings));
     checks.extend(mcp(&settings, &runtime)?);
@@ -123,6 +124,19 @@ fn config_file(options: &Options) -> (Check, BTreeMap<String, ServerConfig>) {
             (Check::fail("config", shown, message).fix(fix), salvaged)
         }
     }
+}
+
+/// The AGENTS.md files sent with the instructions, and whether the cap cut them.
+fn instructions(settings: &Settings) -> anyhow::Result<Check> {
+    let docs = settings.project_docs()?;
+    let files: Vec<String> = docs.files.iter().map(|p| p.display().to_string()).collect();
+    let found = if files.is_empty() { "none found".to_owned() } else { files.join(", ") };
+    if docs.cut_bytes > 0 {
+        let message = format!("{found}: {} bytes cut by the cap", docs.cut_bytes);
+        return Ok(Check::warn("config", "AGENTS.md", message)
+            .fix("shorten them; the model never sees what the cap leaves out"));
+    }
+    Ok(Check::ok("config", "AGENTS.md", found))
 }
 
 /// The profile in use, and whether its server answers a tiny request within `timeout`.
