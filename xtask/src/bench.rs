@@ -139,7 +139,8 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     }
     // Only the whole-process groups run the installed binary; `--only apply_patch` and the other
     // in-process groups need no release build of agent-cli.
-    let whole_process = ["binary", "startup", "e2e", "session", "skills", "tokens", "serve", "agent_batch"];
+    let whole_process =
+        ["binary", "startup", "e2e", "session", "skills", "tokens", "serve", "agent_batch"];
     let bins = if options.debug {
         // Built here (two `cargo build`s, so neither's features change the other's).
         let (agent, server) = batch::debug_bins(root)?;
@@ -250,7 +251,9 @@ fn build(root: &Path, agent: PathBuf, options: &Options) -> anyhow::Result<Bins>
         .args(["-p", "agent-sandbox", "-p", "agent-exec", "-p", "agent-tools", "-p", "agent-mcp"])
         .args(["-p", "agent-lsp"]);
     let mut targets = 0;
-    if options.wants("e2e") || options.wants("session") || options.wants("serve")
+    if options.wants("e2e")
+        || options.wants("session")
+        || options.wants("serve")
         || options.wants("agent_batch")
     {
         command.args(["--bin", "scripted-server"]);

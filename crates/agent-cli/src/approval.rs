@@ -32,6 +32,8 @@ pub(crate) struct TerminalApprover {
     owed: Arc<AtomicUsize>,
     /// What the previews need from the session, once it is open.
     previewer: OnceLock<Arc<Previewer>>,
+    /// Who is told that a question waits (the terminal's bell, the `[notify]` program).
+    notifier: OnceLock<Arc<crate::notify::Notifier>>,
 }
 
 impl TerminalApprover {
@@ -42,6 +44,7 @@ impl TerminalApprover {
             sender,
             owed: Arc::new(AtomicUsize::new(0)),
             previewer: OnceLock::new(),
+            notifier: OnceLock::new(),
         }
     }
 
@@ -49,6 +52,11 @@ impl TerminalApprover {
     /// until then a prompt shows the arguments as they came).
     pub(crate) fn set_previewer(&self, previewer: Arc<Previewer>) {
         let _ = self.previewer.set(previewer);
+    }
+
+    /// Notifies through `notifier` whenever a question waits (set once, when the session is open).
+    pub(crate) fn set_notifier(&self, notifier: Arc<crate::notify::Notifier>) {
+        let _ = self.notifier.set(notifier);
     }
 
     /// Starts a reader thread unless a line is already owed (being read, or read and not yet
@@ -94,6 +102,11 @@ impl Approver for TerminalApprover {
             let mut lines = self.lines.lock().await;
             let style = Style::stderr();
             let preview = preview::approval(request, self.previewer.get().map(|p| &**p), &style);
+            // Rung before the question is drawn, so whoever sees the question got the ring.
+            if let Some(notifier) = self.notifier.get() {
+                let what = format!("{}: {}", request.tool, request.reason);
+                notifier.notify(crate::notify::Event::ApprovalWaiting, &what);
+            }
             eprint!("{}", question(request, &preview, &style));
             loop {
                 let _ = std::io::stderr().flush();

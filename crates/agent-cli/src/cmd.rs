@@ -3,8 +3,10 @@
 
 pub(crate) mod acp;
 pub(crate) mod agents;
+pub(crate) mod doctor;
 pub(crate) mod exec;
 pub(crate) mod sandbox;
 pub(crate) mod skills;
 pub(crate) mod tools;
 pub(crate) mod undo;
+pub(crate) mod worktree;

@@ -19,6 +19,7 @@ mod events;
 mod markdown;
 mod mcp;
 mod notices;
+mod notify;
 mod options;
 mod organizer;
 mod preview;
@@ -86,8 +87,14 @@ enum Command {
     /// The agent definitions a `task` call may name (`list`).
     #[command(subcommand)]
     Agents(cmd::agents::AgentsCommand),
+    /// Check the config, model server, sandbox, MCP servers, skills and session store, each with a
+    /// one-line fix (docs/doctor.md).
+    Doctor(cmd::doctor::DoctorArgs),
     /// Undo a turn's file changes (or list a session's checkpoints); see docs/checkpoints.md.
     Undo(cmd::undo::UndoArgs),
+    /// Git worktrees for sessions (`new`, `list`, `remove`); `agent --worktree` runs one in a new one.
+    #[command(subcommand)]
+    Worktree(cmd::worktree::WorktreeCommand),
     /// Print a shell completion script, e.g. `agent completions bash > ~/.local/share/bash-completion/completions/agent`.
     Completions {
         /// The shell.
@@ -96,8 +103,22 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
     init_logging();
+    let worktree = match cli.options.worktree.take() {
+        None => None,
+        Some(_) if !matches!(cli.command, None | Some(Command::Chat(_) | Command::Exec(_))) => {
+            eprintln!("agent: --worktree starts a session: use it with chat or exec");
+            return ExitCode::from(2);
+        }
+        Some(name) => match cmd::worktree::enter(&mut cli.options, &name) {
+            Ok(worktree) => Some(worktree),
+            Err(err) => {
+                eprintln!("agent: {}", terminal::error_text(&err));
+                return ExitCode::from(2);
+            }
+        },
+    };
     // The protocol servers keep a closed stdout an error they report (see broken_pipe.rs).
     let protocol =
         matches!(cli.command, Some(Command::Acp | Command::Mcp(mcp::McpCommand::Serve(_))));
@@ -115,7 +136,9 @@ fn main() -> ExitCode {
         Some(Command::Acp) => cmd::acp::run(&cli.options),
         Some(Command::Serve(args)) => serve::run(&cli.options, args),
         Some(Command::Chat(args)) => repl::run(&cli.options, args),
+        Some(Command::Doctor(args)) => cmd::doctor::run(&cli.options, &args),
         Some(Command::Undo(args)) => cmd::undo::run(&cli.options, &args),
+        Some(Command::Worktree(command)) => cmd::worktree::run(command),
         Some(Command::Completions { shell }) => {
             // Written whole from a buffer: clap_complete panics on a failed write (a closed pipe).
             let mut script = Vec::new();
@@ -128,6 +151,9 @@ fn main() -> ExitCode {
     };
     // Spans and metrics still queued are sent before exit, within the export timeout.
     telemetry::shutdown();
+    if let Some(worktree) = worktree {
+        eprintln!("{}", worktree.farewell());
+    }
     result.unwrap_or_else(|err| {
         if !protocol && broken_pipe::is_broken_pipe(&err) {
             return ExitCode::from(broken_pipe::STATUS);

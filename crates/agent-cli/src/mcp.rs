@@ -11,12 +11,12 @@ use self::{
     list::{Entry, Origin},
     serve::ServeArgs,
 };
-use agent_session::mcp as project;
+pub(crate) use agent_session::mcp as project;
 
 use crate::{Options, config::ConfigFile, settings::Settings};
 
 mod edit;
-mod list;
+pub(crate) mod list;
 mod serve;
 
 #[derive(Debug, Subcommand)]
@@ -167,26 +167,7 @@ fn remove(options: &Options, name: &str) -> anyhow::Result<ExitCode> {
 fn list(options: &Options, only: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(&options.overrides())?;
     let workspace = settings.workspace()?;
-    let mut entries: Vec<Entry> = settings
-        .file
-        .mcp_servers
-        .iter()
-        .map(|(name, config)| Entry {
-            name: name.clone(),
-            config: config.clone(),
-            origin: Origin::Config,
-            problem: None,
-        })
-        .collect();
-    // The project's servers after the user's; an unapproved one is shown, never started.
-    for server in project::load(&workspace, &settings.file.mcp_servers)? {
-        let (config, problem) = match server.config {
-            Ok(config) => (config, None),
-            Err(why) => (ServerConfig::stdio("", Vec::new()), Some(why.to_string())),
-        };
-        let origin = if server.approved { Origin::Project } else { Origin::Unapproved };
-        entries.push(Entry { name: server.name, config, origin, problem });
-    }
+    let mut entries = entries(&settings.file.mcp_servers, &workspace)?;
     if let Some(name) = only {
         entries.retain(|entry| entry.name == name);
         if entries.is_empty() {
@@ -207,6 +188,33 @@ fn list(options: &Options, only: Option<&str>, json: bool) -> anyhow::Result<Exi
     };
     print!("{text}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every server to show: the configured ones, then the project's `.mcp.json` servers (an
+/// unapproved one is shown, never started). `agent doctor` starts the same list.
+pub(crate) fn entries(
+    configured: &std::collections::BTreeMap<String, ServerConfig>,
+    workspace: &std::path::Path,
+) -> anyhow::Result<Vec<Entry>> {
+    let mut entries: Vec<Entry> = configured
+        .iter()
+        .map(|(name, config)| Entry {
+            name: name.clone(),
+            config: config.clone(),
+            origin: Origin::Config,
+            problem: None,
+        })
+        .collect();
+    // The project's servers after the user's; an unapproved one is shown, never started.
+    for server in project::load(workspace, configured)? {
+        let (config, problem) = match server.config {
+            Ok(config) => (config, None),
+            Err(why) => (ServerConfig::stdio("", Vec::new()), Some(why.to_string())),
+        };
+        let origin = if server.approved { Origin::Project } else { Origin::Unapproved };
+        entries.push(Entry { name: server.name, config, origin, problem });
+    }
+    Ok(entries)
 }
 
 /// `agent mcp approve`: the project's servers, approved as they are defined now.

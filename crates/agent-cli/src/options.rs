@@ -89,6 +89,17 @@ pub(crate) struct Options {
     /// Config file (default: the platform config directory's agent/config.toml).
     #[arg(long, global = true)]
     pub(crate) config: Option<PathBuf>,
+    /// Run the session (chat or exec) in a new git worktree beside the repository, on a new
+    /// branch `agent/NAME` (`--worktree` alone picks a name); see `agent worktree`.
+    #[arg(
+        long,
+        global = true,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "",
+        value_name = "NAME"
+    )]
+    pub(crate) worktree: Option<String>,
     /// Continue a copy of a session cut after turn N (`ID:N`; the whole session without `:N`);
     /// the original stays as it was.
     #[arg(long, global = true, value_name = "SESSION[:TURN]")]

@@ -17,6 +17,7 @@ use crate::{
     approval::TerminalApprover,
     hooks::Trust,
     markdown::Screen,
+    notify::{Event, Notifier},
     preview::{Style, short},
     render::Renderer,
     session::SessionLog,
@@ -151,6 +152,9 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         Err(code) => return Ok(code),
     };
     approver.set_previewer(crate::preview::Previewer::for_session(&session));
+    let config = options.config.clone().or_else(crate::config::ConfigFile::default_path);
+    let notifier = Arc::new(Notifier::load(config.as_deref(), session.log.id())?);
+    approver.set_notifier(notifier.clone());
     let source = if args.resume.is_some() { "resume" } else { "startup" };
     if let Err(StoppedByHook(reason)) = tokio.block_on(session.start(source)) {
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");
@@ -303,6 +307,8 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                 tokens.merge(&turn);
                 let line = status::turn_line(&turn, started.elapsed(), status::fill(&session));
                 eprintln!("{}", status::dim_on_stderr(&line));
+                let last = if let Finish::Answered(text) = &finish { text.as_str() } else { "" };
+                notifier.notify(Event::TurnEnded, last);
                 if let Finish::MaxTurns(turns) = finish {
                     eprintln!(
                         "agent: stopped after {turns} turns without an answer (raise --max-turns)"

@@ -269,6 +269,10 @@ pub struct ConfigFile {
     /// `[checkpoints]`: what turns' checkpoints cover and keep (docs/checkpoints.md).
     #[serde(default)]
     pub checkpoints: Checkpoints,
+    /// `[notify]`, read and checked by the CLI's notifier (its `notify.rs`); accepted here so a
+    /// config file holding it loads.
+    #[serde(default)]
+    pub notify: Option<toml::Table>,
 }
 
 /// A TOML error in words. toml's own message quotes the offending line whole, which for a file

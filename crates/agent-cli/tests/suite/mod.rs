@@ -15,6 +15,7 @@ mod batch_ray;
 mod broken_pipe;
 mod config;
 mod crash;
+mod doctor;
 mod exec;
 mod help;
 mod hooks;
@@ -34,6 +35,7 @@ mod mcp_serve;
 mod model_bounds;
 mod native;
 mod network;
+mod notify;
 mod options;
 mod output;
 mod overflow;
@@ -58,6 +60,7 @@ mod tools;
 mod undo;
 mod undo_late;
 mod view_image;
+mod worktree;
 
 use std::{
     io::Read,
