@@ -3,10 +3,8 @@
 
 use std::{path::Path, sync::Arc};
 
-use agent_exec::{
-    checkpoint::{self, Checkpoints, Store, UndoOptions},
-    sandbox::SandboxPolicy,
-};
+use agent_checkpoints::{self as checkpoint, Checkpoints, Store, UndoOptions};
+use agent_exec::sandbox::SandboxPolicy;
 
 use crate::{
     cmd::undo::{pick, render},

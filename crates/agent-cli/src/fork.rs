@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use agent_exec::checkpoint::Store;
+use agent_checkpoints::Store;
 use anyhow::{Context, bail};
 
 use crate::session::{SessionLog, new_id};

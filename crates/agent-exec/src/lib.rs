@@ -49,9 +49,8 @@
 
 pub mod agent;
 mod background;
-pub mod bounded_yaml;
 mod builder;
-pub mod checkpoint;
+mod checkpointer;
 pub mod child;
 pub mod compaction;
 pub mod conversation;
@@ -64,7 +63,6 @@ pub mod plan;
 pub mod project_doc;
 mod registry;
 mod schema_tool;
-pub mod skills;
 pub mod telemetry;
 mod transcript;
 mod workspace;
@@ -76,8 +74,9 @@ pub use agent_sandbox::{jobs, network, process, sandbox, secret, writes};
 pub use crate::{
     background::Background,
     builder::{Agent, AgentBuilder, DEFAULT_INSTRUCTIONS},
+    checkpointer::{CallIntent, CheckpointFailed, Checkpointer, PendingCall},
     error::{Error, Result},
-    executor::{Executor, ExecutorConfig, Outcome, deferred::Relevant},
+    executor::{Executor, ExecutorConfig, Outcome, ToolLimit, deferred::Relevant},
     hooks::{Hook, HookEvent, Hooks},
     output::DEFAULT_OUTPUT_CAP,
     permission::{

@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use agent_core::Access;
-use agent_exec::checkpoint::{CheckpointConfig, Checkpoints, Store};
+use agent_checkpoints::{CheckpointConfig, Checkpoints, Store};
 
 const FILES: usize = 50_000;
 const PER_DIR: usize = 500;
