@@ -24,6 +24,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![deny(missing_docs)]
+
 mod recorder;
 mod restore;
 mod store;
@@ -291,8 +293,12 @@ impl Checkpointer for Checkpoints {
     }
 
     fn before_call(&self, call: &CallIntent<'_>) -> Option<Box<dyn PendingCall>> {
-        let guard =
-            Checkpoints::before_call(self, call.access, call.runs_processes, call.judged_read_only)?;
+        let guard = Checkpoints::before_call(
+            self,
+            call.access,
+            call.runs_processes,
+            call.judged_read_only,
+        )?;
         Some(Box::new(Pending { state: Arc::clone(&self.state), guard }))
     }
 }

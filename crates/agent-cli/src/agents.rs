@@ -12,8 +12,7 @@ use agent_core::{ModelClient, Typed};
 use agent_exec::{
     AgentBuilder,
     child::{
-        ChildEvent, ChildObserver, ChildStart, Children, ChildrenConfig, ModelSource,
-        Recorded,
+        ChildEvent, ChildObserver, ChildStart, Children, ChildrenConfig, ModelSource, Recorded,
     },
     plan::{PLAN_SCHEMA_VERSION, PlanBook},
 };

@@ -13,6 +13,8 @@
 //! [`agent_exec::ToolLimit`] for a turn, [`agent_exec::child::AgentDefinition`]s for its
 //! children, and the `skills` call as an ordinary tool. It never sees YAML.
 
+#![deny(missing_docs)]
+
 pub mod bounded_yaml;
 mod catalog;
 pub mod definition;
@@ -23,8 +25,8 @@ mod tool;
 
 pub use crate::{
     catalog::{
-        Catalog, MAX_SKILL_FILE_BYTES, MAX_SKILLS_PER_ROOT, Refused, SKILLS_TOOL, Skill,
-        SkillRoot, SkillSource,
+        Catalog, MAX_SKILL_FILE_BYTES, MAX_SKILLS_PER_ROOT, Refused, SKILLS_TOOL, Skill, SkillRoot,
+        SkillSource,
     },
     frontmatter::SkillProblem,
     limit::tool_limit,

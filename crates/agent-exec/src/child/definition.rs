@@ -120,4 +120,3 @@ const GENERAL_INSTRUCTIONS: &str = "\
 You are a sub-agent doing one task for another agent in the user's workspace. Do the task with \
 the tools you have, then answer with what you did and found, concisely: your answer is all the \
 other agent sees.";
-
