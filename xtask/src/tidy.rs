@@ -28,6 +28,11 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     // The OS half: no internal crate at all.
     ("agent-sandbox", &[]),
     ("agent-exec", &["agent-core", "agent-sandbox"]),
+    // Skills, agent definition files and command frontmatter: the runtime takes their results as
+    // its own types (`ToolLimit`, `AgentDefinition`, a `SchemaTool`), so it carries no YAML parser.
+    ("agent-skills", &["agent-core", "agent-exec"]),
+    // The checkpoint store implements exec's `Checkpointer` and reads the sandbox's write scans.
+    ("agent-checkpoints", &["agent-core", "agent-exec", "agent-sandbox"]),
     // The tools use the sandbox directly; the runtime only for the one builder call that registers
     // them with their job table and instructions (`agent_tools::BuiltinTools`).
     ("agent-tools", &["agent-core", "agent-sandbox", "agent-exec"]),
@@ -52,6 +57,8 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "agent-mcp",
             "agent-lsp",
             "agent-acp",
+            "agent-skills",
+            "agent-checkpoints",
         ],
     ),
     // Test helpers: a dev-dependency only. No crate may ship with it (no list above names it).
@@ -70,6 +77,8 @@ const LIBRARIES: &[&str] = &[
     "agent-mcp",
     "agent-lsp",
     "agent-acp",
+    "agent-skills",
+    "agent-checkpoints",
     "agent-test-support",
 ];
 

@@ -5,8 +5,8 @@
 //! with a [`TaskRequest`] and turns the [`TaskReport`] into what its model reads. What a child
 //! inherits, the budgets and why: `docs/agents.md`.
 
-pub mod definition;
-pub mod links;
+mod definition;
+mod links;
 mod run;
 
 use std::{

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use agent_exec::{
-    PermissionMode, PolicyBuilder, RuleAction, Workspace, permission::secrets_for_rules,
+    PermissionMode, PolicyBuilder, RuleAction, Workspace, secrets_for_rules,
     sandbox::SandboxConfig, secret::SecretFiles,
 };
 use agent_tools::{BashConfig, BuiltinConfig};
