@@ -115,7 +115,7 @@ const IN_PROCESS: &[&str] = &[
     // agent-tools: web_fetch.ms (a 1 MB page from loopback, converted) and proxy.overhead_ms.
     "web_bench",
     task::EXAMPLE,
-    // agent-exec: checkpoint.command_scan_ms and checkpoint.bytes (3 files of a 50,000-file tree).
+    // agent-checkpoints: checkpoint.command_scan_ms and checkpoint.bytes (3 files of a 50,000-file tree).
     "checkpoint",
 ];
 
@@ -249,7 +249,7 @@ fn build(root: &Path, agent: PathBuf, options: &Options) -> anyhow::Result<Bins>
         // that has it, which is agent-model alone.
         .args(["-p", "agent-model", "--features", "scripted-server"])
         .args(["-p", "agent-sandbox", "-p", "agent-exec", "-p", "agent-tools", "-p", "agent-mcp"])
-        .args(["-p", "agent-lsp"]);
+        .args(["-p", "agent-lsp", "-p", "agent-checkpoints"]);
     let mut targets = 0;
     if options.wants("e2e")
         || options.wants("session")

@@ -29,6 +29,11 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     // The OS half: no internal crate at all.
     ("agent-sandbox", &[]),
     ("agent-exec", &["agent-core", "agent-sandbox"]),
+    // Skills, agent definition files and command frontmatter: the runtime takes their results as
+    // its own types (`ToolLimit`, `AgentDefinition`, a `SchemaTool`), so it carries no YAML parser.
+    ("agent-skills", &["agent-core", "agent-exec"]),
+    // The checkpoint store implements exec's `Checkpointer` and reads the sandbox's write scans.
+    ("agent-checkpoints", &["agent-core", "agent-exec", "agent-sandbox"]),
     // The tools use the sandbox directly; the runtime only for the one builder call that registers
     // them with their job table and instructions (`agent_tools::BuiltinTools`).
     ("agent-tools", &["agent-core", "agent-sandbox", "agent-exec"]),
@@ -46,7 +51,16 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     // a model client, MCP and LSP servers. Every front end opens its sessions here.
     (
         "agent-session",
-        &["agent-core", "agent-exec", "agent-tools", "agent-model", "agent-mcp", "agent-lsp"],
+        &[
+            "agent-core",
+            "agent-exec",
+            "agent-tools",
+            "agent-model",
+            "agent-mcp",
+            "agent-lsp",
+            "agent-skills",
+            "agent-checkpoints",
+        ],
     ),
     (
         "agent-cli",
@@ -60,6 +74,8 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "agent-lsp",
             "agent-acp",
             "agent-session",
+            "agent-skills",
+            "agent-checkpoints",
         ],
     ),
     // Test helpers: a dev-dependency only. No crate may ship with it (no list above names it).
@@ -79,6 +95,8 @@ const LIBRARIES: &[&str] = &[
     "agent-lsp",
     "agent-acp",
     "agent-session",
+    "agent-skills",
+    "agent-checkpoints",
     "agent-test-support",
 ];
 

@@ -14,7 +14,12 @@ pub enum Error {
     InvalidParams(String),
     /// A frame was longer than [`crate::MAX_FRAME_BYTES`], so it was not read.
     #[error("the frame is {bytes} bytes, over the limit of {limit}; it was not read")]
-    FrameTooLarge { bytes: u64, limit: u64 },
+    FrameTooLarge {
+        /// The frame's length as far as it was counted.
+        bytes: u64,
+        /// The most a frame may hold.
+        limit: u64,
+    },
     /// The connection failed.
     #[error("connection: {0}")]
     Connection(String),

@@ -6,6 +6,8 @@
 //! `agent` binary) builds the sessions, so configuration, models and tools stay where they are.
 //! Decisions: `docs/acp.md`.
 
+#![deny(missing_docs)]
+
 mod approver;
 mod error;
 mod files;

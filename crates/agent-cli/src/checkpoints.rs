@@ -1,6 +1,6 @@
 //! The REPL's `/undo` and `/rewind` over the session's checkpoints (docs/checkpoints.md).
 
-use agent_exec::checkpoint::{self, Store, UndoOptions};
+use agent_checkpoints::{self as checkpoint, Store, UndoOptions};
 use agent_session::{Session, fork, log::SessionLog};
 
 use crate::cmd::undo::{pick, render};

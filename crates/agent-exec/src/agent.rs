@@ -20,10 +20,9 @@ use self::{
     answer::{Answering, Step, answer},
     request::{Response, Turn, Window, model_turn},
 };
-pub use crate::conversation::Conversation;
+pub use crate::conversation::{CommandRecord, Conversation, DroppedOutput, Ledger};
 use crate::{
     compaction::{CompactionInfo, ContextConfig},
-    conversation::Ledger,
     executor::{Executor, Outcome},
 };
 

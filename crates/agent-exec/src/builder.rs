@@ -17,7 +17,7 @@ use agent_core::{ModelClient, Tool, ToolChoice};
 
 pub use self::agent::Agent;
 use crate::{
-    Approver, Background, Executor, ExecutorConfig, Hooks, LateTools, PermissionMode,
+    Approver, Background, Checkpointer, Executor, ExecutorConfig, Hooks, LateTools, PermissionMode,
     PolicyBuilder, Registry, RuleAction, ToolLimits, Workspace,
     agent::AgentConfig,
     compaction::ContextConfig,
@@ -63,6 +63,7 @@ pub struct AgentBuilder {
     config: AgentConfig,
     executor: ExecutorConfig,
     background: Option<Arc<dyn Background>>,
+    checkpoints: Option<Arc<dyn Checkpointer>>,
     pinned: Option<Arc<dyn Pinned>>,
     /// Lines of the instructions about one tool each, as (tool name, line).
     guidance: Vec<(String, String)>,
@@ -84,6 +85,7 @@ impl AgentBuilder {
             late: None,
             deferred: Vec::new(),
             background: None,
+            checkpoints: None,
             pinned: None,
             guidance: Vec::new(),
             project: Vec::new(),
@@ -234,6 +236,13 @@ impl AgentBuilder {
         self
     }
 
+    /// Keeps checkpoints of what each call writes, so turns can be undone (docs/checkpoints.md):
+    /// the executor tells `checkpoints` about every call that may write, its children's included.
+    pub fn checkpoints(mut self, checkpoints: Arc<dyn Checkpointer>) -> Self {
+        self.checkpoints = Some(checkpoints);
+        self
+    }
+
     /// Session state every compaction keeps verbatim (a [`crate::plan::PlanBook`]).
     pub fn pinned(mut self, pinned: Arc<dyn Pinned>) -> Self {
         self.pinned = Some(pinned);
@@ -312,6 +321,9 @@ impl AgentBuilder {
         }
         if let Some(pinned) = self.pinned {
             executor = executor.with_pinned(pinned);
+        }
+        if let Some(checkpoints) = self.checkpoints {
+            executor = executor.with_checkpoints(checkpoints);
         }
         if !self.hooks.is_empty() {
             let mode = executor.policy().mode();

@@ -5,8 +5,8 @@
 //! with a [`TaskRequest`] and turns the [`TaskReport`] into what its model reads. What a child
 //! inherits, the budgets and why: `docs/agents.md`.
 
-pub mod definition;
-pub mod links;
+mod definition;
+mod links;
 mod run;
 
 use std::{
@@ -24,7 +24,7 @@ use serde::Serialize;
 use tokio::sync::{RwLock, Semaphore};
 
 pub use self::{
-    definition::{AgentDefinition, DefinitionError, DefinitionSource, Definitions},
+    definition::{AgentDefinition, DefinitionSource},
     links::{ChildLink, Recorded},
 };
 use crate::{Executor, agent::AgentEvent, executor::child::ChildTemplate};
@@ -213,7 +213,7 @@ struct Inner {
     template: OnceLock<ChildTemplate>,
     /// The project instructions every child gets after its own.
     project: OnceLock<String>,
-    definitions: std::sync::RwLock<Definitions>,
+    definitions: Vec<AgentDefinition>,
     /// Tool names no child is given (the parent's own plan tool, say), whatever it asks.
     withheld: Vec<String>,
     /// Tools that start children, not given to a child at the depth limit.
@@ -239,8 +239,9 @@ struct Inner {
 pub struct ChildrenConfig {
     /// The limits.
     pub limits: ChildLimits,
-    /// The definitions a call may name (built-ins included).
-    pub definitions: Definitions,
+    /// The definitions a call may name, one per name (built-ins included; the front end reads
+    /// the files, e.g. with `agent_skills::definition::discover`).
+    pub definitions: Vec<AgentDefinition>,
     /// Tools no child gets.
     pub withheld: Vec<String>,
     /// Tools that start children (`task`): a child that may not start one (at `max_depth`) is
@@ -258,10 +259,7 @@ impl Default for ChildrenConfig {
     fn default() -> Self {
         Self {
             limits: ChildLimits::default(),
-            definitions: Definitions {
-                found: AgentDefinition::builtins(),
-                ..Definitions::default()
-            },
+            definitions: AgentDefinition::builtins(),
             withheld: Vec::new(),
             spawners: Vec::new(),
             session_dir: None,
@@ -284,7 +282,7 @@ impl Children {
             models,
             template: OnceLock::new(),
             project: OnceLock::new(),
-            definitions: std::sync::RwLock::new(config.definitions),
+            definitions: config.definitions,
             withheld: config.withheld,
             spawners: config.spawners,
             index: Mutex::new(()),
@@ -316,7 +314,7 @@ impl Children {
 
     /// The definitions a call may name.
     pub fn definitions(&self) -> Vec<AgentDefinition> {
-        self.inner.definitions.read().map(|d| d.found.clone()).unwrap_or_default()
+        self.inner.definitions.clone()
     }
 
     /// Every child's tokens so far.

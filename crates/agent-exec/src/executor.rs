@@ -6,16 +6,18 @@
 //!
 //! This file holds the executor and its configuration; the stages live beside it, one room
 //! each: `dispatch` (the one entry path, the stages in order), `lookup` (which tool a name
-//! means, registered or late), `tool_hooks` (the hooks around a call), `ask` (the approver),
-//! `supervise` (time limit, cancellation, panics), `outcome` (what a call produced), `batch`
-//! (all calls of one turn), `text_input` (raw-text calls as their tool's JSON) and `steps`
-//! (calls that stand for other calls, each run through this same path).
+//! means, registered or late), `limit` (the tools a turn may use), `tool_hooks` (the hooks
+//! around a call), `ask` (the approver), `supervise` (time limit, cancellation, panics),
+//! `outcome` (what a call produced), `batch` (all calls of one turn), `text_input` (raw-text
+//! calls as their tool's JSON) and `steps` (calls that stand for other calls, each run through
+//! this same path).
 
 mod ask;
 mod batch;
 pub(crate) mod child;
 pub(crate) mod deferred;
 mod dispatch;
+mod limit;
 mod lookup;
 mod outcome;
 mod steps;
@@ -29,9 +31,10 @@ use agent_core::{Boundary, CancellationToken, ToolCall, ToolErrorKind};
 use opentelemetry::context::FutureExt;
 use tracing::Instrument;
 
-pub use self::outcome::Outcome;
+pub use self::{limit::ToolLimit, outcome::Outcome};
 use crate::{
     background::Background,
+    checkpointer::Checkpointer,
     hooks::Hooks,
     output::DEFAULT_OUTPUT_CAP,
     permission::{Approver, PermissionPolicy},
@@ -62,8 +65,6 @@ pub struct ExecutorConfig {
     pub user_id: Option<String>,
     /// What the session's spans may carry beyond their shape (no content by default).
     pub telemetry: crate::telemetry::Telemetry,
-    /// The session's checkpoints, told about every call that may write (docs/checkpoints.md).
-    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 impl ExecutorConfig {
@@ -80,7 +81,6 @@ impl ExecutorConfig {
             tenant_id: None,
             user_id: None,
             telemetry: crate::telemetry::Telemetry::default(),
-            checkpoints: None,
         }
     }
 }
@@ -102,19 +102,18 @@ pub struct Executor {
     background: Option<Arc<dyn Background>>,
     otel: Otel,
     pinned: Option<Arc<dyn Pinned>>,
-    /// The session's checkpoints ([`ExecutorConfig::checkpoints`]).
-    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    /// The session's checkpoints, told about every call that may write (docs/checkpoints.md).
+    checkpoints: Option<Arc<dyn Checkpointer>>,
     /// Where the file tools read and write instead of the disk (an editor's buffers).
     files: Option<Arc<dyn agent_core::FileSystem>>,
     /// The tools this turn may use, when an invoked skill limits them (`allowed-tools`).
-    tool_limit: Option<crate::skills::ToolLimit>,
+    tool_limit: Option<ToolLimit>,
 }
 
 impl Executor {
     /// An executor with no approver: calls that need approval are denied with a message naming
     /// the flag or rule that would allow them.
     pub fn new(registry: Registry, policy: PermissionPolicy, config: ExecutorConfig) -> Self {
-        let checkpoints = config.checkpoints.clone();
         Self {
             workspace: Arc::new(policy.workspace().clone()),
             session_id: config.session_id.as_str().into(),
@@ -130,7 +129,7 @@ impl Executor {
             background: None,
             otel: Otel::new(),
             pinned: None,
-            checkpoints,
+            checkpoints: None,
             files: None,
             tool_limit: None,
         }
@@ -140,7 +139,7 @@ impl Executor {
     /// sets it for the turn that invokes a skill with `allowed-tools` and clears it after. A
     /// call outside the limit is refused before the permission policy is asked; one inside it is
     /// judged as always, so the limit only takes away.
-    pub fn set_tool_limit(&mut self, limit: Option<crate::skills::ToolLimit>) {
+    pub fn set_tool_limit(&mut self, limit: Option<ToolLimit>) {
         self.tool_limit = limit;
     }
 
@@ -164,13 +163,13 @@ impl Executor {
 
     /// The same executor, recording what each call writes in `checkpoints` so a turn can be
     /// undone.
-    pub fn with_checkpoints(mut self, checkpoints: Arc<crate::checkpoint::Checkpoints>) -> Self {
+    pub fn with_checkpoints(mut self, checkpoints: Arc<dyn Checkpointer>) -> Self {
         self.checkpoints = Some(checkpoints);
         self
     }
 
     /// The session's checkpoints, when they are kept.
-    pub fn checkpoints(&self) -> Option<&Arc<crate::checkpoint::Checkpoints>> {
+    pub fn checkpoints(&self) -> Option<&Arc<dyn Checkpointer>> {
         self.checkpoints.as_ref()
     }
 

@@ -1,5 +1,6 @@
-//! The runtime between a model's tool calls and the tools: registry, dispatch, permissions,
-//! sandboxes and the agent loop.
+//! The runtime between a model's tool calls and the tools: registry, dispatch, permissions, hooks
+//! and the agent loop, with the facilities a loop needs (compaction, the plan, child agents,
+//! telemetry) and seams for what others keep (`Background`, `Checkpointer`, `LateTools`).
 //!
 //! The OS sandbox, process spawning, background jobs and the secret list are the `agent-sandbox`
 //! crate, re-exported here as [`sandbox`], [`process`], [`jobs`] and [`secret`].
@@ -47,24 +48,24 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod agent;
 mod background;
-pub mod bounded_yaml;
 mod builder;
-pub mod checkpoint;
+mod checkpointer;
 pub mod child;
 pub mod compaction;
-pub mod conversation;
+mod conversation;
 mod error;
 mod executor;
 pub mod hooks;
 mod output;
-pub mod permission;
+mod permission;
 pub mod plan;
 pub mod project_doc;
 mod registry;
 mod schema_tool;
-pub mod skills;
 pub mod telemetry;
 mod transcript;
 mod workspace;
@@ -76,13 +77,14 @@ pub use agent_sandbox::{jobs, network, process, sandbox, secret, writes};
 pub use crate::{
     background::Background,
     builder::{Agent, AgentBuilder, DEFAULT_INSTRUCTIONS},
+    checkpointer::{CallIntent, CheckpointFailed, Checkpointer, PendingCall},
     error::{Error, Result},
-    executor::{Executor, ExecutorConfig, Outcome, deferred::Relevant},
+    executor::{Executor, ExecutorConfig, Outcome, ToolLimit, deferred::Relevant},
     hooks::{Hook, HookEvent, Hooks},
     output::DEFAULT_OUTPUT_CAP,
     permission::{
-        Approval, ApprovalRequest, Approver, Decision, PermissionMode, PermissionPolicy,
-        PolicyBuilder, Remedy, RuleAction, RuleWarning, Verdict,
+        Approval, ApprovalRequest, Approver, Ask, Decision, PermissionMode, PermissionPolicy,
+        PolicyBuilder, Remedy, RuleAction, RuleWarning, Verdict, secrets_for_rules,
     },
     registry::{LateTools, Registry, ToolLimits},
     schema_tool::SchemaTool,

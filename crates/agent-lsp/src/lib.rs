@@ -7,6 +7,8 @@
 //! whole list. The protocol types come from `ls-types`, the framing is a tokio-util codec
 //! (`codec`); see `docs/lsp.md`.
 
+#![deny(missing_docs)]
+
 mod codec;
 mod config;
 mod diff;

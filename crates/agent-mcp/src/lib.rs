@@ -5,6 +5,8 @@
 //! `agent_core::Tool` ([`McpTool`]), so it takes the one dispatch path of the built-ins:
 //! validation, permission, time limit and cancellation, output cap. Decisions: `docs/mcp.md`.
 
+#![deny(missing_docs)]
+
 mod config;
 mod content;
 mod elicitation;

@@ -44,7 +44,7 @@
 //! # }
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod body;
 mod chat;

@@ -49,6 +49,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![deny(missing_docs)]
+
 // Every module is Linux-only, so that on another target the `compile_error!` below is the only
 // error a user sees.
 #[cfg(not(target_os = "linux"))]

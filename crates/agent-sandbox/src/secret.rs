@@ -169,7 +169,7 @@ impl Secrets {
     }
 
     /// The list `files`, where paths matching `revealed` are exposed. The permission policy builds
-    /// `revealed` from its `Read(…)` allow rules (`agent_exec::permission::secrets_for_rules`), so
+    /// `revealed` from its `Read(…)` allow rules (`agent_exec::secrets_for_rules`), so
     /// a command in the sandbox sees what the rules expose.
     pub fn with_revealed(files: SecretFiles, revealed: PathSet) -> Self {
         let mut globs = Vec::new();

@@ -11,8 +11,7 @@ use agent_core::{ModelClient, Typed};
 use agent_exec::{
     AgentBuilder,
     child::{
-        self, ChildEvent, ChildObserver, ChildStart, Children, ChildrenConfig, ModelSource,
-        Recorded,
+        ChildEvent, ChildObserver, ChildStart, Children, ChildrenConfig, ModelSource, Recorded,
     },
     plan::PlanBook,
 };
@@ -106,7 +105,8 @@ pub fn wire(
         })
     };
     let definitions =
-        child::definition::discover(&settings.workspace()?, user_dir(settings).as_deref());
+        agent_skills::definition::discover(&settings.workspace()?, user_dir(settings).as_deref())
+            .found;
     let config = ChildrenConfig {
         limits: settings.file.agents.limits(),
         definitions,

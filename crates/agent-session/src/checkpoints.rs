@@ -3,7 +3,8 @@
 
 use std::{path::Path, sync::Arc};
 
-use agent_exec::{checkpoint::Checkpoints, sandbox::SandboxPolicy};
+use agent_checkpoints::Checkpoints;
+use agent_exec::sandbox::SandboxPolicy;
 
 use crate::{log::SessionLog, settings::Settings};
 

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use agent_exec::skills::frontmatter;
+use agent_skills::frontmatter;
 
 /// The largest command file read, in bytes.
 pub const MAX_COMMAND_BYTES: u64 = 64 * 1024;

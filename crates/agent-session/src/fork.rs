@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
+use agent_checkpoints::Store;
+
 use crate::error::{Context, bail};
-use agent_exec::checkpoint::Store;
 
 use crate::log::{SessionLog, new_id};
 

@@ -14,13 +14,11 @@ use std::{
     sync::Arc,
 };
 
-use crate::error::Context;
 use agent_core::TokenCounter;
-use agent_exec::{
-    AgentBuilder, RuleAction,
-    skills::{Catalog, SkillRoot, SkillSource, ToolLimit},
-};
+use agent_exec::{AgentBuilder, RuleAction, ToolLimit};
+use agent_skills::{Catalog, SkillRoot, SkillSource};
 
+use crate::error::Context;
 use crate::{Frontend, commands::Commands, hooks::Trust, log::SessionLog, visible::visible_line};
 
 /// The most bytes of a skill body that `$name` adds to a prompt.
@@ -122,9 +120,9 @@ pub fn attach(
             list.described,
             list.named,
             list.unnamed,
-            agent_exec::skills::SKILLS_TOOL
+            agent_skills::SKILLS_TOOL
         ));
-        let tool = agent_exec::skills::skills_tool(Arc::new(catalog.clone()), list.described)?;
+        let tool = agent_skills::skills_tool(Arc::new(catalog.clone()), list.described)?;
         builder = builder.tool(tool);
     }
     builder = builder.project_instructions(&list.text);
@@ -142,11 +140,11 @@ pub fn attach(
 /// `prompt` with the body of every skill it names as `$name` after it, and the limit their
 /// `allowed-tools` set on the turn (none when a named skill sets none).
 pub fn with_mentions(catalog: &Catalog, prompt: String) -> (String, Option<ToolLimit>) {
-    let mentioned = agent_exec::skills::mentioned(catalog, &prompt);
+    let mentioned = agent_skills::mentioned(catalog, &prompt);
     if mentioned.is_empty() {
         return (prompt, None);
     }
-    let limit = ToolLimit::for_skills(mentioned.iter().copied());
+    let limit = agent_skills::tool_limit(mentioned.iter().copied());
     let mut text = prompt;
     for skill in mentioned {
         let mut body = skill.body.as_str();

@@ -41,6 +41,10 @@ pub const MAX_PATCH_FILES: usize = 500;
 /// Input of the `apply_patch` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub struct ApplyPatchInput {
     // The whole patch, from `*** Begin Patch` to `*** End Patch`.
     pub patch: String,

@@ -28,6 +28,10 @@ const MAX_STREAM_BYTES: usize = 16 * 1024;
 // The language of the snippet (a plain comment: see ExecuteCodeInput).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub enum CodeLanguage {
     Javascript,
     Typescript,
@@ -37,6 +41,10 @@ pub enum CodeLanguage {
 /// Input of the `execute_code` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub struct ExecuteCodeInput {
     // Plain `//` comments keep a field out of the schema every request carries; a `///` one
     // is sent as its description, so only fields whose name and type do not say enough have

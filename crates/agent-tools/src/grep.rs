@@ -37,6 +37,10 @@ const TIME_LIMIT: Duration = Duration::from_secs(30);
 // schema stays a plain string enum (OpenAI's strict mode has no `oneOf`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub enum OutputMode {
     FilesWithMatches,
     Content,
@@ -46,6 +50,10 @@ pub enum OutputMode {
 /// Input of the `grep` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub struct GrepInput {
     // Plain `//` comments keep a field out of the schema every request carries; a `///` one
     // is sent as its description, so only fields whose name and type do not say enough have

@@ -21,6 +21,10 @@ const MAX_WAIT_MS: u32 = 30_000;
 // What to do with a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub enum JobAction {
     // New output since the last read; send `text` to the job's input; stop the job and
     // everything it started; every job of the session. Plain comments, so the schema is a bare
@@ -34,6 +38,10 @@ pub enum JobAction {
 /// Input of the `job` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub struct JobInput {
     // Field comments are plain `//` so that they stay out of the schema (docs/tools.md).
     pub action: JobAction,

@@ -12,6 +12,10 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[schemars(rename = "Status")]
 #[serde(rename_all = "snake_case")]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub enum StepStatus {
     // Not started; being worked on (at most one); done; given up. Plain comments keep the
     // schema a bare `enum`.
@@ -36,6 +40,10 @@ impl From<StepStatus> for PlanStatus {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(rename = "Step")]
 #[serde(deny_unknown_fields)]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub struct PlanStep {
     // The step's id, to keep an existing step (null: matched by its text, or a new step).
     pub id: Option<String>,
@@ -49,6 +57,10 @@ pub struct PlanStep {
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[schemars(rename = "Kind")]
 #[serde(rename_all = "snake_case")]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub enum OpKind {
     // Add a step (`text`, optional `status`); change a step's status (`id`, `status`); cancel
     // an unfinished step (`id`), which stays listed.
@@ -61,6 +73,10 @@ pub enum OpKind {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(rename = "Op")]
 #[serde(deny_unknown_fields)]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub struct PlanOpInput {
     // The operation.
     pub op: OpKind,
@@ -75,6 +91,10 @@ pub struct PlanOpInput {
 /// Input of the `update_plan` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub struct UpdatePlanInput {
     // Plain `//` comments keep a field out of the schema every request carries; a `///` one
     // is sent as its description, so only fields whose name and type do not say enough have

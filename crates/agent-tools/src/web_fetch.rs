@@ -57,6 +57,10 @@ impl Default for WebFetchConfig {
 // How the page is returned (a plain comment, kept out of the schema).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub enum Format {
     // Plain comments keep the variants a bare `enum` in the schema.
     // HTML as Markdown of its main content (the default); other text as it is.
@@ -71,6 +75,10 @@ pub enum Format {
 /// Input of the `web_fetch` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[expect(
+    missing_docs,
+    reason = "a doc comment here becomes a schema description sent with every request; the `//` comments are for readers (docs/tools.md)"
+)]
 pub struct WebFetchInput {
     // Plain `//` comments keep a field out of the schema every request carries; a `///` one
     // is sent as its description, so only fields whose name and type do not say enough have

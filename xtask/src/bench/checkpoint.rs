@@ -1,5 +1,5 @@
-//! The targets of the checkpoint figures (the example `checkpoint` of agent-exec measures them):
-//! a command that changes 3 files in a 50,000-file workspace, and a turn that writes nothing.
+//! The targets of the checkpoint figures (the example `checkpoint` of agent-checkpoints measures
+//! them): a command that changes 3 files in a 50,000-file workspace, and a turn that writes nothing.
 
 use super::Figure;
 

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use agent_exec::child::definition;
+use agent_skills::definition;
 use clap::Subcommand;
 
 use crate::{Options, settings::Settings, terminal::visible_line};

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use agent_exec::skills::Skill;
+use agent_skills::Skill;
 use clap::Subcommand;
 use serde_json::json;
 

@@ -7,7 +7,7 @@ use std::{
     process::ExitCode,
 };
 
-use agent_exec::checkpoint::{self, Record, RecordKind, Store, UndoOptions, UndoReport};
+use agent_checkpoints::{self as checkpoint, Record, RecordKind, Store, UndoOptions, UndoReport};
 use agent_exec::writes::NotCovered;
 use anyhow::{Context, bail};
 use clap::Args;

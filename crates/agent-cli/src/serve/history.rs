@@ -1,10 +1,8 @@
 //! What a session has done, read from its folder: the transcript, the checkpoints, and undoing a
 //! turn, with the same store and the same report as `agent undo` (docs/checkpoints.md).
 
-use agent_exec::{
-    Transcript,
-    checkpoint::{self, RecordKind, Store, UndoOptions},
-};
+use agent_checkpoints::{self as checkpoint, RecordKind, Store, UndoOptions};
+use agent_exec::Transcript;
 
 use super::{
     api::{Checkpoint, TranscriptBody, UndoRequest, UndoResult},

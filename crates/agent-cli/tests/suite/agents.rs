@@ -434,3 +434,23 @@ async fn ctrl_c_during_a_child_leaves_no_process_of_it() {
     assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
     all_gone(&marker);
 }
+
+/// A child's write belongs to its parent's turn: the turn's checkpoint holds it, and `agent undo`
+/// takes it back with the rest (the child's executor is told to the parent's checkpoints).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_childs_write_is_undone_with_its_parents_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let write =
+        ScriptedCall::new("w", "write_file", json!({"path": "made.txt", "content": "child\n"}));
+    let script =
+        Script::new([Turn::tool_calls([task("t", "general", "make \"A1\"")]), Turn::text("done")])
+            .with_standing("\"w\"", Turn::text("wrote"))
+            .with_standing("\\\"A1\\\"", Turn::tool_calls([write]));
+    let args = ["--permission-mode", "accept-edits", "exec", "make it"];
+    let (output, _) = run(dir.path(), script, &args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(dir.path().join("made.txt").exists(), "the child did not write");
+    let undo = agent(dir.path(), &["undo"]);
+    assert_eq!(undo.status.code(), Some(0), "{}", stderr(&undo));
+    assert!(!dir.path().join("made.txt").exists(), "undo left the child's write in place");
+}

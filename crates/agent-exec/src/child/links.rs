@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::TaskRequest;
 
 /// The index's file name inside `children/`.
-pub const INDEX_FILE: &str = "index.jsonl";
+pub(crate) const INDEX_FILE: &str = "index.jsonl";
 
 /// One child started: who asked, from which call, and under which definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -73,14 +73,9 @@ pub(super) async fn run(
     if depth > inner.limits.max_depth {
         return refuse(report, too_deep);
     }
-    let definition =
-        inner.definitions.read().ok().and_then(|definitions| definitions.get(&name).cloned());
+    let definition = inner.definitions.iter().find(|definition| definition.name == name).cloned();
     let Some(definition) = definition else {
-        let known: Vec<String> = inner
-            .definitions
-            .read()
-            .map(|d| d.found.iter().map(|d| d.name.clone()).collect())
-            .unwrap_or_default();
+        let known: Vec<String> = inner.definitions.iter().map(|d| d.name.clone()).collect();
         return refuse(
             report,
             format!("no agent is named `{name}`; the agents are: {}", known.join(", ")),

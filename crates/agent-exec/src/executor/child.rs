@@ -7,6 +7,7 @@ use agent_core::{BoxFuture, Tool, ToolError, ToolErrorKind, ToolSpec};
 
 use super::{Executor, ExecutorConfig};
 use crate::{
+    checkpointer::Checkpointer,
     hooks::Hooks,
     permission::{Approval, ApprovalRequest, Approver, PermissionMode, PermissionPolicy},
     registry::{LateTools, Registry, ToolLimits},
@@ -20,6 +21,8 @@ pub(crate) struct ChildTemplate {
     hooks: Hooks,
     config: ExecutorConfig,
     late: Option<Arc<dyn LateTools>>,
+    /// The parent's: a child's writes belong to the parent's turn, and are undone with it.
+    checkpoints: Option<Arc<dyn Checkpointer>>,
 }
 
 /// Who a child executor is for.
@@ -43,6 +46,7 @@ impl Executor {
             hooks: self.hooks.clone(),
             config: self.config.clone(),
             late: self.late.clone(),
+            checkpoints: self.checkpoints.clone(),
         }
     }
 }
@@ -76,6 +80,7 @@ impl ChildTemplate {
         // Set directly rather than through `with_hooks`, which would make the child's id the
         // hooks' `session_id`: hooks see the parent's session and the child's `agent_id`.
         executor.hooks = hooks;
+        executor.checkpoints.clone_from(&self.checkpoints);
         executor.late = match &scope.withheld {
             Some((names, reason)) => Some(Arc::new(Withheld {
                 inner: self.late.clone(),

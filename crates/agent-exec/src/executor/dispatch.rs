@@ -12,7 +12,7 @@ use super::{
     Executor, Outcome, outcome::cancelled_before_start, supervise::panicked, text_input,
     tool_hooks::Overrides,
 };
-use crate::{output, permission::Verdict, registry::Entry};
+use crate::{checkpointer::CallIntent, output, permission::Verdict, registry::Entry};
 
 impl Executor {
     /// Looks the tool up, then runs the call, with its hooks around it when there are any.
@@ -130,8 +130,11 @@ impl Executor {
         // What the call declared it writes is recorded before it runs (and its commands' writes
         // found after), so its turn can be undone.
         let checkpoint = self.checkpoints.as_ref().and_then(|checkpoints| {
-            let runs = spec.effects.runs_processes;
-            checkpoints.before_call(prepared.access(), runs, ctx.exec_allowlist.is_some())
+            checkpoints.before_call(&CallIntent {
+                access: prepared.access(),
+                runs_processes: spec.effects.runs_processes,
+                judged_read_only: ctx.exec_allowlist.is_some(),
+            })
         });
         let timeout = entry.limits.timeout.unwrap_or(self.config.default_timeout);
         let future = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.run(prepared, ctx))) {
@@ -139,8 +142,8 @@ impl Executor {
             Err(panic) => return self.failure(call, &spec.name, panicked(&panic), start),
         };
         let result = self.supervise(future, &token, cancel, timeout).await;
-        if let (Some(checkpoints), Some(guard)) = (&self.checkpoints, checkpoint) {
-            checkpoints.after_call(guard);
+        if let Some(pending) = checkpoint {
+            pending.ended();
         }
         match result {
             Ok(output) => self.success(call, &spec.name, output, cap, start).await,

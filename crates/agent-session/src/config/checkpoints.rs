@@ -1,7 +1,7 @@
 //! The `[checkpoints]` table: what a turn's checkpoint covers and how much the store keeps
 //! (docs/checkpoints.md).
 
-use agent_exec::checkpoint::{CheckpointConfig, DEFAULT_STORE_CAP};
+use agent_checkpoints::{CheckpointConfig, DEFAULT_STORE_CAP};
 use serde::Deserialize;
 
 use super::check_range;

@@ -61,13 +61,15 @@ impl Session {
         let mut executor = ExecutorConfig::new(log.id());
         executor.telemetry = agent_exec::telemetry::Telemetry::new(capture, secrets);
         executor.session_dir = Some(log.dir().to_path_buf());
-        executor.checkpoints = crate::checkpoints::open(&settings, log.dir())?;
         let tracker = FileTracker::new();
         // The session proxy of allow-list mode starts on the runtime the session runs on.
         let entered = runtime.enter();
         let (mut builder, jobs, proxy) =
             settings.session_builder(launch.default_mode, tracker.clone(), executor)?;
         drop(entered);
+        if let Some(checkpoints) = crate::checkpoints::open(&settings, log.dir())? {
+            builder = builder.checkpoints(checkpoints);
+        }
         let docs = settings.project_docs()?;
         if docs.cut_bytes > 0 {
             frontend.say(&format!(

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use agent_exec::{
-    PermissionMode, PolicyBuilder, RuleAction, Workspace, permission::secrets_for_rules,
-    sandbox::SandboxConfig, secret::SecretFiles,
+    PermissionMode, PolicyBuilder, RuleAction, Workspace, sandbox::SandboxConfig,
+    secret::SecretFiles, secrets_for_rules,
 };
 use agent_tools::{BashConfig, BuiltinConfig};
 use serde_json::json;

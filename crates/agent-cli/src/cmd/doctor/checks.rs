@@ -291,7 +291,7 @@ fn skills(settings: &Settings) -> anyhow::Result<Vec<Check>> {
 /// The agent definitions a `task` call may name, and every file refused with why.
 fn agents(settings: &Settings) -> anyhow::Result<Vec<Check>> {
     let user = crate::agents::user_dir(settings);
-    let found = agent_exec::child::definition::discover(&settings.workspace()?, user.as_deref());
+    let found = agent_skills::definition::discover(&settings.workspace()?, user.as_deref());
     let mut checks: Vec<Check> = (found.refused.iter())
         .map(|(path, why)| {
             Check::warn("agents", path.display().to_string(), format!("refused: {why}"))

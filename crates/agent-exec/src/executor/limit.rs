@@ -1,4 +1,5 @@
-//! `allowed-tools` as a limit: the tools the model may use in the turn a skill is invoked in.
+//! A turn's tool limit: the tools the model may use in the turn an invoked skill narrows with its
+//! `allowed-tools` (the skill files themselves are read by the `agent-skills` crate).
 //!
 //! A limit only takes away. A tool outside it is refused before the permission policy is asked;
 //! a tool inside it is still judged by the policy, exactly as without the limit. The names are
@@ -7,9 +8,8 @@
 
 use agent_core::{ToolError, ToolErrorKind, ToolSpec};
 
-use super::Skill;
-
-/// Claude Code's tool names, as the rule names of our tools they stand for.
+/// Claude Code's tool names, as the rule names of our tools they stand for (words of the
+/// language a skill's author writes, as the hooks' matchers are).
 const CLAUDE_NAMES: &[(&str, &[&str])] = &[
     ("Read", &["Read"]),
     ("Write", &["Edit"]),
@@ -36,25 +36,21 @@ pub struct ToolLimit {
 }
 
 impl ToolLimit {
-    /// The limit of a turn that invokes `skills`: `None` when one of them sets no
-    /// `allowed-tools` (it asks for no limit, so the turn has none), else every tool any of them
-    /// names.
-    pub fn for_skills<'a>(skills: impl IntoIterator<Item = &'a Skill>) -> Option<Self> {
-        let mut limit = Self { skills: Vec::new(), names: Vec::new() };
-        for skill in skills {
-            if skill.allowed_tools.is_empty() {
-                return None;
-            }
-            limit.skills.push(skill.name.clone());
-            for entry in &skill.allowed_tools {
-                // `Bash(git:*)`: the tool is admitted; the policy judges the command.
-                let name = entry.split_once('(').map_or(entry.as_str(), |(name, _)| name).trim();
-                if !name.is_empty() && !limit.names.iter().any(|known| known == name) {
-                    limit.names.push(name.to_owned());
-                }
+    /// The limit the skills named `skills` set together, admitting every tool one of `entries`
+    /// names (`allowed-tools` entries as written: `Bash(git:*)` admits the tool, and the policy
+    /// still judges the command).
+    pub fn new<'a>(
+        skills: impl IntoIterator<Item = String>,
+        entries: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        let mut names: Vec<String> = Vec::new();
+        for entry in entries {
+            let name = entry.split_once('(').map_or(entry, |(name, _)| name).trim();
+            if !name.is_empty() && !names.iter().any(|known| known == name) {
+                names.push(name.to_owned());
             }
         }
-        (!limit.skills.is_empty()).then_some(limit)
+        Self { skills: skills.into_iter().collect(), names }
     }
 
     /// Whether the tool of `spec` may be used under this limit.
@@ -95,26 +91,9 @@ fn names_tool(name: &str, spec: &ToolSpec) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use agent_core::Effects;
 
     use super::*;
-    use crate::skills::SkillSource;
-
-    fn skill(name: &str, allowed: &[&str]) -> Skill {
-        Skill {
-            name: name.into(),
-            description: "d".into(),
-            path: PathBuf::from("/s/SKILL.md"),
-            source: SkillSource::User,
-            allowed_tools: allowed.iter().map(|s| (*s).to_owned()).collect(),
-            license: None,
-            body: String::new(),
-            warnings: vec![],
-            text: String::new(),
-        }
-    }
 
     fn spec(name: &str, rule: &str) -> ToolSpec {
         ToolSpec {
@@ -130,36 +109,39 @@ mod tests {
         }
     }
 
-    /// Whether a turn invoking skills with these `allowed-tools` may use `tool` (rule `rule`).
+    /// Whether a turn whose skills allow `allowed` may use `tool` (rule `rule`).
     #[track_caller]
-    fn check(allowed: &[&[&str]], tool: (&str, &str), admitted: bool) {
-        let skills: Vec<Skill> = allowed.iter().map(|a| skill("s", a)).collect();
-        let limit = ToolLimit::for_skills(&skills).expect("a limit");
+    fn check(allowed: &[&str], tool: (&str, &str), admitted: bool) {
+        let limit = ToolLimit::new(["s".to_owned()], allowed.iter().copied());
         assert_eq!(limit.admits(&spec(tool.0, tool.1)), admitted, "{allowed:?} {tool:?}");
     }
 
     #[test]
     fn names_map_to_our_tools_and_unknown_names_admit_nothing() {
-        check(&[&["Read"]], ("read_file", "Read"), true);
-        check(&[&["Read"]], ("view_image", "Read"), true);
-        check(&[&["Read"]], ("bash", "Bash"), false);
-        check(&[&["Write"]], ("apply_patch", "Edit"), true);
-        check(&[&["Bash(git:*)"]], ("bash", "Bash"), true);
-        check(&[&["Bash(git:*)"]], ("edit_file", "Edit"), false);
-        check(&[&["LS", "Grep"]], ("list_dir", "ListDir"), true);
-        check(&[&["read_file"]], ("read_file", "Read"), true);
-        check(&[&["ExecuteCode"]], ("execute_code", "ExecuteCode"), true);
-        check(&[&["mcp__github"]], ("mcp__github__list", "mcp__github__list"), true);
-        check(&[&["mcp__git"]], ("mcp__github__list", "mcp__github__list"), false);
-        check(&[&["Frobnicate"]], ("bash", "Bash"), false);
-        // Two skills in one turn: the tools either names.
-        check(&[&["Read"], &["Bash"]], ("bash", "Bash"), true);
+        check(&["Read"], ("read_file", "Read"), true);
+        check(&["Read"], ("view_image", "Read"), true);
+        check(&["Read"], ("bash", "Bash"), false);
+        check(&["Write"], ("apply_patch", "Edit"), true);
+        check(&["Bash(git:*)"], ("bash", "Bash"), true);
+        check(&["Bash(git:*)"], ("edit_file", "Edit"), false);
+        check(&["LS", "Grep"], ("list_dir", "ListDir"), true);
+        check(&["read_file"], ("read_file", "Read"), true);
+        check(&["ExecuteCode"], ("execute_code", "ExecuteCode"), true);
+        check(&["mcp__github"], ("mcp__github__list", "mcp__github__list"), true);
+        check(&["mcp__git"], ("mcp__github__list", "mcp__github__list"), false);
+        check(&["Frobnicate"], ("bash", "Bash"), false);
     }
 
     #[test]
-    fn a_skill_without_the_field_sets_no_limit() {
-        assert!(ToolLimit::for_skills(&[skill("a", &[])]).is_none());
-        assert!(ToolLimit::for_skills(&[skill("a", &["Read"]), skill("b", &[])]).is_none());
-        assert!(ToolLimit::for_skills(&[]).is_none());
+    fn the_refusal_names_the_skills_and_what_they_allow() {
+        let limit = ToolLimit::new(["a".to_owned(), "b".to_owned()], ["Read", "Bash(git:*)"]);
+        let refusal = limit.refusal(&spec("edit_file", "Edit"));
+        assert_eq!(refusal.kind, ToolErrorKind::PermissionDenied);
+        assert_eq!(
+            refusal.message,
+            "`edit_file` is not among the tools the skill `a`, `b` allows in this turn \
+             (allowed-tools: Read, Bash); use one of those, or tell the user what the skill \
+             would need"
+        );
     }
 }

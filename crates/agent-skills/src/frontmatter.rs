@@ -36,8 +36,8 @@ pub enum SkillProblem {
     /// The file could not be read (its error, in words).
     #[error("cannot be read: {0}")]
     Unreadable(String),
-    /// The file is larger than [`super::MAX_SKILL_FILE_BYTES`].
-    #[error("is {0} bytes, over the {max} byte limit", max = super::MAX_SKILL_FILE_BYTES)]
+    /// The file is larger than [`crate::MAX_SKILL_FILE_BYTES`].
+    #[error("is {0} bytes, over the {max} byte limit", max = crate::MAX_SKILL_FILE_BYTES)]
     TooBig(u64),
     /// The file does not start with a `---` line.
     #[error("does not start with YAML frontmatter (a `---` line)")]

@@ -1,30 +1,13 @@
-//! Agent Skills (agentskills.io): folders holding a `SKILL.md` (frontmatter with `name` and
+//! The skills of a session: folders holding a `SKILL.md` (frontmatter with `name` and
 //! `description`, instructions in the body, optional `scripts/`, `references/`, `assets/`),
 //! found in a list of roots, validated, and offered to the model by name and description only.
-//!
-//! Only the metadata costs context until a skill is used: [`Catalog::listing`] renders the list
-//! for the instructions inside a token budget, and the model reads a skill's `SKILL.md` (whose
-//! path the list gives) with the file-reading tool when it picks one, so the body takes the
-//! normal path of a read, under the permission policy and the workspace boundary.
-//! A skill never grants anything: its `allowed-tools` only narrows ([`ToolLimit`]) the tools the
-//! model may use in the turn the skill is invoked in, and no permission is derived from it.
 //!
 //! Finding the roots is the front end's: this module reads the folders it is given, in the order
 //! given, and the first skill of a name wins (later ones are reported as shadowed).
 
-pub mod frontmatter;
-mod limit;
-mod listing;
-mod tool;
-
 use std::path::{Path, PathBuf};
 
-pub use self::{
-    frontmatter::SkillProblem,
-    limit::ToolLimit,
-    listing::{SkillList, mentioned},
-    tool::{SKILLS_PAGE, skills_tool},
-};
+use crate::frontmatter::{self, SkillProblem};
 
 /// The name of the call that lists the skills the instructions do not describe.
 pub const SKILLS_TOOL: &str = "skills";
@@ -93,7 +76,7 @@ pub struct Skill {
     /// Where it was found.
     pub source: SkillSource,
     /// `allowed-tools` as written: it narrows the tools of the turn the skill is invoked in
-    /// ([`ToolLimit`]) and never approves a call.
+    /// ([`crate::tool_limit`]) and never approves a call.
     pub allowed_tools: Vec<String>,
     /// `license`, if given.
     pub license: Option<String>,

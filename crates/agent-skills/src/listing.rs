@@ -5,13 +5,13 @@
 //! path while the described part fits the budget; every skill left over is then named on one
 //! closing line, since a model that does not know a skill exists can never pick it, and names are
 //! cheap. The names may cost at most as much again as the budget; past that, the closing line
-//! counts the rest and points to the `skills` call ([`super::SKILLS_TOOL`]), which lists every
+//! counts the rest and points to the `skills` call ([`crate::SKILLS_TOOL`]), which lists every
 //! skill the list does not describe. So the list costs at most twice the budget, and every skill
 //! is reachable by the model.
 
 use agent_core::TokenCounter;
 
-use super::{Catalog, SKILLS_TOOL, Skill};
+use crate::{Catalog, SKILLS_TOOL, Skill};
 
 /// The list for the instructions and what it left out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -191,7 +191,7 @@ mod tests {
     use agent_core::CharEstimate;
 
     use super::*;
-    use crate::skills::SkillSource;
+    use crate::SkillSource;
 
     fn catalog(count: usize) -> Catalog {
         let skills = (0..count)

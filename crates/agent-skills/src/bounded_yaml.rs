@@ -219,8 +219,9 @@ mod tests {
     #[test]
     fn a_bomb_in_a_skill_or_a_definition_is_listed_as_refused_in_bounded_memory() {
         use crate::{
-            child::definition::{self, DefinitionError},
-            skills::{Catalog, SkillRoot, SkillSource, frontmatter::SkillProblem},
+            Catalog, SkillRoot, SkillSource,
+            definition::{self, DefinitionError},
+            frontmatter::SkillProblem,
         };
         let top = tempfile::tempdir().unwrap();
         let bomb = format!("---\nname: bomb\ndescription: d\n{}---\nbody\n", billion_laughs());

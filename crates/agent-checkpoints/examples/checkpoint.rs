@@ -9,8 +9,8 @@
 
 use std::time::Instant;
 
+use agent_checkpoints::{CheckpointConfig, Checkpoints, Store};
 use agent_core::Access;
-use agent_exec::checkpoint::{CheckpointConfig, Checkpoints, Store};
 
 const FILES: usize = 50_000;
 const PER_DIR: usize = 500;

@@ -1,12 +1,30 @@
 //! Checkpoints: before the first write of a turn to any path, what the path held (content, mode,
 //! or absence) is kept in the session's store, so the turn can be undone (docs/checkpoints.md).
 //!
-//! The executor asks [`Checkpoints`] around every call that may write, judging only by what the
-//! call declared: each [`Access::Write`] path is recorded before the call runs, and a call that
-//! runs processes (an [`Access::Command`], or a tool whose effects say it starts processes) gets
-//! a [`TreeScan`] of the workspace before and after, whose [`WriteSet`] names what its commands
-//! changed. Content is read only for paths whose metadata moved since the store last saw them.
-//! Nothing here names a tool.
+//! [`Checkpoints`] is agent-exec's [`Checkpointer`]: the executor tells it about every call that
+//! may write, judging only by what the call declared. Each [`Access::Write`] path is recorded
+//! before the call runs, and a call that runs processes (an [`Access::Command`], or a tool whose
+//! effects say it starts processes) gets a [`TreeScan`] of the workspace before and after, whose
+//! [`WriteSet`] names what its commands changed. Content is read only for paths whose metadata
+//! moved since the store last saw them. Nothing here names a tool.
+//!
+//! The store ([`Store`]: content-addressed blobs, one record per turn) and [`undo`] are read
+//! without a session too, by `agent undo` and a fork. Registering it:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use agent_checkpoints::{CheckpointConfig, Checkpoints};
+//! use agent_exec::Agent;
+//!
+//! let (session, workspace) = (std::path::Path::new("session"), std::path::Path::new("."));
+//! let checkpoints = Checkpoints::open(session, workspace, CheckpointConfig::default())?;
+//! let builder = Agent::builder(workspace).checkpoints(Arc::new(checkpoints));
+//! # let _ = builder;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![deny(missing_docs)]
 
 mod recorder;
 mod restore;
@@ -15,10 +33,11 @@ mod store;
 use std::{
     collections::HashMap,
     path::{Component, Path, PathBuf},
-    sync::Mutex,
+    sync::{Arc, Mutex, MutexGuard},
 };
 
 use agent_core::Access;
+use agent_exec::{CallIntent, CheckpointFailed, Checkpointer, PendingCall};
 use agent_sandbox::writes::{
     EntryKind, EntryMeta, NotCovered, ScanRules, Skipped, TreeScan, WriteSet,
 };
@@ -83,7 +102,8 @@ impl CheckpointError {
 /// The checkpoints of one session: the store, and the record of the turn under way.
 #[derive(Debug)]
 pub struct Checkpoints {
-    state: Mutex<State>,
+    /// Shared with the calls under way ([`Pending`]), which record into it when they end.
+    state: Arc<Mutex<State>>,
 }
 
 #[derive(Debug)]
@@ -132,7 +152,7 @@ impl Checkpoints {
             last_turn: None,
             baseline: false,
         };
-        Ok(Self { state: Mutex::new(state) })
+        Ok(Self { state: Arc::new(Mutex::new(state)) })
     }
 
     /// Begins a user prompt: its number (from 1, counting the session's earlier prompts) is
@@ -217,11 +237,25 @@ impl Checkpoints {
 
     /// After the call: records what its paths hold now, and what its commands changed.
     pub fn after_call(&self, guard: CallGuard) {
-        let mut state = self.lock();
+        self.lock().after_call(guard);
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    // A panic while recording leaves a record that is still valid JSON on disk; carry on.
+    state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl State {
+    fn after_call(&mut self, guard: CallGuard) {
         let mut changed = guard.paths;
         if let Some(before) = guard.scan {
-            let rules = state.config.rules.clone();
-            let after = TreeScan::take(&state.root, &rules);
+            let rules = self.config.rules.clone();
+            let after = TreeScan::take(&self.root, &rules);
             let set = before.diff(&after, &rules);
             for path in set.changed() {
                 let path = path.to_path_buf();
@@ -231,26 +265,54 @@ impl Checkpoints {
                 if set.created.contains(&path) {
                     // It did not exist before this command: its before is its absence, whatever
                     // it holds now.
-                    state.created(&path);
+                    self.created(&path);
                 } else {
-                    state.first_touch_scanned(&path);
+                    self.first_touch_scanned(&path);
                 }
                 changed.push(path);
             }
             for skipped in &set.not_covered {
-                state.skip(skipped.clone());
+                self.skip(skipped.clone());
             }
-            state.last_writes = Some(set);
+            self.last_writes = Some(set);
         }
         for path in changed {
-            state.settle(&path);
+            self.settle(&path);
         }
-        state.save_turn();
+        self.save_turn();
+    }
+}
+
+impl Checkpointer for Checkpoints {
+    fn begin_turn(&self, transcript_offset: u64, prompt: &str) -> Result<u32, CheckpointFailed> {
+        Checkpoints::begin_turn(self, transcript_offset, prompt).map_err(CheckpointFailed::new)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        // A panic while recording leaves a record that is still valid JSON on disk; carry on.
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn switch(&self, session_dir: &Path) -> Result<(), CheckpointFailed> {
+        Checkpoints::switch(self, session_dir).map_err(CheckpointFailed::new)
+    }
+
+    fn before_call(&self, call: &CallIntent<'_>) -> Option<Box<dyn PendingCall>> {
+        let guard = Checkpoints::before_call(
+            self,
+            call.access,
+            call.runs_processes,
+            call.judged_read_only,
+        )?;
+        Some(Box::new(Pending { state: Arc::clone(&self.state), guard }))
+    }
+}
+
+/// A call under way, recorded into the session's state when it ends.
+struct Pending {
+    state: Arc<Mutex<State>>,
+    guard: CallGuard,
+}
+
+impl PendingCall for Pending {
+    fn ended(self: Box<Self>) {
+        let Pending { state, guard } = *self;
+        lock(&state).after_call(guard);
     }
 }
 

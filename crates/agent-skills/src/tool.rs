@@ -1,7 +1,7 @@
 //! The `skills` call: lists the skills the instructions do not describe, with each one's
 //! description and the path of its `SKILL.md`, a page at a time.
 //!
-//! It is offered only when the skills list is over its budget ([`super::SkillList::needs_call`]),
+//! It is offered only when the skills list is over its budget ([`crate::SkillList::needs_call`]),
 //! so a session whose skills all fit pays nothing for it; when it is offered, the list's closing
 //! line tells the model to call it, and every installed skill is one call away.
 
@@ -10,14 +10,15 @@ use std::sync::Arc;
 use agent_core::{Effects, Tool, ToolOutput};
 use serde_json::{Value, json};
 
-use super::{Catalog, SKILLS_TOOL};
-use crate::{error::Result, schema_tool::SchemaTool};
+use agent_exec::SchemaTool;
+
+use crate::{Catalog, SKILLS_TOOL};
 
 /// The most skills one call lists (a few KiB, well inside the output cap).
 pub const SKILLS_PAGE: usize = 50;
 
 /// The `skills` tool over `catalog`, whose first `described` skills the instructions describe.
-pub fn skills_tool(catalog: Arc<Catalog>, described: usize) -> Result<Arc<dyn Tool>> {
+pub fn skills_tool(catalog: Arc<Catalog>, described: usize) -> agent_exec::Result<Arc<dyn Tool>> {
     let schema = json!({
         "type": "object",
         "properties": {
