@@ -52,7 +52,9 @@ impl Options {
                 "--sessions" => options.sessions = number("--sessions")?,
                 "--every" => options.every = number("--every")?,
                 "--no-build" => options.no_build = true,
-                other => bail!("soak: unknown option {other:?} (--sessions N, --every N, --no-build)"),
+                other => {
+                    bail!("soak: unknown option {other:?} (--sessions N, --every N, --no-build)")
+                }
             }
         }
         if options.sessions < 2 || options.every < 2 {

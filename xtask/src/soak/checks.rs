@@ -121,7 +121,7 @@ impl Checks {
         self.peak_kib = self.peak_kib.max(peak);
         self.threads.1 = self.threads.1.max(threads);
         let mut kinds: Vec<_> = probe::fd_kinds(self.pid).into_iter().collect();
-        kinds.sort_by(|a, b| b.1.cmp(&a.1));
+        kinds.sort_by_key(|kind| std::cmp::Reverse(kind.1));
         let kinds: Vec<String> = kinds.iter().map(|(kind, n)| format!("{n} {kind}")).collect();
         if fds > base_fds + FD_SLACK {
             bail!(
@@ -144,7 +144,10 @@ impl Checks {
                 .map(|entry| entry.file_name().to_string_lossy().into_owned())
                 .take(10)
                 .collect();
-            bail!("temporary files left in TMPDIR after {done} sessions: {tmp} entries ({})", names.join(", "));
+            bail!(
+                "temporary files left in TMPDIR after {done} sessions: {tmp} entries ({})",
+                names.join(", ")
+            );
         }
         let store = self.stores()?;
         let (data, _) = probe::tree_size(&self.data);

@@ -86,9 +86,9 @@ impl Acp {
 
     fn send(&mut self, message: &Value) -> anyhow::Result<()> {
         let stdin = self.stdin.as_mut().context("the connection is closed")?;
-        writeln!(stdin, "{message}").and_then(|()| stdin.flush()).with_context(|| {
-            format!("{} no longer reads its stdin (did it exit?)", self.name)
-        })
+        writeln!(stdin, "{message}")
+            .and_then(|()| stdin.flush())
+            .with_context(|| format!("{} no longer reads its stdin (did it exit?)", self.name))
     }
 
     /// Sends a request and returns its id, without waiting.
@@ -160,7 +160,8 @@ impl Acp {
                     updates.push(message["params"].clone());
                 }
                 (Some("session/request_permission"), Some(request)) => {
-                    let outcome = json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}});
+                    let outcome =
+                        json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}});
                     let request = request.clone();
                     self.send(&json!({"jsonrpc": "2.0", "id": request, "result": outcome}))?;
                 }

@@ -150,7 +150,8 @@ fn session(
             }
             Step::Kill(marker) => {
                 let target = wait_for(marker)?;
-                let status = Command::new("kill").args(["-KILL", &target.pid.to_string()]).status()?;
+                let status =
+                    Command::new("kill").args(["-KILL", &target.pid.to_string()]).status()?;
                 if !status.success() {
                     bail!("kill -KILL {} failed", target.pid);
                 }
@@ -243,7 +244,10 @@ fn undo(bins: &Bins, setup: &Setup, workspace: &Path, id: &str) -> anyhow::Resul
         String::from_utf8_lossy(&output.stderr)
     );
     if !output.status.success() || workspace.join("notes.txt").exists() {
-        bail!("agent undo --session {id} did not take the write back ({}): {printed}", output.status);
+        bail!(
+            "agent undo --session {id} did not take the write back ({}): {printed}",
+            output.status
+        );
     }
     Ok(())
 }

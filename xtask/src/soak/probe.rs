@@ -152,7 +152,10 @@ mod tests {
     fn fd_targets_are_grouped_by_kind() {
         assert_eq!(fd_kind("socket:[4242]"), "socket");
         assert_eq!(fd_kind("anon_inode:[eventfd]"), "anon_inode");
-        assert_eq!(fd_kind("/tmp/soak/data/sessions/x/transcript.jsonl"), "/tmp/soak/data/sessions/x");
+        assert_eq!(
+            fd_kind("/tmp/soak/data/sessions/x/transcript.jsonl"),
+            "/tmp/soak/data/sessions/x"
+        );
         assert_eq!(fd_kind("/dev/null"), "/dev");
     }
 

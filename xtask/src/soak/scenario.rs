@@ -109,13 +109,21 @@ pub(crate) fn plan(base: &str, n: usize, port: u16) -> Plan {
     let kind = KINDS[n % KINDS.len()];
     let marker = format!("{base}-s{n}-");
     let done = format!("done {n}");
-    let mut plan = Plan { kind, marker: marker.clone(), mcp: false, undo: false, steps: Vec::new(), turns: Vec::new() };
+    let mut plan = Plan {
+        kind,
+        marker: marker.clone(),
+        mcp: false,
+        undo: false,
+        steps: Vec::new(),
+        turns: Vec::new(),
+    };
     let end = |text: &str| Stop::EndTurn(text.to_owned());
     match kind {
         Kind::Bash => {
             let command = format!("echo {marker}bash; ls -la; seq 1 2000 | tail -n 3");
             plan.turns = vec![call("b1", "bash", json!({"command": command})), text(&done)];
-            plan.steps = vec![prompt("run a command", end(&done), vec![ok("b1", &format!("{marker}bash"))])];
+            plan.steps =
+                vec![prompt("run a command", end(&done), vec![ok("b1", &format!("{marker}bash"))])];
         }
         Kind::JobKilled => {
             let job = format!("exec -a {marker}job sleep 600");
@@ -152,7 +160,8 @@ pub(crate) fn plan(base: &str, n: usize, port: u16) -> Plan {
             plan.steps.push(prompt("call the MCP server", end(&done), vec![outcome]));
         }
         Kind::Subagent => {
-            let task = json!({"description": "soak child", "prompt": "run echo", "agent": "general"});
+            let task =
+                json!({"description": "soak child", "prompt": "run echo", "agent": "general"});
             let child = format!("echo {marker}child");
             plan.turns = vec![
                 call("t1", "task", task),
@@ -171,10 +180,15 @@ pub(crate) fn plan(base: &str, n: usize, port: u16) -> Plan {
             );
             plan.turns = vec![
                 call("w1", "bash", json!({"command": big})),
-                call("w2", "write_file", json!({"path": "notes.txt", "content": format!("session {n}\n")})),
+                call(
+                    "w2",
+                    "write_file",
+                    json!({"path": "notes.txt", "content": format!("session {n}\n")}),
+                ),
                 text(&done),
             ];
-            plan.steps = vec![prompt("write files", end(&done), vec![ok("w1", "exit 0"), ok("w2", "")])];
+            plan.steps =
+                vec![prompt("write files", end(&done), vec![ok("w1", "exit 0"), ok("w2", "")])];
             plan.undo = true;
         }
         Kind::WebFetch => {
@@ -209,8 +223,7 @@ pub(crate) fn plan(base: &str, n: usize, port: u16) -> Plan {
         }
         Kind::Cancel => {
             let long = format!("exec -a {marker}cancel sleep 600");
-            plan.turns =
-                vec![call("x1", "bash", json!({"command": long})), text(&done)];
+            plan.turns = vec![call("x1", "bash", json!({"command": long})), text(&done)];
             plan.steps = vec![
                 Step::Prompt {
                     text: "run something long".to_owned(),
