@@ -66,6 +66,8 @@ pub(crate) struct Checks {
     pub(crate) max_store: u64,
     /// The most processes below the agent seen while a session was open.
     pub(crate) busiest: usize,
+    /// Sessions opened again because their MCP server missed its start-up limit.
+    pub(crate) slow_starts: usize,
 }
 
 impl Checks {
@@ -84,6 +86,7 @@ impl Checks {
             threads: (0, 0),
             max_store: 0,
             busiest: 0,
+            slow_starts: 0,
         }
     }
 
