@@ -144,7 +144,8 @@ fn soak(bins: &Bins, options: &Options, scratch: &Path) -> anyhow::Result<()> {
         let dir = scratch.join(api);
         std::fs::create_dir_all(&dir)?;
         let base = format!("{marker}-{api}");
-        let plans: Vec<_> = (0..count).map(|n| scenario::plan(&base, n, site.port)).collect();
+        let mut plans: Vec<_> = (0..count).map(|n| scenario::plan(&base, n, site.port)).collect();
+        plans.push(scenario::last(&base));
         let turns: Vec<Value> = plans.iter().flat_map(|plan| plan.turns.clone()).collect();
         let server = Server::start(&bins.server, &dir, &json!({"turns": turns}))?;
         let setup = driver::Setup {

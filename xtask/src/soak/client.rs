@@ -30,6 +30,8 @@ pub(crate) struct Answer {
     pub(crate) result: Result<Value, Value>,
     /// The `session/update` params received while waiting.
     pub(crate) updates: Vec<Value>,
+    /// How many permission requests the agent sent (each allowed once).
+    pub(crate) asked: usize,
 }
 
 impl Answer {
@@ -122,6 +124,7 @@ impl Acp {
         let started = Instant::now();
         let mut updates = Vec::new();
         let mut cancelled = false;
+        let mut asked = 0;
         loop {
             let left = DEADLINE.saturating_sub(started.elapsed());
             let message = match self.lines.recv_timeout(left) {
@@ -148,7 +151,7 @@ impl Acp {
                     Some(error) => Err(error.clone()),
                     None => Ok(message["result"].clone()),
                 };
-                return Ok(Answer { result, updates });
+                return Ok(Answer { result, updates, asked });
             }
             match (message["method"].as_str(), message.get("id")) {
                 (Some("session/update"), None) => {
@@ -160,8 +163,18 @@ impl Acp {
                     updates.push(message["params"].clone());
                 }
                 (Some("session/request_permission"), Some(request)) => {
-                    let outcome =
-                        json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}});
+                    asked += 1;
+                    // The option whose kind is `allow_once`, by its id.
+                    let options = message["params"]["options"].as_array().cloned();
+                    let allow = options
+                        .unwrap_or_default()
+                        .into_iter()
+                        .find(|option| option["kind"] == "allow_once")
+                        .map(|option| option["optionId"].clone());
+                    let Some(allow) = allow else {
+                        bail!("{}: a permission request without allow_once: {message}", self.name);
+                    };
+                    let outcome = json!({"outcome": {"outcome": "selected", "optionId": allow}});
                     let request = request.clone();
                     self.send(&json!({"jsonrpc": "2.0", "id": request, "result": outcome}))?;
                 }

@@ -89,16 +89,21 @@ pub(crate) fn drive(bins: &Bins, setup: &Setup, plans: &[Plan]) -> anyhow::Resul
         .stderr(std::fs::File::create(dir.join("acp.stderr"))?);
     let mut acp = Acp::start(&format!("acp ({})", setup.api), command)?;
     let mut checks = Checks::new(setup.api, acp.pid(), &setup.base, &tmp, &data);
-    let warmup = WARMUP.min(plans.len() / 2).max(1);
+    // The sessions that are closed; the last plan is left open for the end of the connection.
+    let closed = plans.iter().filter(|plan| plan.close).count();
+    let warmup = WARMUP.min(closed / 2).max(1);
     for (n, plan) in plans.iter().enumerate() {
         session(&mut acp, bins, setup, plan, n, &mut checks)
             .with_context(|| format!("session {n} ({:?}, marker {})", plan.kind, plan.marker))?;
         let done = n + 1;
+        if !plan.close {
+            continue;
+        }
         if done == warmup {
             checks.baseline(done)?;
         }
-        if done > warmup && (done % setup.every == 0 || done == plans.len()) {
-            checks.check(done, plans.len())?;
+        if done > warmup && (done % setup.every == 0 || done == closed) {
+            checks.check(done, closed)?;
         }
     }
     let status = acp.finish()?;
@@ -110,7 +115,7 @@ pub(crate) fn drive(bins: &Bins, setup: &Setup, plans: &[Plan]) -> anyhow::Resul
         bail!("processes outlived agent acp ({}):{}", setup.api, list(&left));
     }
     let seconds = started.elapsed().as_secs_f64();
-    Ok(Figure { api: setup.api, sessions: plans.len(), seconds, checks })
+    Ok(Figure { api: setup.api, sessions: closed, seconds, checks })
 }
 
 fn session(
@@ -155,6 +160,8 @@ fn session(
         }
     };
     let id = new["sessionId"].as_str().context("session/new gave no sessionId")?.to_owned();
+    // Whether the session asks before a command (set by `Step::SetMode`).
+    let mut asks = false;
     for step in &plan.steps {
         match step {
             Step::Prompt { text, stop, cancel_when, calls } => {
@@ -170,6 +177,20 @@ fn session(
                 for outcome in calls {
                     called(&answer, outcome).with_context(|| format!("prompt {text:?}"))?;
                 }
+                if asks && answer.asked == 0 {
+                    bail!("prompt {text:?} ran its calls in default mode without asking");
+                }
+            }
+            Step::SetMode(mode) => {
+                asks = *mode == "default";
+                acp.call("session/set_mode", json!({"sessionId": id, "modeId": mode}))?
+                    .ok("session/set_mode")?;
+            }
+            Step::Reopen { load } => {
+                close(acp, &id, &plan.marker)?;
+                let method = if *load { "session/load" } else { "session/resume" };
+                let params = json!({"sessionId": id, "cwd": workspace, "mcpServers": []});
+                acp.call(method, params)?.ok(method)?;
             }
             Step::Kill(marker) => {
                 let target = wait_for(marker)?;
@@ -182,15 +203,24 @@ fn session(
         }
     }
     checks.sample();
-    acp.call("session/close", json!({"sessionId": id}))?.ok("session/close")?;
-    let left = settle(SETTLE, || processes_with(&plan.marker));
-    if !left.is_empty() {
-        bail!("processes of the session outlived session/close:{}", list(&left));
+    if !plan.close {
+        return Ok(());
     }
+    close(acp, &id, &plan.marker)?;
     if plan.undo {
         undo(bins, setup, &workspace, &id)?;
     }
     std::fs::remove_dir_all(&workspace)?;
+    Ok(())
+}
+
+/// `session/close`, after which no process of the session may run.
+fn close(acp: &mut Acp, id: &str, marker: &str) -> anyhow::Result<()> {
+    acp.call("session/close", json!({"sessionId": id}))?.ok("session/close")?;
+    let left = settle(SETTLE, || processes_with(marker));
+    if !left.is_empty() {
+        bail!("processes of the session outlived session/close:{}", list(&left));
+    }
     Ok(())
 }
 

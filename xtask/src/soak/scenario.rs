@@ -19,6 +19,11 @@ pub(crate) enum Step {
     Prompt { text: String, stop: Stop, cancel_when: Option<String>, calls: Vec<Outcome> },
     /// SIGKILL the process whose command line holds this marker (waiting until it runs).
     Kill(String),
+    /// `session/set_mode` to this mode (the prompts after it ask the client for permission).
+    SetMode(&'static str),
+    /// `session/close`, then the session opened again: `session/load` (its history replayed)
+    /// or `session/resume`.
+    Reopen { load: bool },
 }
 
 /// How a tool call must end: completed or failed, its output holding a text.
@@ -61,9 +66,10 @@ pub(crate) enum Kind {
     WebFetch,
     ModelFaults,
     Cancel,
+    Reopen,
 }
 
-pub(crate) const KINDS: [Kind; 10] = [
+pub(crate) const KINDS: [Kind; 11] = [
     Kind::Bash,
     Kind::JobKilled,
     Kind::JobLeft,
@@ -74,6 +80,7 @@ pub(crate) const KINDS: [Kind; 10] = [
     Kind::ModelFaults,
     Kind::Cancel,
     Kind::McpKilled,
+    Kind::Reopen,
 ];
 
 /// One session's plan.
@@ -86,6 +93,9 @@ pub(crate) struct Plan {
     pub(crate) mcp: bool,
     /// `agent undo` of the session once it is closed.
     pub(crate) undo: bool,
+    /// Whether the session is closed; the last one of each API is left open for the end of the
+    /// connection to close.
+    pub(crate) close: bool,
     pub(crate) steps: Vec<Step>,
     /// The model's turns, in request order.
     pub(crate) turns: Vec<Value>,
@@ -114,16 +124,22 @@ pub(crate) fn plan(base: &str, n: usize, port: u16) -> Plan {
         marker: marker.clone(),
         mcp: false,
         undo: false,
+        close: true,
         steps: Vec::new(),
         turns: Vec::new(),
     };
     let end = |text: &str| Stop::EndTurn(text.to_owned());
     match kind {
         Kind::Bash => {
-            let command = format!("echo {marker}bash; ls -la; seq 1 2000 | tail -n 3");
+            let command =
+                format!("echo {marker}bash | tee out.txt; ls -la; seq 1 2000 | tail -n 3");
             plan.turns = vec![call("b1", "bash", json!({"command": command})), text(&done)];
-            plan.steps =
-                vec![prompt("run a command", end(&done), vec![ok("b1", &format!("{marker}bash"))])];
+            // Every other round asks: the client allows the command once.
+            if (n / KINDS.len()) % 2 == 1 {
+                plan.steps.push(Step::SetMode("default"));
+            }
+            let outcome = ok("b1", &format!("{marker}bash"));
+            plan.steps.push(prompt("run a command", end(&done), vec![outcome]));
         }
         Kind::JobKilled => {
             let job = format!("exec -a {marker}job sleep 600");
@@ -234,8 +250,41 @@ pub(crate) fn plan(base: &str, n: usize, port: u16) -> Plan {
                 prompt("still there?", end(&done), Vec::new()),
             ];
         }
+        Kind::Reopen => {
+            let echo = format!("echo {marker}reopened");
+            plan.turns =
+                vec![text("first"), call("o1", "bash", json!({"command": echo})), text(&done)];
+            plan.steps = vec![
+                prompt("first", end("first"), Vec::new()),
+                Step::Reopen { load: (n / KINDS.len()) % 2 == 0 },
+                prompt("again", end(&done), vec![ok("o1", "reopened")]),
+            ];
+        }
     }
     plan
+}
+
+/// The session each API ends with: a background job started and the session left open, so the
+/// end of the connection must close it and end the job.
+pub(crate) fn last(base: &str) -> Plan {
+    let marker = format!("{base}-last-");
+    let job = format!("exec -a {marker}left sleep 600");
+    Plan {
+        kind: Kind::JobLeft,
+        marker,
+        mcp: false,
+        undo: false,
+        close: false,
+        steps: vec![prompt(
+            "start a job",
+            Stop::EndTurn("left open".to_owned()),
+            vec![ok("j1", "running")],
+        )],
+        turns: vec![
+            call("j1", "bash", json!({"command": job, "background": true})),
+            text("left open"),
+        ],
+    }
 }
 
 #[cfg(test)]
