@@ -256,7 +256,7 @@ pub(crate) fn plan(base: &str, n: usize, port: u16) -> Plan {
                 vec![text("first"), call("o1", "bash", json!({"command": echo})), text(&done)];
             plan.steps = vec![
                 prompt("first", end("first"), Vec::new()),
-                Step::Reopen { load: (n / KINDS.len()) % 2 == 0 },
+                Step::Reopen { load: (n / KINDS.len()).is_multiple_of(2) },
                 prompt("again", end(&done), vec![ok("o1", "reopened")]),
             ];
         }
