@@ -190,7 +190,9 @@ fn session(
                 close(acp, &id, &plan.marker)?;
                 let method = if *load { "session/load" } else { "session/resume" };
                 let params = json!({"sessionId": id, "cwd": workspace, "mcpServers": []});
-                acp.call(method, params)?.ok(method)?;
+                if let Err(error) = acp.call(method, params)?.result {
+                    bail!("{method} failed: {error}; {}", lock_holders(&setup.dir));
+                }
             }
             Step::Kill(marker) => {
                 let target = wait_for(marker)?;
@@ -212,6 +214,23 @@ fn session(
     }
     std::fs::remove_dir_all(&workspace)?;
     Ok(())
+}
+
+/// Which processes hold a session's lock file open (for a message about a session that could
+/// not be opened again).
+fn lock_holders(dir: &Path) -> String {
+    let data = dir.join("data");
+    let mut holders = Vec::new();
+    for proc in super::probe::all() {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", proc.pid)) else { continue };
+        for fd in fds.flatten() {
+            let Ok(target) = std::fs::read_link(fd.path()) else { continue };
+            if target.starts_with(&data) && target.extension().is_some_and(|e| e == "lock") {
+                holders.push(format!("\n    {proc} holds {}", target.display()));
+            }
+        }
+    }
+    format!("lock files held now:{}", holders.concat())
 }
 
 /// `session/close`, after which no process of the session may run.
