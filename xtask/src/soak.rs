@@ -4,11 +4,14 @@
 //! no process of the sessions left, the agent's open descriptors flat, its temporary folder
 //! empty, every checkpoint store within its cap, and its resident set within a stated bound.
 //!
-//! The sessions rotate through ten kinds (`scenario.rs`): commands, background jobs (one killed
-//! from outside, one left for `session/close`), the Python MCP SDK server as a client-supplied
-//! server (one killed from outside), a child agent, checkpointed writes undone by `agent undo`,
-//! `web_fetch` of a loopback site (answering, slow, dropping the connection), model faults
-//! (a reset before the answer, a stream cut mid-answer, a slow answer) and a cancelled command.
+//! The sessions rotate through eleven kinds (`scenario.rs`): commands (every other round asked
+//! about and allowed), background jobs (one killed from outside, one left for `session/close`),
+//! the Python MCP SDK server as a client-supplied server (one killed from outside), a child
+//! agent, checkpointed writes undone by `agent undo`, `web_fetch` of a loopback site (answering,
+//! slow, dropping the connection), model faults (a reset before the answer, a stream cut
+//! mid-answer, a slow answer), a cancelled command, and a session closed and opened again
+//! (`session/load`, `session/resume`); each API ends with a session left open for the end of the
+//! connection to close.
 //! docs/BENCHMARKS.md ("Soak") states the bounds and records a full run.
 
 mod checks;

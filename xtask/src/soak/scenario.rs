@@ -1,4 +1,4 @@
-//! The sessions the soak plays: ten kinds in rotation, each a list of steps and the scripted
+//! The sessions the soak plays: eleven kinds in rotation, each a list of steps and the scripted
 //! model's turns for them, in the order the agent will ask for them.
 //!
 //! The scripted server plays its turns first in, first out, and every session of one API runs
