@@ -70,6 +70,10 @@ const STEPS: &[(&str, Step)] = &[
     // A test that cannot run fails here rather than skipping: the checks CI relies on are the ones
     // that ran (`crates/agent-test-support`).
     ("test", Step::Cargo(&["test", "--workspace"], &[("AGENT_NO_SKIP", "1")])),
+    // A short soak (docs/BENCHMARKS.md, "Soak"): 100 sessions through two long-running
+    // `agent acp` processes with every leak check, about 40 s; the 2,000-session run is
+    // `cargo xtask soak`, outside ci.
+    ("soak", Step::Task(run_soak, "cargo xtask soak --sessions 100 --every 40 --no-build")),
 ];
 
 /// The real-server tier's setup script.
@@ -233,6 +237,12 @@ fn cargo(root: &Path, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()>
 /// Every offline demo against both APIs, on the binaries of the `build` step.
 fn run_demo(root: &Path) -> anyhow::Result<()> {
     crate::demo::run(root, None, false)
+}
+
+/// The short soak, on the binaries of the `build` step and the peers of `mcp-peers`.
+fn run_soak(root: &Path) -> anyhow::Result<()> {
+    let args = ["--sessions", "100", "--every", "40", "--no-build"];
+    crate::soak::run(root, &args.map(str::to_owned))
 }
 
 /// The tidy check as a step: prints each problem and fails when there is any.

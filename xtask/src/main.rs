@@ -1,4 +1,4 @@
-//! `cargo xtask`: developer tasks (bench, ci, demo, realmodel, tidy), one module per task.
+//! `cargo xtask`: developer tasks (bench, ci, demo, realmodel, soak, tidy), one module per task.
 //!
 //! Maintenance tasks use no workspace crate, so they still run when the product does not build.
 
@@ -9,6 +9,7 @@ mod bench;
 mod ci;
 mod demo;
 mod realmodel;
+mod soak;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -27,6 +28,9 @@ tasks:
   realmodel  [--no-build] [--only TEXT | --bench] the real-server tier: the agent binary against
           llama-cpp-python, llama-server and LiteLLM with a real tiny model (setup cached in
           $AGENT_REALMODEL_CACHE)
+  soak    [--sessions N] [--every N] [--no-build] thousands of sessions (default 2,000) through two
+          long-running `agent acp` processes, asserting every N (100) that no process, descriptor,
+          temporary file, checkpoint store or resident memory grows (not part of ci)
   tidy    repository invariants: //! headers, library dependencies, crate edges, lints, file sizes,
           the crate tables and CI lists of the docs
 ";
@@ -53,6 +57,7 @@ fn main() -> anyhow::Result<()> {
             demo::run(&project_root(), name, !rest.iter().any(|arg| arg == "--no-build"))
         }
         Some("realmodel") => realmodel::run(&project_root(), &rest),
+        Some("soak") => soak::run(&project_root(), &rest),
         Some("tidy") => {
             let problems = tidy::check(&project_root())?;
             if problems.is_empty() {

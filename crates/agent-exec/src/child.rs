@@ -13,7 +13,7 @@ use std::{
     collections::HashMap,
     path::PathBuf,
     sync::{
-        Arc, Mutex, OnceLock,
+        Arc, Mutex, OnceLock, PoisonError,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -210,7 +210,12 @@ pub struct Children {
 struct Inner {
     limits: ChildLimits,
     models: Arc<dyn ModelSource>,
-    template: OnceLock<ChildTemplate>,
+    /// What children inherit, from [`Children::attach`] until [`Children::stop_all`]. The
+    /// template holds the parent's tools, and the `task` tool among them holds these children:
+    /// a cycle of reference counts that would keep every tool of the session (its jobs table,
+    /// its MCP connections, their temporary folders) alive after the session ended, which a
+    /// process serving many sessions (`agent acp`) cannot afford. Ending the session drops it.
+    template: Mutex<Option<Arc<ChildTemplate>>>,
     /// The project instructions every child gets after its own.
     project: OnceLock<String>,
     definitions: Vec<AgentDefinition>,
@@ -280,7 +285,7 @@ impl Children {
             running: Semaphore::new(config.limits.max_concurrent.max(1)),
             limits: config.limits,
             models,
-            template: OnceLock::new(),
+            template: Mutex::new(None),
             project: OnceLock::new(),
             definitions: config.definitions,
             withheld: config.withheld,
@@ -301,9 +306,17 @@ impl Children {
     }
 
     /// Takes what children inherit from the parent's executor (tools, policy, hooks, approver,
-    /// MCP connections) and the project instructions they get. The first call wins.
+    /// MCP connections) and the project instructions they get. The first call wins; after
+    /// [`Children::stop_all`] nothing is taken.
     pub fn attach(&self, parent: &Executor, project_instructions: &str) {
-        let _ = self.inner.template.set(parent.child_template());
+        if self.inner.stop.is_cancelled() {
+            return;
+        }
+        let mut template = self.inner.template.lock().unwrap_or_else(PoisonError::into_inner);
+        if template.is_none() {
+            *template = Some(Arc::new(parent.child_template()));
+        }
+        drop(template);
         let _ = self.inner.project.set(project_instructions.to_owned());
     }
 
@@ -322,9 +335,11 @@ impl Children {
         self.inner.usage.lock().map(|usage| usage.clone()).unwrap_or_default()
     }
 
-    /// Stops every running child and refuses new ones (the session ends).
+    /// Stops every running child and refuses new ones (the session ends), and lets go of the
+    /// parent's tools, so the session's tools can be freed (see `Inner::template`).
     pub fn stop_all(&self) {
         self.inner.stop.cancel();
+        self.inner.template.lock().unwrap_or_else(PoisonError::into_inner).take();
     }
 
     /// Runs one child to its end; never fails: a refusal is a report saying why.

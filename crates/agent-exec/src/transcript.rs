@@ -229,6 +229,10 @@ impl Transcript {
     }
 }
 
+/// How long a lock held in this process's name is tried again (see [`lock`]): a fork's window
+/// before `exec` is microseconds, tens of milliseconds on a loaded machine.
+const SAME_PROCESS_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Takes the session's lock: an exclusive `flock` on `<transcript>.lock`, which then holds this
 /// process's pid for the message another process gets.
 fn lock(transcript: &Path) -> Result<File> {
@@ -241,17 +245,29 @@ fn lock(transcript: &Path) -> Result<File> {
         .write(true)
         .open(&path)
         .map_err(io_error)?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            let mut text = String::new();
-            let _ = file.read_to_string(&mut text);
-            return Err(Error::TranscriptBusy {
-                path: transcript.to_path_buf(),
-                pid: text.trim().parse().ok(),
-            });
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => break,
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut text = String::new();
+                let _ = file.seek(SeekFrom::Start(0)).and_then(|_| file.read_to_string(&mut text));
+                let pid = text.trim().parse().ok();
+                // The lock belongs to the open file, which every process this one forks shares
+                // until it `exec`s. A session closed here a moment ago (`agent acp`'s
+                // `session/close`, then `session/load`) can still be locked by a child forked
+                // meanwhile for another purpose (a command's sandbox set-up, the namespace
+                // helper), so when the holder named is this process, the lock is tried again
+                // for a short while before the session is called busy. Nothing notifies the
+                // release of a `flock`, hence the polling.
+                if pid == Some(std::process::id()) && started.elapsed() < SAME_PROCESS_WAIT {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    continue;
+                }
+                return Err(Error::TranscriptBusy { path: transcript.to_path_buf(), pid });
+            }
+            Err(std::fs::TryLockError::Error(source)) => return Err(io_error(source)),
         }
-        Err(std::fs::TryLockError::Error(source)) => return Err(io_error(source)),
     }
     // The pid only names the holder in another process's message: on a full disk the session
     // still opens (its own writes report the failure), it just cannot say who holds it.
@@ -276,6 +292,38 @@ mod tests {
     use agent_core::Message;
 
     use super::*;
+
+    /// Found by `cargo xtask soak`: `session/close` and then `session/load` of the same session in
+    /// `agent acp` failed now and then with "open in another agent process" naming the agent
+    /// itself, because a child forked meanwhile still shared the lock's open file. Here a clone of
+    /// the lock's descriptor (the same open file, as a fork has it) outlives the transcript by
+    /// 200 ms.
+    #[test]
+    fn a_session_reopened_while_a_fork_holds_its_lock_waits_for_the_fork() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s/transcript.jsonl");
+        let first = Transcript::open(&path, Vec::new()).unwrap();
+        let shared = first._lock.try_clone().unwrap();
+        drop(first);
+        let fork = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            drop(shared);
+        });
+        let reopened = Transcript::open(&path, Vec::new());
+        fork.join().unwrap();
+        assert!(reopened.is_ok(), "{:?}", reopened.err());
+    }
+
+    /// The control: a session still open in this process stays busy (after the short wait).
+    #[test]
+    fn a_session_still_open_here_is_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s/transcript.jsonl");
+        let _open = Transcript::open(&path, Vec::new()).unwrap();
+        let again = Transcript::open(&path, Vec::new()).err().map(|err| err.to_string());
+        let expect = format!("open in another agent process (pid {})", std::process::id());
+        assert!(again.as_deref().is_some_and(|err| err.contains(&expect)), "{again:?}");
+    }
 
     #[test]
     fn items_round_trip_and_secrets_are_redacted() {

@@ -6,6 +6,7 @@
 
 mod suite {
     mod batch;
+    mod children;
     mod compaction;
     mod errors;
     mod executor;

@@ -62,7 +62,11 @@ pub(super) async fn run(
         report.end = ChildEnd::Failed { reason };
         report
     };
-    let Some(template) = inner.template.get() else {
+    let template = inner.template.lock().map(|template| template.clone()).ok().flatten();
+    let Some(template) = template else {
+        if inner.stop.is_cancelled() {
+            return refuse(report, "the session is ending".into());
+        }
         return refuse(report, "child agents are not set up in this session".into());
     };
     let depth = Children::depth_of(inner, &request.caller) + 1;
