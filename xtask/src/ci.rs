@@ -70,6 +70,9 @@ const STEPS: &[(&str, Step)] = &[
     // A test that cannot run fails here rather than skipping: the checks CI relies on are the ones
     // that ran (`crates/agent-test-support`).
     ("test", Step::Cargo(&["test", "--workspace"], &[("AGENT_NO_SKIP", "1")])),
+    // Every fuzz target for a few seconds under AFL++ (the `afl++` apt package), on its corpus and
+    // the inputs AFL++ derives from it: the instrumented build, then 3 s a target (docs/fuzzing.md).
+    ("fuzz", Step::Task(run_fuzz_smoke, "cargo xtask fuzz --smoke")),
 ];
 
 /// The real-server tier's setup script.
@@ -233,6 +236,11 @@ fn cargo(root: &Path, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()>
 /// Every offline demo against both APIs, on the binaries of the `build` step.
 fn run_demo(root: &Path) -> anyhow::Result<()> {
     crate::demo::run(root, None, false)
+}
+
+/// The fuzz smoke as a step.
+fn run_fuzz_smoke(root: &Path) -> anyhow::Result<()> {
+    crate::fuzz::run(root, &["--smoke".to_owned()])
 }
 
 /// The tidy check as a step: prints each problem and fails when there is any.

@@ -57,6 +57,9 @@ pub mod compaction;
 pub mod conversation;
 mod error;
 mod executor;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzz;
 pub mod hooks;
 mod output;
 pub mod permission;

@@ -10,6 +10,9 @@
 mod codec;
 mod config;
 mod diff;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzz;
 mod report;
 mod server;
 mod session;

@@ -54,7 +54,7 @@ impl Relay {
         dropped: Dropped,
     ) -> (tokio::io::DuplexStream, Self) {
         let (reader, writer) = tokio::io::duplex(64 * 1024);
-        (reader, Self(tokio::spawn(relay(stdout, writer, dropped))))
+        (reader, Self(tokio::spawn(relay(stdout, writer, dropped, LINE_CAP))))
     }
 }
 
@@ -65,8 +65,13 @@ impl Drop for Relay {
 }
 
 /// Copies the server's lines from `from` to `to` (rmcp's end), as the module says, until either
-/// side closes.
-async fn relay(from: impl AsyncRead + Unpin, mut to: impl AsyncWrite + Unpin, dropped: Dropped) {
+/// side closes. `cap` is [`LINE_CAP`]; the fuzz targets pass a small one to reach that path.
+pub(crate) async fn relay(
+    from: impl AsyncRead + Unpin,
+    mut to: impl AsyncWrite + Unpin,
+    dropped: Dropped,
+    cap: usize,
+) {
     let mut reader = BufReader::with_capacity(64 * 1024, from);
     let mut line: Vec<u8> = Vec::new();
     // The scan of a line past the cap, whose bytes are no longer kept.
@@ -90,7 +95,7 @@ async fn relay(from: impl AsyncRead + Unpin, mut to: impl AsyncWrite + Unpin, dr
             let part = &chunk[..newline.unwrap_or(chunk.len())];
             match &mut overlong {
                 Some(state) => state.feed(part),
-                None if line.len() + part.len() > LINE_CAP => {
+                None if line.len() + part.len() > cap => {
                     let mut state = Overlong::default();
                     state.feed(&line);
                     state.feed(part);
@@ -244,7 +249,7 @@ mod tests {
         let dropped = Dropped::default();
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let mut out = Vec::new();
-        runtime.block_on(relay(input, &mut out, dropped.clone()));
+        runtime.block_on(relay(input, &mut out, dropped.clone(), LINE_CAP));
         let list = dropped.lock().unwrap().clone();
         (String::from_utf8(out).unwrap(), list)
     }

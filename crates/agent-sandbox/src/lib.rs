@@ -59,6 +59,9 @@ compile_error!(
 
 #[cfg(target_os = "linux")]
 pub mod jobs;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzz;
 #[cfg(target_os = "linux")]
 pub mod network;
 #[cfg(target_os = "linux")]
