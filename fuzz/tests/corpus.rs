@@ -2,6 +2,8 @@
 //! properties hold on every seed, and every target has seeds. The regression inputs of the
 //! campaign's findings live in the corpus too, named after what they found.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 
 fn check(name: &str) {

@@ -9,7 +9,10 @@
 //!
 //! The engine is Debian's AFL++ (`apt-get install afl++`), driving a harness built by the pinned
 //! stable toolchain with LLVM's SanitizerCoverage (`-C passes=sancov-module`, trace-pc-guard) and
-//! AFL++'s runtime `afl-compiler-rt.o` linked in: no nightly and no fuzzer built from source.
+//! AFL++'s runtime `afl-compiler-rt.o` linked in: no nightly and no fuzzer built from source. The
+//! workspace's crates are instrumented through `RUSTC_WORKSPACE_WRAPPER` (`fuzz/instrument.sh`),
+//! which cargo applies to them alone and hashes into their file names: the dependencies are the
+//! test build's, reused as they are, and the test build's own artifacts are left alone.
 
 use std::{
     path::{Path, PathBuf},
@@ -20,22 +23,8 @@ use std::{
 use anyhow::{Context, bail};
 
 /// AFL++'s runtime for LLVM-instrumented programs, as Debian's `afl++` package installs it
-/// (named in [`RUSTFLAGS`] too).
+/// (`fuzz/instrument.sh` links it).
 const AFL_RUNTIME: &str = "/usr/lib/afl/afl-compiler-rt.o";
-
-/// The instrumented build's flags: edge coverage through trace-pc-guard (which the runtime
-/// implements), every block kept, overflow checks and debug assertions on (a wrap or a broken
-/// invariant is a finding), optimised a little for speed, no debug info (build time).
-const RUSTFLAGS: &str = concat!(
-    "-C passes=sancov-module -C llvm-args=-sanitizer-coverage-level=3 ",
-    "-C llvm-args=-sanitizer-coverage-trace-pc-guard -C llvm-args=-sanitizer-coverage-prune-blocks=0 ",
-    "-C link-arg=/usr/lib/afl/afl-compiler-rt.o ",
-    "-C opt-level=1 -C debug-assertions -C overflow-checks -C debuginfo=0"
-);
-
-/// The host triple, named explicitly so that cargo leaves build scripts and proc macros out of
-/// `RUSTFLAGS` (they must not be instrumented nor linked with the runtime).
-const TRIPLE: &str = "x86_64-unknown-linux-gnu";
 
 /// The per-input time limit, in milliseconds: far above any target's usual microseconds, so only
 /// a real hang counts.
@@ -102,12 +91,11 @@ fn build(root: &Path) -> anyhow::Result<PathBuf> {
     if !Path::new(AFL_RUNTIME).is_file() || which("afl-fuzz").is_none() {
         bail!("AFL++ is not installed (apt-get install afl++): {AFL_RUNTIME} and afl-fuzz");
     }
-    let target_dir = fuzz_dir(root);
+    let wrapper = root.join("fuzz").join("instrument.sh");
     let started = Instant::now();
     let status = Command::new(cargo())
-        .args(["build", "--quiet", "-p", "agent-fuzz", "--features", "afl", "--target", TRIPLE])
-        .env("CARGO_TARGET_DIR", &target_dir)
-        .env("RUSTFLAGS", RUSTFLAGS)
+        .args(["build", "--quiet", "-p", "agent-fuzz", "--features", "afl"])
+        .env("RUSTC_WORKSPACE_WRAPPER", &wrapper)
         .current_dir(root)
         .status()
         .context("running cargo")?;
@@ -115,7 +103,7 @@ fn build(root: &Path) -> anyhow::Result<PathBuf> {
         bail!("building the instrumented harness failed");
     }
     println!("== xtask fuzz: instrumented harness built in {:.0} s", started.elapsed().as_secs_f64());
-    Ok(target_dir.join(TRIPLE).join("debug").join("agent-fuzz"))
+    Ok(crate::debug_dir(root).join("agent-fuzz"))
 }
 
 /// The targets the harness lists, by name.
