@@ -102,7 +102,10 @@ fn build(root: &Path) -> anyhow::Result<PathBuf> {
     if !status.success() {
         bail!("building the instrumented harness failed");
     }
-    println!("== xtask fuzz: instrumented harness built in {:.0} s", started.elapsed().as_secs_f64());
+    println!(
+        "== xtask fuzz: instrumented harness built in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
     Ok(crate::debug_dir(root).join("agent-fuzz"))
 }
 

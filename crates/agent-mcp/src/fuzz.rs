@@ -13,7 +13,11 @@ use crate::incoming::{Dropped, relay};
 
 /// What the relay writes for `output` read `step` bytes at a time under a line cap of `cap`, and
 /// the names of the tools it left out.
-pub fn relay_output(output: &[u8], step: usize, cap: usize) -> std::io::Result<(Vec<u8>, Vec<String>)> {
+pub fn relay_output(
+    output: &[u8],
+    step: usize,
+    cap: usize,
+) -> std::io::Result<(Vec<u8>, Vec<String>)> {
     let dropped = Dropped::default();
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     let mut out = Vec::new();

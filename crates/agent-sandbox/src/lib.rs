@@ -57,11 +57,11 @@ compile_error!(
      namespaces, which this target does not have (see docs/sandbox.md)"
 );
 
-#[cfg(target_os = "linux")]
-pub mod jobs;
 #[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub mod fuzz;
+#[cfg(target_os = "linux")]
+pub mod jobs;
 #[cfg(target_os = "linux")]
 pub mod network;
 #[cfg(target_os = "linux")]

@@ -102,9 +102,8 @@ fn print_hunk(hunk: &Hunk, out: &mut String) {
 /// web_fetch does.
 pub fn html_to_markdown(html: &str) -> std::io::Result<(Option<String>, String, usize)> {
     let html = html.to_owned();
-    let worker = std::thread::Builder::new()
-        .stack_size(convert::CONVERSION_STACK)
-        .spawn(move || {
+    let worker =
+        std::thread::Builder::new().stack_size(convert::CONVERSION_STACK).spawn(move || {
             let converted = convert::html_to_markdown(&html);
             (converted.title, converted.markdown, converted.flattened)
         })?;

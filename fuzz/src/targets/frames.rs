@@ -79,7 +79,11 @@ pub(super) fn lsp(data: &[u8]) {
     };
     let (whole, largest) = largest_allocation(|| decode(&[input]));
     let bound = 2 * (input.len() + max_body + 8 * 1024) + 1024;
-    assert!(largest <= bound, "an allocation of {largest} bytes for {} bytes of input", input.len());
+    assert!(
+        largest <= bound,
+        "an allocation of {largest} bytes for {} bytes of input",
+        input.len()
+    );
     for at in cuts::points(input.len(), 256) {
         assert_eq!(decode(&cuts::split(input, at)), whole, "split at {at}");
     }
