@@ -7,24 +7,29 @@
 
 use std::{
     alloc::{GlobalAlloc, Layout, System},
-    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+    cell::Cell,
 };
 
-static WATCHING: AtomicBool = AtomicBool::new(false);
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
+// Per thread, so that tests running side by side do not count each other's allocations. Const
+// initialisers: reading them never allocates.
+thread_local! {
+    static WATCHING: Cell<bool> = const { Cell::new(false) };
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
 
 /// The allocator; install it with `#[global_allocator]` (the crate does).
 #[derive(Debug)]
 pub struct Tracking;
 
 fn note(size: usize) {
-    if WATCHING.load(Ordering::Relaxed) {
-        LARGEST.fetch_max(size, Ordering::Relaxed);
+    // `try_with`: a thread being torn down may still allocate after its locals are gone.
+    if WATCHING.try_with(Cell::get).unwrap_or(false) {
+        let _ = LARGEST.try_with(|largest| largest.set(largest.get().max(size)));
     }
 }
 
 // SAFETY: every method forwards its arguments unchanged to the system allocator, which upholds
-// the trait's contract; the bookkeeping touches only atomics.
+// the trait's contract; the bookkeeping touches only this thread's two cells.
 unsafe impl GlobalAlloc for Tracking {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         note(layout.size());
@@ -50,12 +55,12 @@ unsafe impl GlobalAlloc for Tracking {
     }
 }
 
-/// Runs `work` and returns its result with the largest single allocation it made (allocations of
-/// other threads during that time count too; the targets run on one thread).
+/// Runs `work` and returns its result with the largest single allocation it made on this thread
+/// (the frame readers it is used for run on the caller's thread).
 pub fn largest_allocation<T>(work: impl FnOnce() -> T) -> (T, usize) {
-    LARGEST.store(0, Ordering::Relaxed);
-    WATCHING.store(true, Ordering::Relaxed);
+    LARGEST.set(0);
+    WATCHING.set(true);
     let result = work();
-    WATCHING.store(false, Ordering::Relaxed);
-    (result, LARGEST.load(Ordering::Relaxed))
+    WATCHING.set(false);
+    (result, LARGEST.get())
 }
