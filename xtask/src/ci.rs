@@ -74,6 +74,9 @@ const STEPS: &[(&str, Step)] = &[
     // `agent acp` processes with every leak check, about 40 s; the 2,000-session run is
     // `cargo xtask soak`, outside ci.
     ("soak", Step::Task(run_soak, "cargo xtask soak --sessions 100 --every 40 --no-build")),
+    // Every fuzz target for a few seconds under AFL++ (the `afl++` apt package), on its corpus and
+    // the inputs AFL++ derives from it: the instrumented build, then 3 s a target (docs/fuzzing.md).
+    ("fuzz", Step::Task(run_fuzz_smoke, "cargo xtask fuzz --smoke")),
 ];
 
 /// The real-server tier's setup script.
@@ -243,6 +246,11 @@ fn run_demo(root: &Path) -> anyhow::Result<()> {
 fn run_soak(root: &Path) -> anyhow::Result<()> {
     let args = ["--sessions", "100", "--every", "40", "--no-build"];
     crate::soak::run(root, &args.map(str::to_owned))
+}
+
+/// The fuzz smoke as a step.
+fn run_fuzz_smoke(root: &Path) -> anyhow::Result<()> {
+    crate::fuzz::run(root, &["--smoke".to_owned()])
 }
 
 /// The tidy check as a step: prints each problem and fails when there is any.

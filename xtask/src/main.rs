@@ -1,4 +1,4 @@
-//! `cargo xtask`: developer tasks (bench, ci, demo, realmodel, soak, tidy), one module per task.
+//! `cargo xtask`: developer tasks (bench, ci, demo, fuzz, realmodel, soak, tidy), one module per task.
 //!
 //! Maintenance tasks use no workspace crate, so they still run when the product does not build.
 
@@ -8,6 +8,7 @@
 mod bench;
 mod ci;
 mod demo;
+mod fuzz;
 mod realmodel;
 mod soak;
 mod tidy;
@@ -25,6 +26,8 @@ tasks:
 {steps}
   demo    [--no-build] [NAME] offline demos: the real agent binary against a scripted model server
           (--no-build: on the debug binaries as they are, e.g. after `cargo test --no-run`)
+  fuzz    --list | TARGET --minutes N | --smoke [--seconds S]  the fuzz targets under AFL++ (apt
+          package afl++; docs/fuzzing.md): list them, run one, or run each for S seconds (CI)
   realmodel  [--no-build] [--only TEXT | --bench] the real-server tier: the agent binary against
           llama-cpp-python, llama-server and LiteLLM with a real tiny model (setup cached in
           $AGENT_REALMODEL_CACHE)
@@ -56,6 +59,7 @@ fn main() -> anyhow::Result<()> {
             let name = rest.iter().find(|arg| *arg != "--no-build").map(String::as_str);
             demo::run(&project_root(), name, !rest.iter().any(|arg| arg == "--no-build"))
         }
+        Some("fuzz") => fuzz::run(&project_root(), &rest),
         Some("realmodel") => realmodel::run(&project_root(), &rest),
         Some("soak") => soak::run(&project_root(), &rest),
         Some("tidy") => {

@@ -80,6 +80,22 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ),
     // Test helpers: a dev-dependency only. No crate may ship with it (no list above names it).
     ("agent-test-support", &[]),
+    // The fuzz targets (docs/fuzzing.md): every parser at a trust boundary, through each crate's
+    // `fuzz` feature. Never shipped, and no crate depends on it.
+    (
+        "agent-fuzz",
+        &[
+            "agent-core",
+            "agent-sandbox",
+            "agent-exec",
+            "agent-tools",
+            "agent-model",
+            "agent-mcp",
+            "agent-lsp",
+            "agent-acp",
+            "agent-skills",
+        ],
+    ),
     ("xtask", &[]),
 ];
 

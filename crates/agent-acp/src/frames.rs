@@ -27,7 +27,10 @@ pub fn read_frame(reader: &mut impl BufRead) -> std::io::Result<Option<String>> 
     read_limited(reader, MAX_FRAME_BYTES)
 }
 
-fn read_limited(reader: &mut impl BufRead, limit: usize) -> std::io::Result<Option<String>> {
+pub(crate) fn read_limited(
+    reader: &mut impl BufRead,
+    limit: usize,
+) -> std::io::Result<Option<String>> {
     loop {
         match read_one(reader, limit)? {
             Read::Frame(frame) => return Ok(Some(frame)),

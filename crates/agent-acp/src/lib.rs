@@ -12,6 +12,9 @@ mod approver;
 mod error;
 mod files;
 mod frames;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzz;
 mod host;
 mod modes;
 mod replay;

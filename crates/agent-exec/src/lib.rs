@@ -59,6 +59,9 @@ pub mod compaction;
 mod conversation;
 mod error;
 mod executor;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzz;
 pub mod hooks;
 mod output;
 mod permission;

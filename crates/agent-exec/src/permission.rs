@@ -13,7 +13,7 @@ mod paths;
 mod rule;
 mod safe;
 mod secrets;
-mod shell;
+pub(crate) mod shell;
 
 use std::{
     collections::HashSet,

@@ -186,13 +186,31 @@ impl Transcript {
     }
 
     fn read(path: &Path, compacted: bool) -> Result<(Conversation, Vec<usize>)> {
+        let file = File::open(path)
+            .map_err(|source| Error::Transcript { path: path.to_path_buf(), source })?;
+        Self::read_lines(BufReader::new(file), path, compacted)
+    }
+
+    /// [`Transcript::load`] of a transcript's bytes (the fuzz targets' entry; `path` only names
+    /// it in errors).
+    #[cfg(feature = "fuzz")]
+    pub(crate) fn load_bytes(bytes: &[u8], path: &Path) -> Result<Loaded> {
+        let (conversation, torn_lines) = Self::read_lines(bytes, path, true)?;
+        let (items, interrupted) = repair::answer_interrupted(conversation.items);
+        Ok(Loaded { conversation: Conversation { items, ..conversation }, torn_lines, interrupted })
+    }
+
+    fn read_lines(
+        reader: impl BufRead,
+        path: &Path,
+        compacted: bool,
+    ) -> Result<(Conversation, Vec<usize>)> {
         let io_error = |source| Error::Transcript { path: path.to_path_buf(), source };
-        let file = File::open(path).map_err(io_error)?;
         let mut conversation = Conversation::default();
         let mut torn = Vec::new();
         // Lines are split on bytes: a line cut off inside a multi-byte character is still a torn
         // line, not an I/O error.
-        for (number, line) in BufReader::new(file).split(b'\n').enumerate() {
+        for (number, line) in reader.split(b'\n').enumerate() {
             let line = line.map_err(io_error)?;
             let line = String::from_utf8_lossy(&line);
             if line.trim().is_empty() {

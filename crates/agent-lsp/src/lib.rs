@@ -12,6 +12,9 @@
 mod codec;
 mod config;
 mod diff;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzz;
 mod report;
 mod server;
 mod session;

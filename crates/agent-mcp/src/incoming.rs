@@ -54,7 +54,7 @@ impl Relay {
         dropped: Dropped,
     ) -> (tokio::io::DuplexStream, Self) {
         let (reader, writer) = tokio::io::duplex(64 * 1024);
-        (reader, Self(tokio::spawn(relay(stdout, writer, dropped))))
+        (reader, Self(tokio::spawn(relay(stdout, writer, dropped, LINE_CAP))))
     }
 }
 
@@ -65,8 +65,13 @@ impl Drop for Relay {
 }
 
 /// Copies the server's lines from `from` to `to` (rmcp's end), as the module says, until either
-/// side closes.
-async fn relay(from: impl AsyncRead + Unpin, mut to: impl AsyncWrite + Unpin, dropped: Dropped) {
+/// side closes. `cap` is [`LINE_CAP`]; the fuzz targets pass a small one to reach that path.
+pub(crate) async fn relay(
+    from: impl AsyncRead + Unpin,
+    mut to: impl AsyncWrite + Unpin,
+    dropped: Dropped,
+    cap: usize,
+) {
     let mut reader = BufReader::with_capacity(64 * 1024, from);
     let mut line: Vec<u8> = Vec::new();
     // The scan of a line past the cap, whose bytes are no longer kept.
@@ -90,7 +95,7 @@ async fn relay(from: impl AsyncRead + Unpin, mut to: impl AsyncWrite + Unpin, dr
             let part = &chunk[..newline.unwrap_or(chunk.len())];
             match &mut overlong {
                 Some(state) => state.feed(part),
-                None if line.len() + part.len() > LINE_CAP => {
+                None if line.len() + part.len() > cap => {
                     let mut state = Overlong::default();
                     state.feed(&line);
                     state.feed(part);
@@ -173,7 +178,7 @@ fn checked(line: Vec<u8>, dropped: &Dropped) -> Option<Vec<u8>> {
          and was dropped",
         scan.max_depth
     );
-    match &scan.id.value {
+    match scan.valid_id() {
         Some(id) => Some(error_answer(id, &message)),
         None => {
             tracing::warn!(
@@ -222,7 +227,7 @@ impl Overlong {
         if self.answered {
             return None;
         }
-        let id = self.scan.id.value.as_ref()?;
+        let id = self.scan.valid_id()?;
         self.answered = true;
         // The call's result says it; the log only notes it.
         tracing::debug!(bytes = self.bytes, "an MCP server's answer is over the line cap; dropped");
@@ -244,9 +249,44 @@ mod tests {
         let dropped = Dropped::default();
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let mut out = Vec::new();
-        runtime.block_on(relay(input, &mut out, dropped.clone()));
+        runtime.block_on(relay(input, &mut out, dropped.clone(), LINE_CAP));
         let list = dropped.lock().unwrap().clone();
         (String::from_utf8(out).unwrap(), list)
+    }
+
+    /// The fuzz finding `regression-answer-depends-on-read-size` (fuzz/corpus/mcp_frames): an
+    /// overlong line whose `id` key was given several values (malformed JSON) was answered with
+    /// whichever value had been read when a read ended, so the answer depended on how the pipe cut
+    /// the line, and it could name an id that is not JSON at all.
+    #[test]
+    fn regression_answer_depends_on_read_size() {
+        struct OneByte<'a>(&'a [u8]);
+        impl tokio::io::AsyncRead for OneByte<'_> {
+            fn poll_read(
+                mut self: std::pin::Pin<&mut Self>,
+                _: &mut std::task::Context<'_>,
+                buf: &mut tokio::io::ReadBuf<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                if let Some((&byte, rest)) = self.0.split_first() {
+                    buf.put_slice(&[byte]);
+                    self.0 = rest;
+                }
+                std::task::Poll::Ready(Ok(()))
+            }
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        for line in [
+            &br#"{"id":6e sum "x","id":7,"pad":"0123456789abcdef"}"#[..],
+            br#"{"id":7 8,"id":"x","pad":"0123456789abcdef"}"#,
+        ] {
+            let (mut whole, mut bytewise) = (Vec::new(), Vec::new());
+            runtime.block_on(relay(line, &mut whole, Dropped::default(), 16));
+            runtime.block_on(relay(OneByte(line), &mut bytewise, Dropped::default(), 16));
+            assert_eq!(String::from_utf8_lossy(&bytewise), String::from_utf8_lossy(&whole));
+            for answer in whole.split(|&byte| byte == b'\n').filter(|line| !line.is_empty()) {
+                serde_json::from_slice::<serde_json::Value>(answer).unwrap();
+            }
+        }
     }
 
     /// A schema nested `depth` objects deep.

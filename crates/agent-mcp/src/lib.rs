@@ -10,6 +10,9 @@
 mod config;
 mod content;
 mod elicitation;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzz;
 mod handler;
 mod incoming;
 mod late;

@@ -1,6 +1,6 @@
 //! The Chat Completions adapter (`POST /chat/completions`), streamed or whole.
 
-mod stream;
+pub(crate) mod stream;
 pub(crate) mod wire;
 
 use std::sync::{

@@ -54,6 +54,9 @@ mod custom;
 mod empty_answer;
 mod error;
 mod events;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzz;
 mod images;
 mod lenient;
 mod limits;

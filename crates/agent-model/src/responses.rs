@@ -2,7 +2,7 @@
 
 pub(crate) mod native;
 mod operation;
-mod stream;
+pub(crate) mod stream;
 pub(crate) mod wire;
 
 use std::sync::atomic::{AtomicBool, Ordering};

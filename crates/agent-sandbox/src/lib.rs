@@ -59,6 +59,9 @@ compile_error!(
      namespaces, which this target does not have (see docs/sandbox.md)"
 );
 
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzz;
 #[cfg(target_os = "linux")]
 pub mod jobs;
 #[cfg(target_os = "linux")]

@@ -9,7 +9,7 @@
 //! built-in `apply_patch`).
 
 mod commit;
-mod grammar;
+pub(crate) mod grammar;
 mod matching;
 mod plan;
 

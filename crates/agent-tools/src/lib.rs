@@ -62,6 +62,9 @@ mod builtin_tools;
 mod change;
 mod closest;
 mod file_io;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzz;
 mod ladder;
 mod observe;
 mod paths;

@@ -12,7 +12,7 @@ mod answer;
 mod body;
 mod cache;
 mod client;
-mod convert;
+pub(crate) mod convert;
 mod tree;
 
 use std::time::Duration;

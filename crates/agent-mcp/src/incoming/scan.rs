@@ -34,10 +34,14 @@ impl Capture {
         }
     }
 
+    /// The first value read wins: a malformed line may give its key more values, and a later one
+    /// must not replace what an answer already named (the fuzz finding
+    /// `regression-answer-depends-on-read-size`: the id answered depended on the read size).
     fn finish(&mut self) {
-        if self.active && !self.bytes.is_empty() {
+        if self.active && !self.bytes.is_empty() && self.value.is_none() {
             self.value = Some(std::mem::take(&mut self.bytes));
         }
+        self.bytes.clear();
         self.active = false;
     }
 }
@@ -82,6 +86,16 @@ impl Scan {
         for &byte in bytes {
             self.byte(byte);
             self.offset += 1;
+        }
+    }
+
+    /// The top-level `id` when it is one JSON-RPC allows (a string or a number), as raw JSON; an
+    /// answer naming anything else could not be read by rmcp.
+    pub(super) fn valid_id(&self) -> Option<&[u8]> {
+        let raw = self.id.value.as_deref()?;
+        match serde_json::from_slice::<serde_json::Value>(raw) {
+            Ok(serde_json::Value::String(_) | serde_json::Value::Number(_)) => Some(raw),
+            _ => None,
         }
     }
 

@@ -29,6 +29,12 @@ use tokio::{
 pub use self::hello::MAX_CLIENT_HELLO;
 pub use self::log::{MAX_LOG_ENTRIES, NetDecision, NetLog, Via};
 pub use self::wire::MAX_HEAD_BYTES;
+#[cfg(feature = "fuzz")]
+pub(crate) use self::{
+    hello::{Hello, read as read_hello},
+    http::{Target, host_matches},
+    wire::split_host_port,
+};
 use super::{
     address::parse_host_ip,
     domains::{DomainRules, Verdict},

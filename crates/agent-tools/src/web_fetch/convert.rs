@@ -156,7 +156,7 @@ pub(crate) fn html_to_markdown(html: &str) -> Converted {
 /// The stack of the conversion thread. htmd walks the tree recursively, several frames per
 /// level; the tree is at most about twice [`tree::MAX_DEPTH`] deep, which needs a few MiB. Only
 /// the pages touched are committed, so a generous reserve costs address space, not memory.
-const CONVERSION_STACK: usize = 256 << 20;
+pub(crate) const CONVERSION_STACK: usize = 256 << 20;
 
 /// The longest a conversion may take. A 10 MiB page converts in well under a second; this is
 /// the last guard, for a shape of page nobody thought of.

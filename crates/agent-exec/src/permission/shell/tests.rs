@@ -223,6 +223,18 @@ fn deep_nesting_and_huge_commands_are_refused() {
     assert!(analyze(&"ls ".repeat(30_000)).is_err());
 }
 
+/// The fuzz finding `regression-shell-parens-hang` (fuzz/corpus/shell): a line of unclosed
+/// parentheses kept the parser busy for seconds (29 of them, 18 s), exponentially in their number,
+/// inside the permission check. Such a line is refused at once; 16 levels still parse.
+#[test]
+fn regression_shell_parens_hang() {
+    let started = std::time::Instant::now();
+    assert!(analyze(&"(".repeat(29)).is_err());
+    assert!(analyze("(^F(&(((((()(((((((1((((((((((").is_err());
+    assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(analyze(&format!("{}ls{}", "(".repeat(16), ")".repeat(16))).is_ok());
+}
+
 #[test]
 fn bad_input_is_a_parse_error() {
     check("echo 'unterminated", &["<parse error>"]);

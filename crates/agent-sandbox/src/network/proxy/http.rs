@@ -32,13 +32,13 @@ type Body = Either<Incoming, String>;
 
 /// A host and port, as judged: the name normalized (lower case, no trailing dot or brackets).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Target {
+pub(crate) struct Target {
     pub(super) host: String,
     pub(super) port: u16,
 }
 
 impl Target {
-    pub(super) fn new(host: &str, port: u16) -> Self {
+    pub(crate) fn new(host: &str, port: u16) -> Self {
         Self { host: normalize_host(host), port }
     }
 
@@ -201,7 +201,7 @@ fn absolute(uri: &Uri) -> Option<Result<Target, &'static str>> {
 
 /// Why a request's `Host` does not name the target that was checked.
 #[derive(Debug, thiserror::Error)]
-enum HostMismatch {
+pub(crate) enum HostMismatch {
     #[error("the request carries two Host headers")]
     Two,
     #[error(
@@ -211,7 +211,7 @@ enum HostMismatch {
 }
 
 /// Whether the request's `Host` (if it has one) names its target.
-fn host_matches(headers: &HeaderMap, target: &Target) -> Result<(), HostMismatch> {
+pub(crate) fn host_matches(headers: &HeaderMap, target: &Target) -> Result<(), HostMismatch> {
     let mut hosts = headers.get_all(header::HOST).iter();
     let (Some(value), None) = (hosts.next(), hosts.next()) else {
         if headers.contains_key(header::HOST) {

@@ -1,0 +1,1 @@
+for f in a b; do cat $f; done

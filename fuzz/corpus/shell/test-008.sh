@@ -1,0 +1,1 @@
+env RUST_LOG=1 cargo test

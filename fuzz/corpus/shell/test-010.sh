@@ -1,0 +1,1 @@
+timeout -s KILL 5s nice -n 10 time -p ls

@@ -1,0 +1,1 @@
+FOO=1 BAR=2 ls

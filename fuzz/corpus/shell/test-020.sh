@@ -1,0 +1,3 @@
+python3 <<EOF
+print(1)
+EOF

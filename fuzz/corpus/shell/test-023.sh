@@ -1,0 +1,1 @@
+LANG=C ls

@@ -1,0 +1,1 @@
+env GIT_DIR=x git status

@@ -1,0 +1,1 @@
+export PATH=./bin:$PATH; ls

@@ -1,0 +1,1 @@
+declare -x A=1 B; ls

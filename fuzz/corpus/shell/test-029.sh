@@ -1,0 +1,1 @@
+ls; export A=1

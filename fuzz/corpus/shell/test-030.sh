@@ -1,0 +1,1 @@
+for i in 1 2; do ls; export P=1; done

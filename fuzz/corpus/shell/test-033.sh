@@ -1,0 +1,1 @@
+pushd .agent && touch x

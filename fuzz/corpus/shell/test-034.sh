@@ -1,0 +1,1 @@
+cd /tmp/x && ls

@@ -1,0 +1,1 @@
+cd "$HOME" && touch x

@@ -1,0 +1,1 @@
+cd -P -- src; ls

@@ -1,0 +1,1 @@
+for d in a; do touch x; cd sub; done
