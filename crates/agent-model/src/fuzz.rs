@@ -1,7 +1,7 @@
 //! Entry points for the fuzz targets (crate `agent-fuzz`, docs/fuzzing.md): the SSE decoder and
 //! both APIs' stream assemblers, fed a body cut into chunks exactly where the caller says.
 //!
-//! The glue repeats what [`crate::body`] and [`crate::events`] do around the decoder and the
+//! The glue repeats what `body.rs` and `events.rs` do around the decoder and the
 //! accumulators (the event cap, `[DONE]`, keepalives, the empty stream, the first error ending
 //! it), without the HTTP client and the async runtime, so one input costs microseconds.
 
