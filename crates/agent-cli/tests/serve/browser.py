@@ -14,7 +14,16 @@ chromium, base, token, session, shots = sys.argv[1:6]
 summary = {}
 
 with sync_playwright() as playwright:
-    browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+    # Tests reach loopback only: every name but the page's address resolves to nothing, and any
+    # request Chromium makes of its own (updates, safe browsing) goes to a closed loopback port.
+    browser = playwright.chromium.launch(
+        executable_path=chromium,
+        headless=True,
+        args=[
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+            "--proxy-server=http://127.0.0.1:9",
+        ],
+    )
     page = browser.new_page()
     expect.set_options(timeout=30_000)
 
