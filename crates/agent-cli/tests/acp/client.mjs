@@ -59,6 +59,16 @@ const processesWith = (marker) =>
       return false;
     }
   });
+// Live processes whose first argument is `marker`: the command `exec -a` named.
+const namedBy = (marker) =>
+  fs.readdirSync("/proc").filter((pid) => {
+    if (!/^\d+$/.test(pid)) return false;
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").startsWith(`${marker}\0`) && running(pid);
+    } catch {
+      return false;
+    }
+  });
 // The command `cancel-bash` runs is named with this marker (`exec -a`).
 const marker = process.env.ACP_TEST_MARKER;
 // In `edit-fs` the editor holds an unsaved buffer of every file, which differs from the disk.
@@ -133,8 +143,10 @@ const summary = await app.connectWith(stream, async (agent) => {
   });
   if (scenario === "cancel-bash" || scenario === "cancel-permission") {
     if (scenario === "cancel-bash") {
-      await until("the command to start", () => processesWith(marker).length > 0);
-      out.before = processesWith(marker);
+      // Only once the `sleep` itself runs under the marker's name: before its `exec`, the marker
+      // is in the shell's command line, and a process in mid-`exec` can read as gone. The list
+      // kept is the one that ended the wait, so the control cannot see a later, emptier one.
+      await until("the command to start", () => (out.before = namedBy(marker)).length > 0);
     } else {
       await until("the permission request", () => log.permissions.length > 0);
     }

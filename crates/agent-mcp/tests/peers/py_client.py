@@ -54,8 +54,9 @@ def alive(pid):
     """Whether `pid` is still a process that is not a zombie (a zombie has stopped running)."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
+        # A process reaped between the open and the read answers ESRCH: it is gone too.
         return False
 
 
