@@ -174,18 +174,18 @@ pub(crate) fn run(root: &Path, args: &[String]) -> anyhow::Result<()> {
     }
 
     progress("running whole-process benchmarks (start-up, end to end, long sessions)…");
-    process::run(&bins, &options, &mut figures)?;
+    in_scratch("process", |dir| process::run_in(&bins, &options, &mut figures, dir))?;
     if options.wants("skills") {
-        skills::run(&bins, &options, &mut figures)?;
+        in_scratch("skills", |dir| skills::measure(&bins, &options, &mut figures, dir))?;
     }
     if options.wants("tokens") {
-        tokens::run(&bins, &mut figures)?;
+        in_scratch("tokens", |dir| tokens::measure(&bins, &mut figures, dir))?;
     }
     if options.wants("serve") {
-        serve::run(&bins, &options, &mut figures)?;
+        in_scratch("serve", |dir| serve::run_in(&bins, &options, &mut figures, dir))?;
     }
     if options.wants("agent_batch") {
-        batch::run(&bins, &options, &mut figures)?;
+        in_scratch("batch", |dir| batch::measure(&bins, &options, &mut figures, dir))?;
     }
     let load_after = load_average();
     notes.push(format!(
@@ -224,6 +224,14 @@ fn tool_bench(
     let env: Vec<(&str, String)> = rg.iter().map(|rg| ("RG", rg.clone())).collect();
     let tree_args: Vec<&str> = tree_args.iter().map(String::as_str).collect();
     run_example(bins, "tool_bench", &tree_args, &env, figures, notes)
+}
+
+/// Runs one benchmark in a scratch folder of its own, removed afterwards whether it passed or not.
+fn in_scratch(name: &str, measure: impl FnOnce(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let scratch = std::env::temp_dir().join(format!("agent-bench-{name}-{}", std::process::id()));
+    let result = measure(&scratch);
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
 }
 
 fn progress(message: &str) {

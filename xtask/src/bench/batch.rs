@@ -20,14 +20,7 @@ use super::{Bins, Figure, Options, process::Server, progress, target_dir};
 const FILES: usize = 20;
 
 /// Adds the batch figures.
-pub(crate) fn run(bins: &Bins, options: &Options, figures: &mut Vec<Figure>) -> anyhow::Result<()> {
-    let scratch = std::env::temp_dir().join(format!("agent-bench-batch-{}", std::process::id()));
-    let result = measure(bins, options, figures, &scratch);
-    let _ = std::fs::remove_dir_all(&scratch);
-    result
-}
-
-fn measure(
+pub(crate) fn measure(
     bins: &Bins,
     options: &Options,
     figures: &mut Vec<Figure>,

@@ -15,14 +15,7 @@ use serde_json::{Value, json};
 use super::{Bins, Figure, Options, progress};
 
 /// Runs the start-up, end-to-end and long-session benchmarks.
-pub(crate) fn run(bins: &Bins, options: &Options, figures: &mut Vec<Figure>) -> anyhow::Result<()> {
-    let scratch = std::env::temp_dir().join(format!("agent-bench-{}", std::process::id()));
-    let result = run_in(bins, options, figures, &scratch);
-    let _ = std::fs::remove_dir_all(&scratch);
-    result
-}
-
-fn run_in(
+pub(crate) fn run_in(
     bins: &Bins,
     options: &Options,
     figures: &mut Vec<Figure>,

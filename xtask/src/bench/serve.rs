@@ -34,14 +34,7 @@ struct Session {
 }
 
 /// Runs the group: figures `serve.*` and `exec.*` beside them.
-pub(crate) fn run(bins: &Bins, options: &Options, figures: &mut Vec<Figure>) -> anyhow::Result<()> {
-    let scratch = std::env::temp_dir().join(format!("agent-bench-serve-{}", std::process::id()));
-    let result = run_in(bins, options, figures, &scratch);
-    let _ = std::fs::remove_dir_all(&scratch);
-    result
-}
-
-fn run_in(
+pub(crate) fn run_in(
     bins: &Bins,
     options: &Options,
     figures: &mut Vec<Figure>,

@@ -14,14 +14,7 @@ use super::{Bins, Figure, Options, progress};
 const SKILLS: usize = 200;
 
 /// Adds `skills.discovery_ms`.
-pub(crate) fn run(bins: &Bins, options: &Options, figures: &mut Vec<Figure>) -> anyhow::Result<()> {
-    let scratch = std::env::temp_dir().join(format!("agent-bench-skills-{}", std::process::id()));
-    let result = measure(bins, options, figures, &scratch);
-    let _ = std::fs::remove_dir_all(&scratch);
-    result
-}
-
-fn measure(
+pub(crate) fn measure(
     bins: &Bins,
     options: &Options,
     figures: &mut Vec<Figure>,

@@ -16,15 +16,12 @@ pub(crate) const TARGET_ALL: f64 = 2_000.0;
 pub(crate) const TARGET_FIVE: f64 = 999.0;
 
 /// Adds `first_request.tokens` and `first_request.tokens.five_tools`.
-pub(crate) fn run(bins: &Bins, figures: &mut Vec<Figure>) -> anyhow::Result<()> {
+pub(crate) fn measure(
+    bins: &Bins,
+    figures: &mut Vec<Figure>,
+    scratch: &Path,
+) -> anyhow::Result<()> {
     progress("tokens: `agent tools list --tokens` for a fresh install…");
-    let scratch = std::env::temp_dir().join(format!("agent-bench-tokens-{}", std::process::id()));
-    let result = measure(bins, figures, &scratch);
-    let _ = std::fs::remove_dir_all(&scratch);
-    result
-}
-
-fn measure(bins: &Bins, figures: &mut Vec<Figure>, scratch: &Path) -> anyhow::Result<()> {
     let workspace = scratch.join("ws");
     std::fs::create_dir_all(&workspace)?;
     let config = scratch.join("config.toml");
