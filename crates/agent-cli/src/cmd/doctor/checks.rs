@@ -101,14 +101,22 @@ fn config_file(options: &Options) -> (Check, BTreeMap<String, ServerConfig>) {
         return (Check::ok("config", shown, message), BTreeMap::new());
     }
     match ConfigFile::load(&path, named) {
-        Ok(file) => match crate::notify::table(file.notify.as_ref()) {
-            Ok(_) => (Check::ok("config", shown, "loads".into()), BTreeMap::new()),
-            Err(err) => {
-                let check = Check::fail("config", shown, format!("[notify]: {err:#}"))
-                    .fix("correct [notify] as docs/cli.md (Notifications) describes");
-                (check, file.mcp_servers)
+        Ok(file) => {
+            // The tables the CLI reads itself, which the config file only accepts.
+            let notify = crate::notify::table(file.notify.as_ref()).err();
+            let status_line = crate::status_line::table(file.status_line.as_ref()).err();
+            let problem = notify
+                .map(|err| ("[notify]", "Notifications", err))
+                .or(status_line.map(|err| ("[status_line]", "Status line", err)));
+            match problem {
+                None => (Check::ok("config", shown, "loads".into()), BTreeMap::new()),
+                Some((table, section, err)) => {
+                    let check = Check::fail("config", shown, format!("{table}: {err:#}"))
+                        .fix(format!("correct {table} as docs/cli.md ({section}) describes"));
+                    (check, file.mcp_servers)
+                }
             }
-        },
+        }
         Err(err) => {
             let salvaged = std::fs::read_to_string(&path)
                 .ok()
