@@ -173,8 +173,16 @@ impl Format {
                     literal.push('}');
                 }
                 '{' => {
-                    let name: String = chars.by_ref().take_while(|c| *c != '}').collect();
-                    let field = Field::ALL.iter().find(|(known, _)| *known == name);
+                    let mut name = String::new();
+                    let mut closed = false;
+                    for c in chars.by_ref() {
+                        if c == '}' {
+                            closed = true;
+                            break;
+                        }
+                        name.push(c);
+                    }
+                    let field = Field::ALL.iter().find(|(known, _)| closed && *known == name);
                     let Some((_, field)) = field else {
                         let known: Vec<&str> = Field::ALL.iter().map(|(name, _)| *name).collect();
                         anyhow::bail!(

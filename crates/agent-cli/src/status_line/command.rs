@@ -111,7 +111,7 @@ fn escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> String {
                 }
             }
             // A colour has only digits and `;` between `[` and `m`.
-            let body = &sequence[1..sequence.len().saturating_sub(1)];
+            let body = sequence.get(1..sequence.len() - 1).unwrap_or("?");
             if !body.chars().all(|c| c.is_ascii_digit() || c == ';') {
                 sequence.clear();
             }
