@@ -204,7 +204,7 @@ fn run(program: &str, args: &[String], payload: String) {
 
 /// Runs `work` on a thread of its own with its own runtime, so neither the REPL's loop nor the
 /// approval waiting for an answer ever waits for it.
-fn in_background(work: impl Future<Output = std::io::Result<()>> + Send + 'static) {
+fn in_background(work: impl std::future::Future<Output = std::io::Result<()>> + Send + 'static) {
     std::thread::spawn(move || {
         let ran = tokio::runtime::Builder::new_current_thread()
             .enable_all()
