@@ -32,11 +32,14 @@ fn config(workspace: &Path, toml: &str) {
     std::fs::write(path, toml).unwrap();
 }
 
-/// The status line is the row right above the prompt's.
+/// The row right above the prompt's (where the status line is drawn), once a prompt is drawn
+/// last on the screen; `""` until then.
 fn above_prompt(screen: &str) -> &str {
     let rows: Vec<&str> = screen.lines().collect();
-    let prompt = rows.iter().rposition(|row| row.trim() == "›").expect("a prompt row");
-    rows[prompt.saturating_sub(1)]
+    match rows.split_last() {
+        Some((last, before)) if last.trim() == "›" => before.last().copied().unwrap_or(""),
+        _ => "",
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -49,13 +52,14 @@ async fn the_status_line_shows_the_context_share_and_updates_after_each_turn() {
         let Some(pane) = Pane::repl(&workspace, &server, &["--context-window", "4096"]) else {
             return;
         };
-        let start = pane.wait_until("a status line", |screen| shares(screen).len() == 1);
-        assert!(above_prompt(&start).starts_with(STATUS), "{start}");
+        let start = pane.wait_until("a status line", |s| above_prompt(s).starts_with(STATUS));
+        assert_eq!(shares(&start).len(), 1, "{start}");
         let mut seen = shares(&start);
         for n in 1..=2 {
             pane.enter(&format!("question {n}"));
             let screen = pane.wait_until("the status line after the turn", |screen| {
                 screen.contains(&format!("Answer {n}:"))
+                    && above_prompt(screen).starts_with(STATUS)
                     && shares(&pane.history()).len() > seen.len()
             });
             let line = above_prompt(&screen);
@@ -86,12 +90,14 @@ async fn a_status_command_reads_the_session_and_its_first_line_is_shown() {
         let Some(pane) = Pane::repl(&workspace, &server, &["--context-window", "4096"]) else {
             return;
         };
-        let first = pane.wait_until("the command's line", |s| s.contains("[m] ctx "));
+        let first = pane.wait_until("the command's line", |s| above_prompt(s).contains("[m] ctx "));
         assert!(above_prompt(&first).starts_with("[m] ctx "), "{first}");
         assert!(above_prompt(&first).ends_with("% mode default"), "{first}");
         assert!(!first.contains("not shown"), "{first}");
         pane.enter("question");
-        let after = pane.wait_until("a second line", |s| s.matches("[m] ctx ").count() == 2);
+        let after = pane.wait_until("a second line", |s| {
+            s.matches("[m] ctx ").count() == 2 && above_prompt(s).starts_with("[m] ctx ")
+        });
         assert!(above_prompt(&after).starts_with("[m] ctx "), "{after}");
         assert_ne!(above_prompt(&first), above_prompt(&after), "the share changed");
         assert_eq!(pane.exit(), 0, "{}", pane.screen());

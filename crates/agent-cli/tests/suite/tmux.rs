@@ -22,6 +22,8 @@ pub(crate) struct Pane {
     socket: PathBuf,
     /// Every byte the program wrote to the pane, from the moment the pane started.
     raw: PathBuf,
+    /// Where the agent's exit status is written when it ends.
+    status: PathBuf,
 }
 
 /// tmux, or `None` after saying the check is skipped (a failure with `AGENT_NO_SKIP=1`).
@@ -61,7 +63,7 @@ impl Pane {
         if let Ok(value) = std::env::var("AGENT_TEST_DISABLE_LANDLOCK") {
             env.push(("AGENT_TEST_DISABLE_LANDLOCK".to_owned(), value));
         }
-        let mut line = format!("cd {} && exec env -i", quoted(&workspace.display().to_string()));
+        let mut line = format!("cd {} && env -i", quoted(&workspace.display().to_string()));
         for (key, value) in &env {
             line.push_str(&format!(" {}", quoted(&format!("{key}={value}"))));
         }
@@ -70,9 +72,17 @@ impl Pane {
             line.push_str(&format!(" {}", quoted(arg)));
         }
         let dir = workspace.parent().unwrap_or(workspace);
-        let pane = Self { socket: dir.join("tmux.sock"), raw: dir.join("pane.raw") };
+        let pane = Self {
+            socket: dir.join("tmux.sock"),
+            raw: dir.join("pane.raw"),
+            status: dir.join("pane.status"),
+        };
+        // The shell waits for the agent and writes its exit status: what tmux reports of a dead
+        // pane depends on when it reaps the process, the shell's file does not.
+        let status = quoted(&pane.status.display().to_string());
+        line.push_str(&format!("; echo $? > {status}.part && mv {status}.part {status}"));
         // The recording starts before anything is typed, so it holds every byte a prompt
-        // causes; the pane stays once the program exits, for its exit status.
+        // causes; the pane stays once the program exits, to be read after.
         let raw = format!("cat >> {}", quoted(&pane.raw.display().to_string()));
         let (cols, rows) = (COLS.to_string(), ROWS.to_string());
         pane.tmux(&["new-session", "-d", "-s", "t", "-x", &cols, "-y", &rows, &line]);
@@ -142,12 +152,11 @@ impl Pane {
         self.enter("/exit");
         let start = Instant::now();
         loop {
-            let output = self.tmux(&["list-panes", "-t", "t", "-F", "#{pane_dead} #{pane_dead_status}"]);
-            let text = String::from_utf8_lossy(&output.stdout).into_owned();
-            if let Some(status) = text.trim().strip_prefix("1 ") {
-                return status.parse().unwrap_or(-1);
+            if let Ok(text) = std::fs::read_to_string(&self.status) {
+                return text.trim().parse().unwrap_or(-1);
             }
-            assert!(start.elapsed() < DEADLINE, "the agent did not exit; the screen:\n{}", self.screen());
+            let screen = self.screen();
+            assert!(start.elapsed() < DEADLINE, "the agent did not exit; the screen:\n{screen}");
             std::thread::sleep(Duration::from_millis(20));
         }
     }
