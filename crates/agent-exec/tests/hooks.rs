@@ -441,7 +441,8 @@ async fn a_notification_hook_reads_its_type_and_message_and_its_matcher_picks_th
         Hook::new(HookEvent::Notification, append.clone()).matcher("permission_prompt").unwrap(),
         Hook::new(HookEvent::Notification, append).matcher("idle_prompt").unwrap(),
     ];
-    let hooks = Hooks::new(hooks).session("s1", dir.path()).permission_mode(PermissionMode::Default);
+    let hooks =
+        Hooks::new(hooks).session("s1", dir.path()).permission_mode(PermissionMode::Default);
     assert!(hooks.wants_notification("idle_prompt"));
     assert!(!Hooks::new(vec![Hook::new(HookEvent::Stop, "true")]).wants_notification("x"));
     let cancel = CancellationToken::new();

@@ -47,7 +47,8 @@ async fn the_status_line_shows_the_context_share_and_updates_after_each_turn() {
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().join("w");
     std::fs::create_dir(&workspace).unwrap();
-    let server = ScriptedServer::start(Script::new([long_answer(1), long_answer(2)])).await.unwrap();
+    let server =
+        ScriptedServer::start(Script::new([long_answer(1), long_answer(2)])).await.unwrap();
     tokio::task::spawn_blocking(move || {
         let Some(pane) = Pane::repl(&workspace, &server, &["--context-window", "4096"]) else {
             return;

@@ -46,7 +46,11 @@ impl Pane {
     /// Starts the REPL (`agent OPTIONS chat`) against `server` in `workspace`, with the clean
     /// environment of [`crate::suite::command`] plus `TERM`, and waits for its prompt; `None`
     /// without tmux.
-    pub(crate) fn repl(workspace: &Path, server: &ScriptedServer, options: &[&str]) -> Option<Self> {
+    pub(crate) fn repl(
+        workspace: &Path,
+        server: &ScriptedServer,
+        options: &[&str],
+    ) -> Option<Self> {
         tmux()?;
         let url = server.url();
         let mut args = vec!["--base-url", &url, "--model", "m", "--api", "chat"];
@@ -102,7 +106,11 @@ impl Pane {
             .env_remove("TMUX")
             .output()
             .expect("tmux runs");
-        assert!(output.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         output
     }
 
@@ -142,7 +150,10 @@ impl Pane {
             if done(&screen) {
                 return screen;
             }
-            assert!(start.elapsed() < DEADLINE, "no {what} after {DEADLINE:?}; the screen:\n{screen}");
+            assert!(
+                start.elapsed() < DEADLINE,
+                "no {what} after {DEADLINE:?}; the screen:\n{screen}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
