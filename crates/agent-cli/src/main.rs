@@ -29,6 +29,7 @@ mod serve;
 mod setup;
 mod spinner;
 mod status;
+mod status_line;
 mod terminal;
 mod work;
 

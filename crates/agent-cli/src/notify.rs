@@ -1,13 +1,17 @@
 //! Notifications for a user who switched windows: when a REPL turn ends or an approval waits,
-//! the terminal is rung (OSC 9 and the bell) and the `[notify] program` is run with the event
-//! as JSON on its stdin (docs/cli.md, "Notifications").
+//! the terminal is rung (OSC 9 and the bell), the `[notify] program` is run with the event
+//! as JSON on its stdin, and the hooks' `Notification` event fires (docs/cli.md, "Notifications").
 
 use std::{
     io::{IsTerminal, Write},
     path::{Path, PathBuf},
+    sync::{Mutex, PoisonError},
 };
 
-use agent_exec::process::{self, ProcessSpec};
+use agent_exec::{
+    Hooks,
+    process::{self, ProcessSpec},
+};
 
 use anyhow::Context;
 use serde::Deserialize;
@@ -58,13 +62,22 @@ impl Event {
             Self::ApprovalWaiting => "approval-requested",
         }
     }
+
+    /// The `notification_type` of the `Notification` hook, Claude Code's.
+    fn hook_type(self) -> &'static str {
+        match self {
+            Self::TurnEnded => "idle_prompt",
+            Self::ApprovalWaiting => "permission_prompt",
+        }
+    }
 }
 
 /// Sends a session's notifications.
 #[derive(Debug)]
 pub(crate) struct Notifier {
     table: NotifyTable,
-    session_id: String,
+    /// The session notified about and its hooks; `/clear` starts another session.
+    session: Mutex<(String, Hooks)>,
 }
 
 impl Notifier {
@@ -76,24 +89,45 @@ impl Notifier {
             })?,
             _ => NotifyTable::default(),
         };
-        Ok(Self { table, session_id: session_id.to_owned() })
+        Ok(Self { table, session: Mutex::new((session_id.to_owned(), Hooks::default())) })
+    }
+
+    /// Notifies about the session `session_id` from now on, running its `hooks`.
+    pub(crate) fn set_session(&self, session_id: &str, hooks: Hooks) {
+        *self.session.lock().unwrap_or_else(PoisonError::into_inner) =
+            (session_id.to_owned(), hooks);
     }
 
     /// Notifies of `event`, with the start of `message` (the last answer, or the call waiting).
-    /// Never blocks on the program, and a failure to notify is logged, not fatal.
+    /// Never blocks on the program or the hooks, and a failure to notify is logged, not fatal.
+    /// `Notification` hooks run even with `[notify] enabled = false`: a hook is configured on
+    /// its own, and removing it is its off switch.
     pub(crate) fn notify(&self, event: Event, message: &str) {
+        let preview: String =
+            message.chars().filter(|c| !c.is_control() || *c == ' ').take(PREVIEW_CHARS).collect();
+        let (session_id, hooks) =
+            self.session.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if hooks.wants_notification(event.hook_type()) {
+            let message = match event {
+                Event::TurnEnded => "agent is waiting for your input".to_owned(),
+                Event::ApprovalWaiting => format!("agent needs your approval: {preview}"),
+            };
+            in_background(async move {
+                let cancel = agent_core::CancellationToken::new();
+                hooks.notification(event.hook_type(), &message, &cancel).await;
+                Ok(())
+            });
+        }
         if !self.table.enabled {
             return;
         }
-        let preview: String =
-            message.chars().filter(|c| !c.is_control() || *c == ' ').take(PREVIEW_CHARS).collect();
         if self.table.terminal {
             ring(event, &preview);
         }
         if let Some((program, args)) = self.table.program.split_first() {
             let payload = json!({
                 "type": event.as_str(),
-                "session_id": self.session_id,
+                "session_id": session_id,
                 "last_message": preview,
                 "cwd": std::env::current_dir().ok(),
             });
@@ -151,13 +185,9 @@ fn run(program: &str, args: &[String], payload: String) {
     spec.max_output_bytes = 4096;
     let program = program.to_owned();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
-        let ran = runtime.map_err(|err| err.to_string()).and_then(|runtime| {
-            let cancel = agent_core::CancellationToken::new();
-            let run = process::run_unsandboxed(spec, cwd, cancel, Some(PROGRAM_TIMEOUT));
-            runtime.block_on(run).map_err(|err| err.to_string())
-        });
+    in_background(async move {
+        let cancel = agent_core::CancellationToken::new();
+        let ran = process::run_unsandboxed(spec, cwd, cancel, Some(PROGRAM_TIMEOUT)).await;
         match ran {
             Ok(output) if output.success() => {}
             Ok(output) => eprintln!(
@@ -167,6 +197,21 @@ fn run(program: &str, args: &[String], payload: String) {
             Err(err) => {
                 eprintln!("agent: warning: the [notify] program {program} did not run: {err}")
             }
+        }
+        Ok(())
+    });
+}
+
+/// Runs `work` on a thread of its own with its own runtime, so neither the REPL's loop nor the
+/// approval waiting for an answer ever waits for it.
+fn in_background(work: impl std::future::Future<Output = std::io::Result<()>> + Send + 'static) {
+    std::thread::spawn(move || {
+        let ran = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .and_then(|runtime| runtime.block_on(work));
+        if let Err(err) = ran {
+            eprintln!("agent: warning: a notification did not run: {err}");
         }
     });
 }

@@ -1,7 +1,7 @@
 //! The interactive REPL (`agent` or `agent chat`): line editing with history, streaming answers,
 //! approval prompts and slash commands. One conversation lasts until `/clear` or the end.
 
-use std::{path::PathBuf, process::ExitCode, sync::Arc, time::Instant};
+use std::{io::IsTerminal as _, path::PathBuf, process::ExitCode, sync::Arc, time::Instant};
 
 use agent_exec::{
     PermissionMode,
@@ -24,6 +24,7 @@ use crate::{
     setup::{self, Launch, Session, StoppedByHook},
     spinner::Spinner,
     status::{self, Tally},
+    status_line::StatusLine,
     terminal::visible_line,
 };
 
@@ -154,7 +155,9 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
     approver.set_previewer(crate::preview::Previewer::for_session(&session));
     let config = options.config.clone().or_else(crate::config::ConfigFile::default_path);
     let notifier = Arc::new(Notifier::load(config.as_deref(), session.log.id())?);
+    notifier.set_session(session.log.id(), session.agent.executor().hooks().clone());
     approver.set_notifier(notifier.clone());
+    let mut status_line = StatusLine::load(config.as_deref())?;
     let source = if args.resume.is_some() { "resume" } else { "startup" };
     if let Err(StoppedByHook(reason)) = tokio.block_on(session.start(source)) {
         eprintln!("agent: a SessionStart hook stopped the session: {reason}");
@@ -190,6 +193,14 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         // After Ctrl-C at an approval prompt, its reader still owns the next line typed.
         if approver.is_reading() {
             eprint!("› ");
+        } else if std::io::stderr().is_terminal() {
+            // The status line is drawn above the prompt when it changed: after a turn, a new
+            // model, a job that started or ended; never over what the user types.
+            let facts = status::Facts::of(&session, tokens);
+            let snapshot = status_line.snapshot(&facts, session.running_jobs().len());
+            if let Some(line) = status_line.next(&snapshot, Style::stderr().width) {
+                eprintln!("{line}");
+            }
         }
         let read = match approver.take_line() {
             Some(Some(line)) => Ok(line),
@@ -271,6 +282,7 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
                     break;
                 }
                 tokens = Tally::default();
+                notifier.set_session(session.log.id(), session.agent.executor().hooks().clone());
                 eprintln!("agent: new conversation, session {}", session.log.id());
             }
             Line::Exit => break,

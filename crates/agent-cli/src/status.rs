@@ -59,7 +59,7 @@ pub(crate) struct ContextFill {
 }
 
 impl ContextFill {
-    fn percent(&self) -> u64 {
+    pub(crate) fn percent(&self) -> u64 {
         self.tokens * 100 / self.window.max(1)
     }
 }
@@ -183,7 +183,7 @@ pub(crate) fn dim_on_stderr(text: &str) -> String {
 }
 
 /// `1234567` as `1,234,567`.
-fn grouped(number: u64) -> String {
+pub(crate) fn grouped(number: u64) -> String {
     let digits = number.to_string();
     let mut out = String::new();
     for (index, digit) in digits.chars().enumerate() {

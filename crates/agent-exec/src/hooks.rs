@@ -50,13 +50,16 @@ pub enum HookEvent {
     PreCompact,
     /// The model answered and the run is about to end.
     Stop,
+    /// The front end tells the user something needs them: an approval waits, or the agent waits
+    /// for the next prompt. It cannot block anything.
+    Notification,
     /// The session ends.
     SessionEnd,
 }
 
 impl HookEvent {
     /// Every event, in session order.
-    pub const ALL: [HookEvent; 8] = [
+    pub const ALL: [HookEvent; 9] = [
         HookEvent::SessionStart,
         HookEvent::UserPromptSubmit,
         HookEvent::PreToolUse,
@@ -64,6 +67,7 @@ impl HookEvent {
         HookEvent::PostToolUseFailure,
         HookEvent::PreCompact,
         HookEvent::Stop,
+        HookEvent::Notification,
         HookEvent::SessionEnd,
     ];
 
@@ -77,6 +81,7 @@ impl HookEvent {
             HookEvent::PostToolUseFailure => "PostToolUseFailure",
             HookEvent::PreCompact => "PreCompact",
             HookEvent::Stop => "Stop",
+            HookEvent::Notification => "Notification",
             HookEvent::SessionEnd => "SessionEnd",
         }
     }
@@ -157,7 +162,8 @@ impl Hook {
 
     /// Runs only for tools one of whose names (see [`HookTool`]) the regex matches whole, as
     /// Claude Code's matchers do (`Bash`, `Edit|Write`, `mcp__github__.*`). An empty matcher or
-    /// `*` matches every tool. Ignored for events that are not about a tool.
+    /// `*` matches every tool. For `Notification` it matches the notification's type
+    /// (`permission_prompt`, `idle_prompt`); ignored for the other events.
     pub fn matcher(mut self, matcher: &str) -> Result<Self, HookError> {
         let matcher = matcher.trim();
         self.matcher = if matcher.is_empty() || matcher == "*" {
@@ -391,6 +397,37 @@ impl Hooks {
             custom_instructions.map_or(Value::Null, Value::from),
         );
         self.run(HookEvent::PreCompact, None, fields, cancel).await
+    }
+
+    /// Runs the `Notification` hooks whose matcher matches `notification_type` (Claude Code's:
+    /// `permission_prompt` when an approval waits, `idle_prompt` when the agent waits for the
+    /// next prompt), with `message` and `notification_type` on stdin. Whatever they answer is
+    /// ignored: a notification cannot block anything.
+    pub async fn notification(
+        &self,
+        notification_type: &str,
+        message: &str,
+        cancel: &CancellationToken,
+    ) {
+        let event = HookEvent::Notification;
+        let mut input = self.common(event);
+        input.insert("message".into(), message.into());
+        input.insert("notification_type".into(), notification_type.into());
+        for hook in self.notification_hooks(notification_type) {
+            self.run_one(hook, &input, cancel).await;
+        }
+    }
+
+    /// Whether a `Notification` hook would run for `notification_type`.
+    pub fn wants_notification(&self, notification_type: &str) -> bool {
+        self.notification_hooks(notification_type).next().is_some()
+    }
+
+    fn notification_hooks<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Hook> {
+        self.hooks.iter().filter(move |hook| {
+            hook.event == HookEvent::Notification
+                && hook.matcher.as_ref().is_none_or(|regex| regex.is_match(kind))
+        })
     }
 
     fn common(&self, event: HookEvent) -> Map<String, Value> {

@@ -429,3 +429,31 @@ async fn with_hooks_the_duration_still_leaves_out_the_wait_for_approval() {
     assert!(outcome.duration < wait / 2, "{:?} includes the approval wait", outcome.duration);
     assert_eq!(fx.read("n.txt"), "x");
 }
+
+#[tokio::test]
+async fn a_notification_hook_reads_its_type_and_message_and_its_matcher_picks_the_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("notified.jsonl");
+    let append = format!("cat >> '{}'; echo >> '{}'", log.display(), log.display());
+    let hooks = vec![
+        // A hook that says block: a notification has nothing to block, and the next one runs.
+        Hook::new(HookEvent::Notification, "echo no >&2; exit 2"),
+        Hook::new(HookEvent::Notification, append.clone()).matcher("permission_prompt").unwrap(),
+        Hook::new(HookEvent::Notification, append).matcher("idle_prompt").unwrap(),
+    ];
+    let hooks =
+        Hooks::new(hooks).session("s1", dir.path()).permission_mode(PermissionMode::Default);
+    assert!(hooks.wants_notification("idle_prompt"));
+    assert!(!Hooks::new(vec![Hook::new(HookEvent::Stop, "true")]).wants_notification("x"));
+    let cancel = CancellationToken::new();
+    hooks.notification("permission_prompt", "approval waiting: bash", &cancel).await;
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> =
+        text.lines().filter(|l| !l.is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 1, "only the permission_prompt hook ran: {text}");
+    assert_eq!(lines[0]["hook_event_name"], "Notification");
+    assert_eq!(lines[0]["notification_type"], "permission_prompt");
+    assert_eq!(lines[0]["message"], "approval waiting: bash");
+    assert_eq!(lines[0]["session_id"], "s1");
+    assert_eq!(lines[0]["permission_mode"], "default");
+}

@@ -273,6 +273,10 @@ pub struct ConfigFile {
     /// config file holding it loads.
     #[serde(default)]
     pub notify: Option<toml::Table>,
+    /// `[status_line]`, read and checked by the CLI's REPL (its `status_line.rs`); accepted here
+    /// so a config file holding it loads.
+    #[serde(default)]
+    pub status_line: Option<toml::Table>,
 }
 
 /// A TOML error in words. toml's own message quotes the offending line whole, which for a file

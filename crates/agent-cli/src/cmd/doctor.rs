@@ -40,7 +40,7 @@ pub(crate) enum Status {
 /// One check's result.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Check {
-    /// What was checked: `config`, `model`, `sandbox`, `mcp`, `skills`, `agents`, `sessions`,
+    /// What was checked: `config`, `model`, `sandbox`, `mcp`, `lsp`, `skills`, `agents`, `sessions`,
     /// `versions`.
     pub(crate) area: &'static str,
     /// The thing checked within the area (a file, a server's name, a skill's folder).

@@ -115,3 +115,29 @@ async fn a_live_server_answers_the_tiny_request() {
     assert_eq!(code == Some(1), sandbox["status"] == "fail", "{report:#}");
     assert_eq!(find(&report, "config", "config.toml")["status"], "ok");
 }
+
+#[test]
+fn language_servers_are_started_and_one_that_cannot_start_fails_with_its_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir(&workspace).unwrap();
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent-lsp/tests/peers/fake_lsp.py");
+    let server = |language: &str, mode: &str| {
+        format!(
+            "[lsp.{language}]\ncommand = [\"python3\", {:?}, \"{mode}\"]\nfile_types = [\"{language}\"]\n",
+            fake.display()
+        )
+    };
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, server("quiet", "quiet") + &server("gone", "exit")).unwrap();
+    let url = format!("http://127.0.0.1:{}/v1", dead_port());
+    let (code, report) = check(&workspace, &url, &["--config", config.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{report:#}");
+    let quiet = find(&report, "lsp", "quiet");
+    assert_eq!(quiet["status"], "ok", "{quiet}");
+    assert!(quiet["message"].as_str().unwrap().ends_with("started and initialized"), "{quiet}");
+    let gone = find(&report, "lsp", "gone");
+    assert_eq!(gone["status"], "fail", "{gone}");
+    assert!(gone["message"].as_str().unwrap().starts_with("python3 did not start: "), "{gone}");
+    assert!(gone["fix"].as_str().unwrap().contains("[lsp.gone]"), "{gone}");
+}

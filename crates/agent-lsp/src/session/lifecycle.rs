@@ -103,6 +103,18 @@ impl LspSession {
         )
     }
 
+    /// Starts each of the session's servers once at the workspace root, completes its
+    /// `initialize` handshake within the start timeout and kills it again: what `agent doctor`
+    /// checks. One result per server, in the configuration's order.
+    pub async fn try_servers(&self) -> Vec<(ServerConfig, Result<(), LspError>)> {
+        let mut results = Vec::new();
+        for config in &self.inner.config.servers {
+            let started = self.start(config, &self.inner.root, 0).await;
+            results.push((config.clone(), started.map(|server| server.kill())));
+        }
+        results
+    }
+
     async fn start(
         &self,
         config: &ServerConfig,

@@ -77,6 +77,7 @@ pub(crate) fn all(
     checks.push(model(&settings, &runtime, timeout));
     checks.push(sandbox(&settings));
     checks.extend(mcp(&settings, &runtime)?);
+    checks.extend(lsp(&settings, &runtime)?);
     checks.extend(skills(&settings)?);
     checks.extend(agents(&settings)?);
     checks.push(sessions());
@@ -101,14 +102,22 @@ fn config_file(options: &Options) -> (Check, BTreeMap<String, ServerConfig>) {
         return (Check::ok("config", shown, message), BTreeMap::new());
     }
     match ConfigFile::load(&path, named) {
-        Ok(file) => match crate::notify::table(file.notify.as_ref()) {
-            Ok(_) => (Check::ok("config", shown, "loads".into()), BTreeMap::new()),
-            Err(err) => {
-                let check = Check::fail("config", shown, format!("[notify]: {err:#}"))
-                    .fix("correct [notify] as docs/cli.md (Notifications) describes");
-                (check, file.mcp_servers)
+        Ok(file) => {
+            // The tables the CLI reads itself, which the config file only accepts.
+            let notify = crate::notify::table(file.notify.as_ref()).err();
+            let status_line = crate::status_line::table(file.status_line.as_ref()).err();
+            let problem = notify
+                .map(|err| ("[notify]", "Notifications", err))
+                .or(status_line.map(|err| ("[status_line]", "Status line", err)));
+            match problem {
+                None => (Check::ok("config", shown, "loads".into()), BTreeMap::new()),
+                Some((table, section, err)) => {
+                    let check = Check::fail("config", shown, format!("{table}: {err:#}"))
+                        .fix(format!("correct {table} as docs/cli.md ({section}) describes"));
+                    (check, file.mcp_servers)
+                }
             }
-        },
+        }
         Err(err) => {
             let salvaged = std::fs::read_to_string(&path)
                 .ok()
@@ -257,6 +266,41 @@ fn mcp(settings: &Settings, runtime: &tokio::runtime::Runtime) -> anyhow::Result
             State::Unapproved => {
                 Check::warn("mcp", name.clone(), "in .mcp.json, not approved".into())
                     .fix(format!("read .mcp.json, then `agent mcp approve {name}`"))
+            }
+        }
+    });
+    Ok(checks.collect())
+}
+
+/// Every language server configured or found started once, as an edit would start it (in its
+/// sandbox, through the `initialize` handshake), then stopped.
+fn lsp(settings: &Settings, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Vec<Check>> {
+    let workspace = settings.workspace()?;
+    let session = match settings.file.lsp.session(&workspace, None) {
+        Ok(Some(session)) => session,
+        Ok(None) => {
+            let message = "no language servers configured or found (or [lsp] enabled = false)";
+            return Ok(vec![Check::ok("lsp", "-", message.into())]);
+        }
+        Err(err) => {
+            let check = Check::fail("lsp", "-", format!("{err:#}"))
+                .fix("correct [lsp] as docs/lsp.md describes");
+            return Ok(vec![check]);
+        }
+    };
+    let results = runtime.block_on(session.try_servers());
+    let checks = results.into_iter().map(|(server, started)| {
+        let (language, program) = (server.language.clone(), server.program().to_owned());
+        match started {
+            Ok(()) => Check::ok("lsp", language, format!("{program} started and initialized")),
+            Err(err) => {
+                let error = err.to_string().replace('\n', " ");
+                Check::fail("lsp", language.clone(), format!("{program} did not start: {error}"))
+                    .fix(format!(
+                        "install {program} or fix command under [lsp.{language}] (its log is \
+                         server.log in the session's lsp directory), or set `enabled = false` \
+                         under [lsp.{language}]"
+                    ))
             }
         }
     });
