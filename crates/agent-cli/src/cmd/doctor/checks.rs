@@ -231,7 +231,7 @@ fn sandbox(settings: &Settings) -> Check {
 /// Every configured and approved project MCP server started, as `agent mcp list` starts them.
 fn mcp(settings: &Settings, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Vec<Check>> {
     let workspace = settings.workspace()?;
-    let entries = crate::mcp::entries(&settings.file.mcp_servers, &workspace)?;
+    let entries = crate::mcp::entries(&settings.file.mcp_servers, &settings.plugins, &workspace)?;
     if entries.is_empty() {
         return Ok(vec![Check::ok("mcp", "-", "no MCP servers configured".into())]);
     }
@@ -290,8 +290,7 @@ fn skills(settings: &Settings) -> anyhow::Result<Vec<Check>> {
 
 /// The agent definitions a `task` call may name, and every file refused with why.
 fn agents(settings: &Settings) -> anyhow::Result<Vec<Check>> {
-    let user = crate::agents::user_dir(settings);
-    let found = agent_skills::definition::discover(&settings.workspace()?, user.as_deref());
+    let found = crate::agents::definitions(settings)?;
     let mut checks: Vec<Check> = (found.refused.iter())
         .map(|(path, why)| {
             Check::warn("agents", path.display().to_string(), format!("refused: {why}"))
