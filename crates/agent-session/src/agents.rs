@@ -93,9 +93,11 @@ pub fn definitions(settings: &Settings) -> crate::Result<agent_skills::definitio
             found.found.push(definition);
         }
     }
-    found.refused.extend(refused.into_iter().map(|(path, why)| {
-        (path, agent_skills::definition::DefinitionError::Unreadable(why))
-    }));
+    found.refused.extend(
+        refused
+            .into_iter()
+            .map(|(path, why)| (path, agent_skills::definition::DefinitionError::Unreadable(why))),
+    );
     Ok(found)
 }
 

@@ -45,13 +45,17 @@ impl Scope {
 }
 
 /// `[plugins]` in the config file.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PluginsTable {
     /// `false` loads no plugin (default `true`).
     pub enabled: Option<bool>,
     /// Run the hooks and servers of plugins whose trust no longer matches (default `false`).
     pub run_untrusted: Option<bool>,
+    /// Plugin MCP servers (`plugin-server`) the session waits for before its first request, as
+    /// `required = true` does for the config file's; a plugin's own files cannot ask for it.
+    #[serde(default)]
+    pub required_servers: Vec<String>,
 }
 
 /// One installed plugin, as its scope's `plugins.json` records it.
@@ -132,7 +136,10 @@ pub fn scope_dirs(config: Option<&Path>, workspace: Option<&Path>) -> Vec<(Scope
 /// What the user was shown and said yes to: one line per thing the plugin runs.
 pub fn runs(manifest: &Manifest, root: &Path) -> crate::Result<Vec<String>> {
     let root_text = root.display().to_string();
-    let shown = |text: &str| crate::visible::visible_line(&text.replace(&root_text, "${CLAUDE_PLUGIN_ROOT}"));
+    let shown = |text: &str| {
+        crate::visible::visible_line(&text.replace(&root_text, "${CLAUDE_PLUGIN_ROOT}"))
+            .into_owned()
+    };
     let mut lines = Vec::new();
     for hook in &manifest.hooks {
         let matcher = hook.matcher.as_deref().map(|m| format!(" [{m}]")).unwrap_or_default();
@@ -154,7 +161,11 @@ pub fn runs(manifest: &Manifest, root: &Path) -> crate::Result<Vec<String>> {
         lines.push(format!("  mcp server {}: {}", shown(name), shown(&what)));
     }
     for server in &manifest.lsp {
-        lines.push(format!("  lsp server {}: {}", shown(&server.name), shown(&server.command.join(" "))));
+        lines.push(format!(
+            "  lsp server {}: {}",
+            shown(&server.name),
+            shown(&server.command.join(" "))
+        ));
     }
     for script in tree::scripts(root)? {
         lines.push(format!("  script {}", shown(&script.display().to_string())));
@@ -245,7 +256,9 @@ impl Loaded {
             let installed = match Installed::open(scope, &dir) {
                 Ok(installed) => installed,
                 Err(err) => {
-                    loaded.notes.push(format!("plugins of the {} scope not read: {err}", scope.as_str()));
+                    loaded
+                        .notes
+                        .push(format!("plugins of the {} scope not read: {err}", scope.as_str()));
                     continue;
                 }
             };
@@ -265,7 +278,9 @@ impl Loaded {
                         }
                         loaded.active.push(active);
                     }
-                    Err(err) => loaded.notes.push(format!("plugin `{}` refused: {err}", record.name)),
+                    Err(err) => {
+                        loaded.notes.push(format!("plugin `{}` refused: {err}", record.name))
+                    }
                 }
             }
         }
@@ -299,8 +314,12 @@ impl Loaded {
     pub fn commands(&self) -> crate::commands::Commands {
         let mut all = crate::commands::Commands::default();
         for active in &self.active {
-            let roots: Vec<_> =
-                active.manifest.commands.iter().map(|dir| (active.folder.join(dir), false)).collect();
+            let roots: Vec<_> = active
+                .manifest
+                .commands
+                .iter()
+                .map(|dir| (active.folder.join(dir), false))
+                .collect();
             let found = crate::commands::Commands::discover(&roots);
             for mut command in found.list {
                 command.name = format!("{}:{}", active.manifest.name, command.name);
@@ -332,16 +351,20 @@ impl Loaded {
                     vec![path]
                 };
                 for file in files {
-                    let text = tree::read_capped(&file, agent_skills::definition::MAX_DEFINITION_BYTES);
+                    let text =
+                        tree::read_capped(&file, agent_skills::definition::MAX_DEFINITION_BYTES);
                     let parsed = text.map_err(|e| e.to_string()).and_then(|text| {
                         agent_skills::definition::parse(&text, DefinitionSource::User, Some(&file))
                             .map_err(|e| e.to_string())
                     });
                     match parsed {
                         Ok(mut definition) => {
-                            definition.name = format!("{}:{}", active.manifest.name, definition.name);
+                            definition.name =
+                                format!("{}:{}", active.manifest.name, definition.name);
                             if definition.permission_mode.take().is_some() {
-                                definition.ignored.push("permissionMode (a plugin grants nothing)".to_owned());
+                                definition
+                                    .ignored
+                                    .push("permissionMode (a plugin grants nothing)".to_owned());
                             }
                             found.push(definition);
                         }
@@ -356,13 +379,17 @@ impl Loaded {
     /// Adds the hooks, MCP servers and language servers of the plugins that may run to the
     /// config file's tables; the user's own entries of the same name win.
     pub fn merge_into(&mut self, file: &mut crate::config::ConfigFile) {
+        let required = file.plugins.required_servers.clone();
         for active in self.active.iter().filter(|a| a.runs) {
             let name = &active.manifest.name;
             for hook in &active.manifest.hooks {
                 if let Some(matcher) = &hook.matcher
-                    && let Err(err) = agent_exec::Hook::new(agent_exec::HookEvent::PreToolUse, String::new()).matcher(matcher)
+                    && let Err(err) =
+                        agent_exec::Hook::new(agent_exec::HookEvent::PreToolUse, String::new())
+                            .matcher(matcher)
                 {
-                    self.notes.push(format!("plugin `{name}`: a {} hook left out: {err}", hook.event));
+                    self.notes
+                        .push(format!("plugin `{name}`: a {} hook left out: {err}", hook.event));
                     continue;
                 }
                 file.hooks.entry(hook.event.clone()).or_default().push(HookEntry {
@@ -378,23 +405,34 @@ impl Loaded {
                     continue;
                 }
                 match crate::mcp::server_config(&full, definition, &|var| std::env::var(var).ok()) {
-                    Ok(config) => {
+                    Ok(mut config) => {
+                        config.required = required.contains(&full);
+                        // A Python or Node server may take long to start on a loaded machine.
+                        if config.required {
+                            config.startup_timeout_sec = config.startup_timeout_sec.max(120.0);
+                        }
                         file.mcp_servers.insert(full, config);
                     }
-                    Err(err) => self.notes.push(format!("plugin `{name}`: MCP server `{server}` left out: {err}")),
+                    Err(err) => self
+                        .notes
+                        .push(format!("plugin `{name}`: MCP server `{server}` left out: {err}")),
                 }
             }
             for server in &active.manifest.lsp {
                 if file.lsp.languages.contains_key(&server.name) {
                     continue;
                 }
-                let table = serde_json::json!({"command": server.command, "file_types": server.file_types});
+                let table =
+                    serde_json::json!({"command": server.command, "file_types": server.file_types});
                 match serde_json::from_value::<agent_lsp::ServerConfig>(table) {
                     Ok(mut config) => {
                         config.language.clone_from(&server.name);
                         file.lsp.languages.insert(server.name.clone(), config);
                     }
-                    Err(err) => self.notes.push(format!("plugin `{name}`: LSP server `{}` left out: {err}", server.name)),
+                    Err(err) => self.notes.push(format!(
+                        "plugin `{name}`: LSP server `{}` left out: {err}",
+                        server.name
+                    )),
                 }
             }
         }
@@ -404,12 +442,19 @@ impl Loaded {
 /// An MCP server's name in the session: `plugin-server`, kept to the characters a tool name
 /// may hold.
 pub fn mcp_name(plugin: &str, server: &str) -> String {
-    let clean: String =
-        server.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
+    let clean: String = server
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' })
+        .collect();
     format!("{plugin}-{clean}")
 }
 
-fn read_active(scope: Scope, folder: &Path, name: &str, table: &PluginsTable) -> crate::Result<Active> {
+fn read_active(
+    scope: Scope,
+    folder: &Path,
+    name: &str,
+    table: &PluginsTable,
+) -> crate::Result<Active> {
     tree::files(folder)?;
     let manifest = manifest::read(folder, name)?;
     let lines = runs(&manifest, folder)?;

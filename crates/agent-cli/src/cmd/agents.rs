@@ -32,7 +32,8 @@ pub(crate) fn run(options: &Options, command: AgentsCommand) -> anyhow::Result<E
         let turns = agent.max_turns.map_or(String::new(), |n| format!(" · max_turns: {n}"));
         println!("{:<12} {}", agent.name, visible_line(&agent.description));
         let source = agent.path.as_deref().and_then(|p| settings.plugins.owner(p));
-        let source = source.map_or(agent.source.as_str().to_owned(), |name| format!("plugin:{name}"));
+        let source =
+            source.map_or(agent.source.as_str().to_owned(), |name| format!("plugin:{name}"));
         println!(
             "             {source}{from} · tools: {tools} · mode: {mode}{}{}",
             visible_line(&model),

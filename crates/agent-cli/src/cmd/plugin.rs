@@ -129,22 +129,30 @@ fn listing(settings: &Settings) -> anyhow::Result<String> {
             let state = if record.enabled { "enabled" } else { "disabled" };
             let version = record.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
             text.push_str(&visible_line(&format!(
-                "{}{version}  {state}  {} scope  {}\n",
+                "{}{version}  {state}  {} scope  {}",
                 record.name,
                 scope.as_str(),
                 record.format.as_str()
             )));
+            text.push('\n');
             let pin = record.commit.as_deref().map(|c| format!(" @ {c}")).unwrap_or_default();
             text.push_str(&visible_line(&format!("  source: {}{pin}", record.source)));
             text.push('\n');
             match store::parts(&installed.folder(&record.name), &record.name) {
                 Ok(parts) => {
-                    let parts: Vec<String> =
-                        parts.iter().filter(|(_, n)| *n > 0).map(|(k, n)| format!("{k} {n}")).collect();
-                    let parts = if parts.is_empty() { "nothing".to_owned() } else { parts.join(", ") };
+                    let parts: Vec<String> = parts
+                        .iter()
+                        .filter(|(_, n)| *n > 0)
+                        .map(|(k, n)| format!("{k} {n}"))
+                        .collect();
+                    let parts =
+                        if parts.is_empty() { "nothing".to_owned() } else { parts.join(", ") };
                     text.push_str(&format!("  parts: {parts}\n"));
                 }
-                Err(err) => text.push_str(&visible_line(&format!("  refused: {err}\n"))),
+                Err(err) => {
+                    text.push_str(&visible_line(&format!("  refused: {err}")));
+                    text.push('\n');
+                }
             }
         }
     }

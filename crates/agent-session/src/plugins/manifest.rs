@@ -208,7 +208,9 @@ impl Reader<'_> {
                 ("mcp", ".mcp.json"),
                 ("lsp", ".lsp.json"),
             ],
-            Format::Codex => &[("skills", "skills"), ("mcp", ".mcp.json"), ("hooks", "hooks/hooks.json")],
+            Format::Codex => {
+                &[("skills", "skills"), ("mcp", ".mcp.json"), ("hooks", "hooks/hooks.json")]
+            }
             Format::AgentPlugins => &[("skills", "skills"), ("mcp", "mcp.json")],
         };
         let mut skills = Vec::new();
@@ -231,7 +233,8 @@ impl Reader<'_> {
                 _ => lsp_files.push(path),
             }
         }
-        for (key, list) in [("skills", &mut skills), ("commands", &mut commands), ("agents", &mut agents)]
+        for (key, list) in
+            [("skills", &mut skills), ("commands", &mut commands), ("agents", &mut agents)]
         {
             for path in paths(object.get(key), key)? {
                 let path = inside(root, &path)?;
@@ -286,7 +289,9 @@ impl Reader<'_> {
         for value in inline_mcp {
             // `.mcp.json` wraps its servers in `mcpServers`; an inline table may not.
             let servers = value.get("mcpServers").cloned().unwrap_or(value);
-            let Value::Object(servers) = servers else { bail!("an MCP servers table is not an object") };
+            let Value::Object(servers) = servers else {
+                bail!("an MCP servers table is not an object")
+            };
             for (name, definition) in servers {
                 manifest.mcp.insert(name, substitute_value(definition, &root_text));
             }
@@ -308,7 +313,9 @@ fn paths(value: Option<&Value>, key: &str) -> crate::Result<Vec<String>> {
         Some(Value::String(path)) => Ok(vec![path.clone()]),
         Some(Value::Array(list)) => list
             .iter()
-            .map(|item| item.as_str().map(str::to_owned).context(format!("`{key}` holds a non-string")))
+            .map(|item| {
+                item.as_str().map(str::to_owned).context(format!("`{key}` holds a non-string"))
+            })
             .collect(),
         Some(_) => bail!("`{key}` is neither a path nor a list of paths"),
     }
@@ -349,7 +356,9 @@ pub fn substitute(text: &str, root: &str) -> String {
 fn substitute_value(value: Value, root: &str) -> Value {
     match value {
         Value::String(text) => Value::String(substitute(&text, root)),
-        Value::Array(list) => Value::Array(list.into_iter().map(|v| substitute_value(v, root)).collect()),
+        Value::Array(list) => {
+            Value::Array(list.into_iter().map(|v| substitute_value(v, root)).collect())
+        }
         Value::Object(map) => {
             Value::Object(map.into_iter().map(|(k, v)| (k, substitute_value(v, root))).collect())
         }
@@ -373,9 +382,12 @@ fn hooks(value: &Value, root: &str, manifest: &mut Manifest) -> crate::Result<()
             let entries = group.get("hooks").and_then(Value::as_array).cloned().unwrap_or_default();
             for entry in entries {
                 let kind = entry.get("type").and_then(Value::as_str).unwrap_or("command");
-                let Some(command) = entry.get("command").and_then(Value::as_str).filter(|_| kind == "command")
+                let Some(command) =
+                    entry.get("command").and_then(Value::as_str).filter(|_| kind == "command")
                 else {
-                    manifest.unknown.push(format!("{event} hook of type `{kind}` (only commands run)"));
+                    manifest
+                        .unknown
+                        .push(format!("{event} hook of type `{kind}` (only commands run)"));
                     continue;
                 };
                 manifest.hooks.push(PluginHook {
@@ -424,7 +436,8 @@ fn neutralize_settings(root: &Path, manifest: &mut Manifest) -> crate::Result<()
             continue;
         }
         let value = read_json(root, file)?;
-        let keys: Vec<String> = value.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+        let keys: Vec<String> =
+            value.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
         for key in keys {
             manifest.neutralized.push(format!("{file} `{key}` (a plugin's settings are not read)"));
         }

@@ -36,7 +36,9 @@ struct Fetched {
 
 /// Whether `source` names a git repository rather than a folder.
 fn is_git(source: &str) -> bool {
-    ["file://", "https://", "http://", "ssh://", "git@", "git://"].iter().any(|p| source.starts_with(p))
+    ["file://", "https://", "http://", "ssh://", "git@", "git://"]
+        .iter()
+        .any(|p| source.starts_with(p))
 }
 
 /// `URL@REF` split at the last `@` after the last `/` (so `git@host:x` keeps its user).
@@ -82,7 +84,9 @@ fn fetch(source: &str) -> crate::Result<Fetched> {
     git(&["clone", "--quiet", "--no-checkout", "--", url, &dir_text], None)?;
     let target = reference.unwrap_or("HEAD");
     let commit = git(&["rev-parse", "--verify", &format!("{target}^{{commit}}")], Some(&dir))
-        .or_else(|_| git(&["rev-parse", "--verify", &format!("origin/{target}^{{commit}}")], Some(&dir)))?;
+        .or_else(|_| {
+            git(&["rev-parse", "--verify", &format!("origin/{target}^{{commit}}")], Some(&dir))
+        })?;
     git(&["checkout", "--quiet", &commit], Some(&dir))?;
     Ok(Fetched { dir, commit: Some(commit), _clone: Some(clone) })
 }
@@ -96,16 +100,25 @@ fn plugin_dir(source: &Path, wanted: Option<&str>) -> crate::Result<(PathBuf, Op
         return Ok((source.to_path_buf(), None));
     };
     let text = tree::read_capped(&source.join(catalogue), manifest::MAX_MANIFEST_BYTES)?;
-    let value: Value = serde_json::from_str(&text).with_context(|| format!("parsing {catalogue}"))?;
+    let value: Value =
+        serde_json::from_str(&text).with_context(|| format!("parsing {catalogue}"))?;
     let entries = value.get("plugins").and_then(Value::as_array).cloned().unwrap_or_default();
     let names: Vec<&str> = entries.iter().filter_map(|e| e.get("name")?.as_str()).collect();
     let entry = match wanted {
         Some(name) => entries.iter().find(|e| e.get("name").and_then(Value::as_str) == Some(name)),
         None if entries.len() == 1 => entries.first(),
-        None => bail!("{catalogue} lists {} plugins ({}); name one with --plugin", names.len(), names.join(", ")),
+        None => bail!(
+            "{catalogue} lists {} plugins ({}); name one with --plugin",
+            names.len(),
+            names.join(", ")
+        ),
     };
     let Some(entry) = entry else {
-        bail!("{catalogue} has no plugin `{}` (it lists: {})", wanted.unwrap_or_default(), names.join(", "));
+        bail!(
+            "{catalogue} has no plugin `{}` (it lists: {})",
+            wanted.unwrap_or_default(),
+            names.join(", ")
+        );
     };
     let name = entry.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
     // A relative path, Claude Code's `./plugins/x` or Codex's `{"source": "local", "path": …}`;
@@ -121,7 +134,8 @@ fn plugin_dir(source: &Path, wanted: Option<&str>) -> crate::Result<(PathBuf, Op
         ),
     };
     let root = value.pointer("/metadata/pluginRoot").and_then(Value::as_str).unwrap_or("");
-    let joined = if path.starts_with("./") || root.is_empty() { path } else { format!("{root}/{path}") };
+    let joined =
+        if path.starts_with("./") || root.is_empty() { path } else { format!("{root}/{path}") };
     let relative = manifest::inside(source, &joined)?;
     Ok((source.join(relative), Some(name)))
 }
@@ -136,18 +150,28 @@ pub fn install(
     let fetched = fetch(&request.source)?;
     let (dir, entry) = plugin_dir(&fetched.dir, request.plugin.as_deref())?;
     let fallback = entry.clone().unwrap_or_else(|| {
-        dir.canonicalize().unwrap_or(dir.clone()).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        dir.canonicalize()
+            .unwrap_or(dir.clone())
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     });
     // Read once where it is, so a plugin that climbs out of its folder is refused before a byte
     // is copied.
     tree::files(&dir)?;
     let first = manifest::read(&dir, &fallback)?;
     if installed.records.iter().any(|r| r.name == first.name) {
-        bail!("plugin `{}` is already installed ({} scope); `agent plugin update {}` refreshes it", first.name, installed.scope.as_str(), first.name);
+        bail!(
+            "plugin `{}` is already installed ({} scope); `agent plugin update {}` refreshes it",
+            first.name,
+            installed.scope.as_str(),
+            first.name
+        );
     }
     let folder = installed.folder(&first.name);
     if folder.exists() {
-        std::fs::remove_dir_all(&folder).with_context(|| format!("clearing {}", folder.display()))?;
+        std::fs::remove_dir_all(&folder)
+            .with_context(|| format!("clearing {}", folder.display()))?;
     }
     tree::copy(&dir, &folder)?;
     let record = Record {
@@ -174,7 +198,12 @@ pub fn install(
 
 /// Shows what the plugin in `folder` runs and records the user's trust; an error when the user
 /// says no or cannot be asked.
-fn admit(folder: &Path, name: &str, yes: bool, frontend: &dyn Frontend) -> crate::Result<Vec<String>> {
+fn admit(
+    folder: &Path,
+    name: &str,
+    yes: bool,
+    frontend: &dyn Frontend,
+) -> crate::Result<Vec<String>> {
     let manifest = manifest::read(folder, name)?;
     let lines = runs(&manifest, folder)?;
     let mut shown = vec![format!(
@@ -193,7 +222,10 @@ fn admit(folder: &Path, name: &str, yes: bool, frontend: &dyn Frontend) -> crate
     }
     if lines.is_empty() {
         remember(folder, None)?;
-        shown[0] = format!("plugin `{}` runs nothing (text only: skills, commands, agents)", manifest.name);
+        shown[0] = format!(
+            "plugin `{}` runs nothing (text only: skills, commands, agents)",
+            manifest.name
+        );
         return Ok(shown);
     }
     if !yes {
@@ -201,7 +233,10 @@ fn admit(folder: &Path, name: &str, yes: bool, frontend: &dyn Frontend) -> crate
             for line in &shown {
                 frontend.say(line);
             }
-            bail!("plugin `{}` runs commands and no one can be asked here; pass --yes to trust them", manifest.name);
+            bail!(
+                "plugin `{}` runs commands and no one can be asked here; pass --yes to trust them",
+                manifest.name
+            );
         }
         if !frontend.confirm(&shown, "trust this plugin to run them?") {
             bail!("plugin `{}` was not trusted, so it is not installed", manifest.name);
@@ -213,7 +248,12 @@ fn admit(folder: &Path, name: &str, yes: bool, frontend: &dyn Frontend) -> crate
 
 /// Re-fetches a plugin from its source (a git install from the same `@REF`, to its new commit),
 /// asking again when what it runs changed.
-pub fn update(installed: &mut Installed, name: &str, yes: bool, frontend: &dyn Frontend) -> crate::Result<(Record, Vec<String>)> {
+pub fn update(
+    installed: &mut Installed,
+    name: &str,
+    yes: bool,
+    frontend: &dyn Frontend,
+) -> crate::Result<(Record, Vec<String>)> {
     let at = position(installed, name)?;
     let old = installed.records[at].clone();
     let fetched = fetch(&old.source)?;
@@ -233,7 +273,9 @@ pub fn update(installed: &mut Installed, name: &str, yes: bool, frontend: &dyn F
     std::fs::rename(&staging, &folder).with_context(|| format!("moving {}", staging.display()))?;
     let lines = runs(&manifest::read(&folder, name)?, &folder)?;
     let same = lines.is_empty() || super::is_trusted(&folder, &fingerprint(&lines, &folder)?)?;
-    let shown = if same { lines } else {
+    let shown = if same {
+        lines
+    } else {
         match admit(&folder, name, yes, frontend) {
             Ok(shown) => shown,
             Err(err) => {
@@ -267,14 +309,19 @@ pub fn remove(installed: &mut Installed, name: &str) -> crate::Result<()> {
     installed.save()?;
     remember(&folder, None)?;
     if folder.exists() {
-        std::fs::remove_dir_all(&folder).with_context(|| format!("removing {}", folder.display()))?;
+        std::fs::remove_dir_all(&folder)
+            .with_context(|| format!("removing {}", folder.display()))?;
     }
     Ok(())
 }
 
 fn position(installed: &Installed, name: &str) -> crate::Result<usize> {
     installed.records.iter().position(|r| r.name == name).with_context(|| {
-        format!("no plugin `{}` is installed in the {} scope", crate::visible::visible_line(name), installed.scope.as_str())
+        format!(
+            "no plugin `{}` is installed in the {} scope",
+            crate::visible::visible_line(name),
+            installed.scope.as_str()
+        )
     })
 }
 
@@ -294,7 +341,11 @@ pub fn parts(folder: &Path, name: &str) -> crate::Result<Vec<(String, usize)>> {
                     .filter_map(Result::ok)
                     .filter(|e| {
                         let p = e.path();
-                        if skill { p.join("SKILL.md").is_file() } else { p.extension().is_some_and(|x| x == "md") }
+                        if skill {
+                            p.join("SKILL.md").is_file()
+                        } else {
+                            p.extension().is_some_and(|x| x == "md")
+                        }
                     })
                     .count()
             })

@@ -9,9 +9,9 @@ use std::{
 use crate::error::{Context, bail};
 
 /// The most files a plugin may hold.
-pub const MAX_FILES: usize = 5_000;
+pub(super) const MAX_FILES: usize = 5_000;
 /// The most bytes a plugin may hold, all files together.
-pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
+pub(super) const MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// How deep folders nest in a plugin.
 const MAX_DEPTH: usize = 16;
 /// Folders never copied: a repository's own history and caches.
@@ -19,7 +19,7 @@ const SKIPPED: &[&str] = &[".git", "node_modules", "__pycache__"];
 
 /// Refuses `path` unless it resolves (symlinks followed) to somewhere inside `root`; a path that
 /// does not exist yet is checked as far as it exists.
-pub fn contained(root: &Path, path: &Path) -> crate::Result<()> {
+pub(super) fn contained(root: &Path, path: &Path) -> crate::Result<()> {
     let root = root.canonicalize().with_context(|| format!("reading {}", root.display()))?;
     let mut probe = path.to_path_buf();
     while !probe.exists() && probe.symlink_metadata().is_err() {
@@ -35,7 +35,7 @@ pub fn contained(root: &Path, path: &Path) -> crate::Result<()> {
 }
 
 /// Reads a text file of at most `cap` bytes.
-pub fn read_capped(path: &Path, cap: u64) -> crate::Result<String> {
+pub(super) fn read_capped(path: &Path, cap: u64) -> crate::Result<String> {
     let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
     let mut text = String::new();
     file.take(cap + 1)
@@ -49,7 +49,7 @@ pub fn read_capped(path: &Path, cap: u64) -> crate::Result<String> {
 
 /// Every file of the plugin (relative paths, sorted), refusing a symlink that leads out of
 /// `root`, and a tree over [`MAX_FILES`], [`MAX_BYTES`] or [`MAX_DEPTH`].
-pub fn files(root: &Path) -> crate::Result<Vec<PathBuf>> {
+pub(super) fn files(root: &Path) -> crate::Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     let mut bytes = 0;
     walk(root, root, 0, &mut found, &mut bytes)?;
@@ -79,7 +79,8 @@ fn walk(
         if kind.is_symlink() {
             contained(root, &path)?;
         }
-        let meta = std::fs::metadata(&path).with_context(|| format!("reading {}", path.display()))?;
+        let meta =
+            std::fs::metadata(&path).with_context(|| format!("reading {}", path.display()))?;
         if meta.is_dir() {
             walk(root, &path, depth + 1, found, bytes)?;
         } else if meta.is_file() {
@@ -95,7 +96,7 @@ fn walk(
 
 /// Copies the plugin's files (as [`files`] lists them) from `from` into the new folder `to`,
 /// as plain files: a symlink inside the plugin becomes a copy of what it points at.
-pub fn copy(from: &Path, to: &Path) -> crate::Result<()> {
+pub(super) fn copy(from: &Path, to: &Path) -> crate::Result<()> {
     let list = files(from)?;
     for relative in &list {
         let target = to.join(relative);
@@ -109,7 +110,7 @@ pub fn copy(from: &Path, to: &Path) -> crate::Result<()> {
 }
 
 /// The plugin's scripts: files with an execute bit, and anything under `scripts/` or `bin/`.
-pub fn scripts(root: &Path) -> crate::Result<Vec<PathBuf>> {
+pub(super) fn scripts(root: &Path) -> crate::Result<Vec<PathBuf>> {
     use std::os::unix::fs::PermissionsExt;
     Ok(files(root)?
         .into_iter()
