@@ -51,12 +51,21 @@ fn split_ref(source: &str) -> (&str, Option<&str>) {
 }
 
 fn git(args: &[&str], dir: Option<&Path>) -> crate::Result<String> {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the user's own `agent plugin install`, run before any session and its sandbox"
+    )]
     let mut command = Command::new("git");
     if let Some(dir) = dir {
         command.arg("-C").arg(dir);
     }
-    // No prompt for credentials, no hooks from the user's templates.
-    command.args(args).env("GIT_TERMINAL_PROMPT", "0");
+    // No prompt for credentials, no hooks from the user's templates, and no `ext::` transport
+    // (which runs a command of the URL's choosing).
+    command
+        .args(["-c", "core.hooksPath=/dev/null", "-c", "protocol.ext.allow=never"])
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null());
     let output = command.output().context("running git")?;
     if !output.status.success() {
         bail!(
