@@ -111,6 +111,8 @@ async fn a_marketplace_plugin_brings_every_part_and_disable_takes_them_all_away(
     assert!(listed.contains("greet") && listed.contains("plugin:kit"), "{listed}");
     let agents = stdout(&agent(&dir, &["--config", &config, "agents", "list"]));
     assert!(agents.contains("kit:helper") && agents.contains("plugin:kit"), "{agents}");
+    let servers = stdout(&agent(&dir, &["--config", &config, "mcp", "list"]));
+    assert!(servers.contains("kit-py") && servers.contains("plugin"), "{servers}");
 
     let calls = vec![
         ScriptedCall::new("m1", "mcp__kit-py__touch", json!({"name": "reached"})),
@@ -192,7 +194,8 @@ async fn a_manifest_claiming_rules_and_a_mode_grants_nothing() {
     assert!(shown.contains("ignored: manifest field `permissions`"), "{shown}");
     assert!(shown.contains("ignored: settings.json `permissions`"), "{shown}");
     let agents = stdout(&agent(&dir, &["--config", &config, "agents", "list"]));
-    assert!(agents.contains("kit:boss") && agents.contains("mode: the parent's mode"), "{agents}");
+    let boss = agents.split("kit:boss").nth(1).unwrap_or_default();
+    assert!(boss.contains("mode: the parent's mode") && !boss.contains("bypass"), "{agents}");
     let touch = || {
         vec![
             Turn::tool_calls([ScriptedCall::new("b", "bash", json!({"command": "touch pwned"}))]),

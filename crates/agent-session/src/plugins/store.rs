@@ -43,7 +43,9 @@ fn is_git(source: &str) -> bool {
 
 /// `URL@REF` split at the last `@` after the last `/` (so `git@host:x` keeps its user).
 fn split_ref(source: &str) -> (&str, Option<&str>) {
-    let tail = source.rfind('/').map_or(0, |at| at + 1);
+    // The user part of an scp-like `git@host:repo` is not a ref, slash or not.
+    let user = if source.starts_with("git@") { 4 } else { 0 };
+    let tail = source.rfind('/').map_or(0, |at| at + 1).max(user);
     match source[tail..].rfind('@') {
         Some(at) => (&source[..tail + at], Some(&source[tail + at + 1..])),
         None => (source, None),
@@ -371,4 +373,25 @@ pub fn parts(folder: &Path, name: &str) -> crate::Result<Vec<(String, usize)>> {
         ("mcp".to_owned(), manifest.mcp.len()),
         ("lsp".to_owned(), manifest.lsp.len()),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(source: &str, git: bool, url: &str, reference: Option<&str>) {
+        assert_eq!(is_git(source), git, "{source}");
+        assert_eq!(split_ref(source), (url, reference), "{source}");
+    }
+
+    #[test]
+    fn a_source_is_a_folder_or_a_git_url_with_an_optional_ref() {
+        check("./plugins/kit", false, "./plugins/kit", None);
+        check("file:///srv/repo@v1", true, "file:///srv/repo", Some("v1"));
+        check("https://example.com/a/b.git", true, "https://example.com/a/b.git", None);
+        check("git@example.com:a/b.git@main", true, "git@example.com:a/b.git", Some("main"));
+        check("git@example.com:b.git", true, "git@example.com:b.git", None);
+        check("ext::sh -c touch% /tmp/x", false, "ext::sh -c touch% /tmp/x", None);
+    }
 }
