@@ -324,6 +324,8 @@ fn a_symlink_planted_in_the_store_after_install_is_refused_at_load() {
     assert!(!stdout(&output).contains("SECRET-OUTSIDE"), "{}", stdout(&output));
     let listed = stdout(&plugin(&dir, &config, &["list"]));
     assert!(listed.contains("plugin `kit` refused") && listed.contains("leads out"), "{listed}");
+    let doctor = stdout(&agent(&dir, &["--config", &config, "doctor"]));
+    assert!(doctor.contains("plugin `kit` refused"), "{doctor}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -79,6 +79,7 @@ pub(crate) fn all(
     checks.extend(mcp(&settings, &runtime)?);
     checks.extend(skills(&settings)?);
     checks.extend(agents(&settings)?);
+    checks.extend(plugins(&settings));
     checks.push(sessions());
     Ok((checks, secrets))
 }
@@ -303,6 +304,29 @@ fn agents(settings: &Settings) -> anyhow::Result<Vec<Check>> {
         format!("{} agent definitions usable", found.found.len()),
     ));
     Ok(checks)
+}
+
+/// The enabled plugins: each one refused, left without its hooks and servers, or stripped of a
+/// field that would have granted something, with why; nothing when none is installed.
+fn plugins(settings: &Settings) -> Vec<Check> {
+    let loaded = &settings.plugins;
+    let mut checks: Vec<Check> = (loaded.notes.iter())
+        .map(|note| {
+            Check::warn("plugins", "-", note.clone()).fix(
+                "`agent plugin update NAME` reviews it again, `agent plugin remove NAME` drops it \
+                 (docs/plugins.md)",
+            )
+        })
+        .collect();
+    if !loaded.active.is_empty() {
+        let running = loaded.active.iter().filter(|a| a.runs).count();
+        let text = format!(
+            "{} plugins loaded, {running} with their hooks and servers",
+            loaded.active.len()
+        );
+        checks.push(Check::ok("plugins", "-", text));
+    }
+    checks
 }
 
 /// The session store: where, how many sessions, how many bytes.
