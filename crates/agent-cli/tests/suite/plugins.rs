@@ -405,6 +405,43 @@ fn a_git_install_is_pinned_to_the_commit_it_resolved() {
     plugin(&dir, &config, &["install", &bare, "--yes"]);
     let listed = stdout(&plugin(&dir, &config, &["list"]));
     assert!(listed.contains(&second) && listed.contains("commands 2"), "{listed}");
+    // `update` follows the source to its new commit; disable and enable flip the record.
+    write(&repo, &[("commands/third.md", "third")]);
+    git(&["add", "."]);
+    git(&["commit", "--quiet", "-m", "three"]);
+    let third = git(&["rev-parse", "HEAD"]);
+    let updated = plugin(&dir, &config, &["update", "kit"]);
+    assert!(stdout(&updated).contains(&third), "{}", stderr(&updated));
+    plugin(&dir, &config, &["disable", "kit"]);
+    assert!(stdout(&plugin(&dir, &config, &["list"])).contains("kit  disabled"));
+    plugin(&dir, &config, &["enable", "kit"]);
+    let listed = stdout(&plugin(&dir, &config, &["list"]));
+    assert!(listed.contains("kit  enabled") && listed.contains("commands 3"), "{listed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_a_repository_ships_in_its_project_store_runs_nothing_untrusted() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("ws");
+    let hooks = json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "touch pwned"}]}]}});
+    let record = json!([{"name": "kit", "format": "claude-code", "source": ".", "enabled": true}]);
+    write(
+        &dir,
+        &[
+            (".agent/plugins.json", &record.to_string()),
+            (".agent/plugins/kit/.claude-plugin/plugin.json", r#"{"name": "kit"}"#),
+            (".agent/plugins/kit/hooks/hooks.json", &hooks.to_string()),
+        ],
+    );
+    let config = config(&dir, "");
+    let args = ["--api", "chat", "--config", &config, "exec", "go"];
+    let (output, _) = exec(&dir, vec![Turn::text("ok")], &args).await;
+    assert!(stderr(&output).contains("is not trusted"), "{}", stderr(&output));
+    assert!(!dir.join("pwned").exists(), "the repository's plugin ran its hook");
+    // The control: the user's config may let untrusted plugins run, and then it does.
+    crate::suite::plugins::config(&dir, "[plugins]\nrun_untrusted = true\n");
+    exec(&dir, vec![Turn::text("ok")], &args).await;
+    assert!(dir.join("pwned").exists(), "the control's hook did not run");
 }
 
 /// Installs fixture `name` and returns `plugin list`'s lines for it.
