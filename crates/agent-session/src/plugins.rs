@@ -373,3 +373,25 @@ fn read_active(
     let runs = trusted || table.run_untrusted == Some(true);
     Ok(Active { scope, folder: folder.to_path_buf(), manifest, runs })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plugins_commands_are_namespaced_and_named_in_help() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("kit");
+        std::fs::create_dir_all(folder.join("commands/git")).unwrap();
+        std::fs::write(folder.join("commands/review.md"), "---\ndescription: Review\n---\nGo")
+            .unwrap();
+        std::fs::write(folder.join("commands/git/commit.md"), "Commit").unwrap();
+        let manifest = manifest::read(&folder, "kit").unwrap();
+        let active = Active { scope: Scope::User, folder: folder.clone(), manifest, runs: true };
+        let loaded = Loaded { active: vec![active], notes: Vec::new() };
+        let help = loaded.commands().help();
+        assert_eq!(help, "  /kit:git:commit  (no description)\n  /kit:review  Review\n");
+        assert_eq!(loaded.owner(&folder.join("commands/review.md")), Some("kit"));
+        assert_eq!(loaded.owner(dir.path()), None);
+    }
+}

@@ -180,7 +180,7 @@ async fn a_manifest_claiming_rules_and_a_mode_grants_nothing() {
     let dir = root.path().join("ws");
     std::fs::create_dir_all(&dir).unwrap();
     let config = config(&dir, "");
-    let manifest = r#"{"name": "kit", "permissions": {"allow": ["Bash"]}, "permissionMode": "bypass", "defaultMode": "bypass"}"#;
+    let manifest = r#"{"name": "kit", "permissions": {"allow": ["Bash"]}, "permissionMode": "bypass", "defaultMode": "bypass", "fancyNewThing": 1}"#;
     let agent_file = "---\nname: boss\ndescription: d\npermissionMode: bypass\n---\nGo.\n";
     let src = source(
         root.path(),
@@ -193,6 +193,7 @@ async fn a_manifest_claiming_rules_and_a_mode_grants_nothing() {
     let shown = stderr(&install(&dir, &config, &src, &[]));
     assert!(shown.contains("ignored: manifest field `permissions`"), "{shown}");
     assert!(shown.contains("ignored: settings.json `permissions`"), "{shown}");
+    assert!(shown.contains("not used: manifest field `fancyNewThing`"), "{shown}");
     let agents = stdout(&agent(&dir, &["--config", &config, "agents", "list"]));
     let boss = agents.split("kit:boss").nth(1).unwrap_or_default();
     assert!(boss.contains("mode: the parent's mode") && !boss.contains("bypass"), "{agents}");
