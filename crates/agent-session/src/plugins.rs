@@ -369,8 +369,18 @@ fn read_active(
     tree::files(folder)?;
     let manifest = manifest::read(folder, name)?;
     let lines = runs(&manifest, folder)?;
-    let trusted = lines.is_empty() || is_trusted(folder, &fingerprint(&lines, folder)?)?;
-    let runs = trusted || table.run_untrusted == Some(true);
+    let recorded = is_trusted(folder, &fingerprint(&lines, folder)?)?;
+    let allowed = table.run_untrusted == Some(true);
+    // A project's store can come with a cloned repository: unless this user installed the
+    // plugin there (which records it with the user's data), none of it loads, its text
+    // included, as a project's own skills wait for the user's yes.
+    if scope == Scope::Project && !recorded && !allowed {
+        crate::error::bail!(
+            "this project's copy is not trusted on this machine (`agent plugin install --scope \
+             project` installs it for you)"
+        );
+    }
+    let runs = lines.is_empty() || recorded || allowed;
     Ok(Active { scope, folder: folder.to_path_buf(), manifest, runs })
 }
 

@@ -432,17 +432,23 @@ async fn a_plugin_a_repository_ships_in_its_project_store_runs_nothing_untrusted
             (".agent/plugins.json", &record.to_string()),
             (".agent/plugins/kit/.claude-plugin/plugin.json", r#"{"name": "kit"}"#),
             (".agent/plugins/kit/hooks/hooks.json", &hooks.to_string()),
+            (
+                ".agent/plugins/kit/skills/s/SKILL.md",
+                "---\nname: s\ndescription: SHIPPED-SKILL\n---\nx\n",
+            ),
         ],
     );
     let config = config(&dir, "");
     let args = ["--api", "chat", "--config", &config, "exec", "go"];
-    let (output, _) = exec(&dir, vec![Turn::text("ok")], &args).await;
+    let (output, bodies) = exec(&dir, vec![Turn::text("ok")], &args).await;
     assert!(stderr(&output).contains("is not trusted"), "{}", stderr(&output));
     assert!(!dir.join("pwned").exists(), "the repository's plugin ran its hook");
+    assert!(!all_text(&bodies).contains("SHIPPED-SKILL"), "the repository's plugin text loaded");
     // The control: the user's config may let untrusted plugins run, and then it does.
     crate::suite::plugins::config(&dir, "[plugins]\nrun_untrusted = true\n");
-    exec(&dir, vec![Turn::text("ok")], &args).await;
+    let (_, bodies) = exec(&dir, vec![Turn::text("ok")], &args).await;
     assert!(dir.join("pwned").exists(), "the control's hook did not run");
+    assert!(all_text(&bodies).contains("SHIPPED-SKILL"), "the control's skill did not load");
 }
 
 /// Installs fixture `name` and returns `plugin list`'s lines for it.

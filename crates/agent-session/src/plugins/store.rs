@@ -232,7 +232,8 @@ fn admit(
         shown.push(format!("  not used: {what}"));
     }
     if lines.is_empty() {
-        remember(folder, None)?;
+        // Recorded all the same: a project's plugin loads only once its user installed it.
+        remember(folder, Some(&fingerprint(&lines, folder)?))?;
         shown[0] = format!(
             "plugin `{}` runs nothing (text only: skills, commands, agents)",
             manifest.name
