@@ -5,6 +5,7 @@ pub(crate) mod acp;
 pub(crate) mod agents;
 pub(crate) mod doctor;
 pub(crate) mod exec;
+pub(crate) mod plugin;
 pub(crate) mod sandbox;
 pub(crate) mod skills;
 pub(crate) mod tools;

@@ -88,6 +88,10 @@ enum Command {
     /// The agent definitions a `task` call may name (`list`).
     #[command(subcommand)]
     Agents(cmd::agents::AgentsCommand),
+    /// Plugins from Claude Code, Codex or Agent Plugins (`install`, `list`, `enable`, `disable`,
+    /// `remove`, `update`); docs/plugins.md.
+    #[command(subcommand)]
+    Plugin(cmd::plugin::PluginCommand),
     /// Check the config, model server, sandbox, MCP servers, skills and session store, each with a
     /// one-line fix (docs/doctor.md).
     Doctor(cmd::doctor::DoctorArgs),
@@ -133,6 +137,7 @@ fn main() -> ExitCode {
         Some(Command::Sandbox(command)) => Ok(cmd::sandbox::run(command, &cli.options)),
         Some(Command::Skills(command)) => cmd::skills::run(&cli.options, command),
         Some(Command::Agents(command)) => cmd::agents::run(&cli.options, command),
+        Some(Command::Plugin(command)) => cmd::plugin::run(&cli.options, command),
         Some(Command::Mcp(command)) => mcp::run(&cli.options, command),
         Some(Command::Acp) => cmd::acp::run(&cli.options),
         Some(Command::Serve(args)) => serve::run(&cli.options, args),

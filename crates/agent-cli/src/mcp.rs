@@ -167,7 +167,7 @@ fn remove(options: &Options, name: &str) -> anyhow::Result<ExitCode> {
 fn list(options: &Options, only: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
     let settings = Settings::load(&options.overrides())?;
     let workspace = settings.workspace()?;
-    let mut entries = entries(&settings.file.mcp_servers, &workspace)?;
+    let mut entries = entries(&settings.file.mcp_servers, &settings.plugins, &workspace)?;
     if let Some(name) = only {
         entries.retain(|entry| entry.name == name);
         if entries.is_empty() {
@@ -194,6 +194,7 @@ fn list(options: &Options, only: Option<&str>, json: bool) -> anyhow::Result<Exi
 /// unapproved one is shown, never started). `agent doctor` starts the same list.
 pub(crate) fn entries(
     configured: &std::collections::BTreeMap<String, ServerConfig>,
+    plugins: &agent_session::plugins::Loaded,
     workspace: &std::path::Path,
 ) -> anyhow::Result<Vec<Entry>> {
     let mut entries: Vec<Entry> = configured
@@ -201,7 +202,7 @@ pub(crate) fn entries(
         .map(|(name, config)| Entry {
             name: name.clone(),
             config: config.clone(),
-            origin: Origin::Config,
+            origin: if plugins.mcp_owner(name).is_some() { Origin::Plugin } else { Origin::Config },
             problem: None,
         })
         .collect();

@@ -82,6 +82,25 @@ pub fn user_dir(settings: &Settings) -> Option<PathBuf> {
     config.as_deref().and_then(Path::parent).map(Path::to_path_buf)
 }
 
+/// The agent definitions a `task` call may name: the built-ins, the user's, the project's, and
+/// the enabled plugins' (`plugin:agent`, after the others so none is replaced).
+pub fn definitions(settings: &Settings) -> crate::Result<agent_skills::definition::Definitions> {
+    let mut found =
+        agent_skills::definition::discover(&settings.workspace()?, user_dir(settings).as_deref());
+    let (plugins, refused) = settings.plugins.agents();
+    for definition in plugins {
+        if !found.found.iter().any(|d| d.name == definition.name) {
+            found.found.push(definition);
+        }
+    }
+    found.refused.extend(
+        refused
+            .into_iter()
+            .map(|(path, why)| (path, agent_skills::definition::DefinitionError::Unreadable(why))),
+    );
+    Ok(found)
+}
+
 /// Adds the plan (pinned through compaction) to `builder`, and the two tools unless `[agents]
 /// enabled = false` (on by default since the first request fits under 2,000 tokens with them).
 pub fn wire(
@@ -104,9 +123,7 @@ pub fn wire(
             }
         })
     };
-    let definitions =
-        agent_skills::definition::discover(&settings.workspace()?, user_dir(settings).as_deref())
-            .found;
+    let definitions = definitions(settings)?.found;
     let config = ChildrenConfig {
         limits: settings.file.agents.limits(),
         definitions,

@@ -269,6 +269,10 @@ pub struct ConfigFile {
     /// `[checkpoints]`: what turns' checkpoints cover and keep (docs/checkpoints.md).
     #[serde(default)]
     pub checkpoints: Checkpoints,
+    /// `[plugins]`: whether installed plugins load, and whether untrusted ones may run
+    /// (docs/plugins.md).
+    #[serde(default)]
+    pub plugins: crate::plugins::PluginsTable,
     /// `[notify]`, read and checked by the CLI's notifier (its `notify.rs`); accepted here so a
     /// config file holding it loads.
     #[serde(default)]

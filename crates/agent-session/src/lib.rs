@@ -20,6 +20,7 @@ pub mod log;
 pub mod mcp;
 pub mod network;
 mod overrides;
+pub mod plugins;
 mod session;
 pub mod settings;
 pub mod shapes;

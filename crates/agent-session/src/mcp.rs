@@ -83,7 +83,11 @@ fn load_with(
 /// A `.mcp.json` entry as a server table: `{command, args, env}` for stdio (`type` absent or
 /// `"stdio"`), `{type: "http", url, headers}` for streamable HTTP. Claude Code's `${VAR}` and
 /// `${VAR:-default}` are expanded in those values from our environment.
-fn server_config(name: &str, definition: &Value, env: Env<'_>) -> crate::Result<ServerConfig> {
+pub(crate) fn server_config(
+    name: &str,
+    definition: &Value,
+    env: Env<'_>,
+) -> crate::Result<ServerConfig> {
     let text = |key: &str| -> crate::Result<Option<String>> {
         match definition.get(key) {
             None | Some(Value::Null) => Ok(None),

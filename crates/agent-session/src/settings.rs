@@ -36,6 +36,9 @@ pub struct Settings {
     /// Register every built-in tool whatever the profile offers a model (`agent tools call`
     /// runs `apply_patch` and `edit_file` alike).
     pub every_tool: bool,
+    /// The enabled plugins, read once; their hooks and servers are already in [`Settings::file`]
+    /// (docs/plugins.md).
+    pub plugins: crate::plugins::Loaded,
 }
 
 impl Settings {
@@ -69,8 +72,24 @@ impl Settings {
         let mut options = options.clone();
         options.max_turns = options.max_turns.or(profile.max_turns);
         options.tools = options.tools.clone().or(profile.tools.clone());
-        let settings = Self { file, profile_name, profile, model, options, every_tool: false };
+        let mut settings = Self {
+            file,
+            profile_name,
+            profile,
+            model,
+            options,
+            every_tool: false,
+            plugins: crate::plugins::Loaded::default(),
+        };
         settings.check_bash_limits()?;
+        let workspace = settings.workspace().ok();
+        let mut plugins = crate::plugins::Loaded::load(
+            &settings.file.plugins,
+            settings.options.config.as_deref(),
+            workspace.as_deref(),
+        );
+        plugins.merge_into(&mut settings.file);
+        settings.plugins = plugins;
         Ok(settings)
     }
 

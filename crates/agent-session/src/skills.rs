@@ -73,17 +73,30 @@ pub fn discover(
     workspace: &Path,
     config_dir: Option<&Path>,
     trust: Trust,
+    plugins: &crate::plugins::Loaded,
     frontend: &dyn Frontend,
 ) -> crate::Result<Extras> {
     let home = dirs::home_dir();
+    // An enabled plugin's skills come after every folder of the user's and the project's, so
+    // a plugin never replaces a skill the user wrote.
+    let mut skill_roots = roots(workspace, config_dir, home.as_deref());
+    skill_roots.extend(plugins.skill_roots());
     let mut extras = Extras {
-        catalog: Catalog::discover(&roots(workspace, config_dir, home.as_deref())),
+        catalog: Catalog::discover(&skill_roots),
         commands: Commands::discover(&command_roots(workspace, config_dir, home.as_deref())),
     };
     if trust == Trust::Ask && !trusted(workspace, &extras, frontend)? {
         extras.catalog.retain(|skill| !skill.source.is_project());
         extras.commands.list.retain(|command| !command.project);
     }
+    let plugin_commands = plugins.commands();
+    for command in plugin_commands.list {
+        if extras.commands.get(&command.name).is_none() {
+            extras.commands.list.push(command);
+        }
+    }
+    extras.commands.refused.extend(plugin_commands.refused);
+    extras.commands.list.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(extras)
 }
 
@@ -99,7 +112,7 @@ pub fn for_settings(
     }
     let config = settings.options.config.clone().or_else(crate::config::ConfigFile::default_path);
     let config_dir = config.as_deref().and_then(Path::parent);
-    discover(&settings.workspace()?, config_dir, trust, frontend)
+    discover(&settings.workspace()?, config_dir, trust, &settings.plugins, frontend)
 }
 
 /// Adds the skills list to the instructions (descriptions inside `budget` tokens, the rest named
@@ -173,7 +186,7 @@ pub fn with_mentions(catalog: &Catalog, prompt: String) -> (String, Option<ToolL
 }
 
 /// FNV-1a: a fingerprint that stays the same across builds (std's hasher does not promise to).
-fn fingerprint(parts: &[&str]) -> String {
+pub(crate) fn fingerprint(parts: &[&str]) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for part in parts {
         for byte in part.bytes().chain([0]) {

@@ -29,6 +29,8 @@ pub enum SkillSource {
     ClaudeProject,
     /// `~/.claude/skills/`.
     ClaudeUser,
+    /// An enabled plugin's skills (docs/plugins.md).
+    Plugin,
 }
 
 impl SkillSource {
@@ -39,6 +41,7 @@ impl SkillSource {
             Self::User => "user",
             Self::ClaudeProject => "claude-project",
             Self::ClaudeUser => "claude-user",
+            Self::Plugin => "plugin",
         }
     }
 

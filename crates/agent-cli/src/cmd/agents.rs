@@ -3,7 +3,6 @@
 
 use std::process::ExitCode;
 
-use agent_skills::definition;
 use clap::Subcommand;
 
 use crate::{Options, settings::Settings, terminal::visible_line};
@@ -20,8 +19,7 @@ pub(crate) enum AgentsCommand {
 pub(crate) fn run(options: &Options, command: AgentsCommand) -> anyhow::Result<ExitCode> {
     let AgentsCommand::List = command;
     let settings = Settings::load(&options.overrides())?;
-    let user = crate::agents::user_dir(&settings);
-    let found = definition::discover(&settings.workspace()?, user.as_deref());
+    let found = crate::agents::definitions(&settings)?;
     for agent in &found.found {
         let tools = match (&agent.tools, agent.read_only) {
             (_, true) => "read-only tools".to_owned(),
@@ -33,9 +31,11 @@ pub(crate) fn run(options: &Options, command: AgentsCommand) -> anyhow::Result<E
         let model = agent.model.as_deref().map_or(String::new(), |m| format!(" · model: {m}"));
         let turns = agent.max_turns.map_or(String::new(), |n| format!(" · max_turns: {n}"));
         println!("{:<12} {}", agent.name, visible_line(&agent.description));
+        let source = agent.path.as_deref().and_then(|p| settings.plugins.owner(p));
+        let source =
+            source.map_or(agent.source.as_str().to_owned(), |name| format!("plugin:{name}"));
         println!(
-            "             {}{from} · tools: {tools} · mode: {mode}{}{}",
-            agent.source.as_str(),
+            "             {source}{from} · tools: {tools} · mode: {mode}{}{}",
             visible_line(&model),
             turns
         );

@@ -28,6 +28,11 @@ pub(crate) fn run(options: &Options, command: SkillsCommand) -> anyhow::Result<E
         crate::skills::for_settings(&settings, Trust::OnlyTrusted, &crate::setup::Terminal)?;
     let counter = agent_model::counter_for(&settings.model.model);
     let tokens = |skill: &Skill| skill.listed_tokens(counter.as_ref());
+    // A plugin's skill names its plugin as the source.
+    let source = |skill: &Skill| match settings.plugins.owner(&skill.path) {
+        Some(name) => format!("plugin:{name}"),
+        None => skill.source.as_str().to_owned(),
+    };
     let catalog = &extras.catalog;
     if json {
         let skills: Vec<_> = catalog
@@ -35,7 +40,7 @@ pub(crate) fn run(options: &Options, command: SkillsCommand) -> anyhow::Result<E
             .iter()
             .map(|skill| {
                 json!({
-                    "name": skill.name, "source": skill.source.as_str(),
+                    "name": skill.name, "source": source(skill),
                     "description": skill.description, "path": skill.path,
                     "tokens": tokens(skill), "allowed_tools": skill.allowed_tools,
                     "warnings": skill.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
@@ -75,7 +80,7 @@ pub(crate) fn run(options: &Options, command: SkillsCommand) -> anyhow::Result<E
         let line = format!(
             "{:width$}  {:14}  {:>4} tokens  {}",
             skill.name,
-            skill.source.as_str(),
+            source(skill),
             tokens(skill),
             skill.description
         );

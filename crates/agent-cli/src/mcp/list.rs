@@ -27,6 +27,8 @@ pub(crate) enum Origin {
     Project,
     /// The project's `.mcp.json`, not (or no longer) approved: never started.
     Unapproved,
+    /// An enabled plugin (its name leads the server's: `plugin-server`).
+    Plugin,
 }
 
 /// One server to show.

@@ -39,6 +39,7 @@ mod notify;
 mod options;
 mod output;
 mod overflow;
+mod plugins;
 mod pty;
 mod render;
 mod repl;

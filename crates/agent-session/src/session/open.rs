@@ -70,6 +70,9 @@ impl Session {
         if let Some(checkpoints) = crate::checkpoints::open(&settings, log.dir())? {
             builder = builder.checkpoints(checkpoints);
         }
+        for note in &settings.plugins.notes {
+            frontend.say(note);
+        }
         let docs = settings.project_docs()?;
         if docs.cut_bytes > 0 {
             frontend.say(&format!(

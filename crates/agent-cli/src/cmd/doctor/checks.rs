@@ -80,6 +80,7 @@ pub(crate) fn all(
     checks.extend(lsp(&settings, &runtime)?);
     checks.extend(skills(&settings)?);
     checks.extend(agents(&settings)?);
+    checks.extend(plugins(&settings));
     checks.push(sessions());
     Ok((checks, secrets))
 }
@@ -240,7 +241,7 @@ fn sandbox(settings: &Settings) -> Check {
 /// Every configured and approved project MCP server started, as `agent mcp list` starts them.
 fn mcp(settings: &Settings, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Vec<Check>> {
     let workspace = settings.workspace()?;
-    let entries = crate::mcp::entries(&settings.file.mcp_servers, &workspace)?;
+    let entries = crate::mcp::entries(&settings.file.mcp_servers, &settings.plugins, &workspace)?;
     if entries.is_empty() {
         return Ok(vec![Check::ok("mcp", "-", "no MCP servers configured".into())]);
     }
@@ -334,8 +335,7 @@ fn skills(settings: &Settings) -> anyhow::Result<Vec<Check>> {
 
 /// The agent definitions a `task` call may name, and every file refused with why.
 fn agents(settings: &Settings) -> anyhow::Result<Vec<Check>> {
-    let user = crate::agents::user_dir(settings);
-    let found = agent_skills::definition::discover(&settings.workspace()?, user.as_deref());
+    let found = crate::agents::definitions(settings)?;
     let mut checks: Vec<Check> = (found.refused.iter())
         .map(|(path, why)| {
             Check::warn("agents", path.display().to_string(), format!("refused: {why}"))
@@ -348,6 +348,29 @@ fn agents(settings: &Settings) -> anyhow::Result<Vec<Check>> {
         format!("{} agent definitions usable", found.found.len()),
     ));
     Ok(checks)
+}
+
+/// The enabled plugins: each one refused, left without its hooks and servers, or stripped of a
+/// field that would have granted something, with why; nothing when none is installed.
+fn plugins(settings: &Settings) -> Vec<Check> {
+    let loaded = &settings.plugins;
+    let mut checks: Vec<Check> = (loaded.notes.iter())
+        .map(|note| {
+            Check::warn("plugins", "-", note.clone()).fix(
+                "`agent plugin update NAME` reviews it again, `agent plugin remove NAME` drops it \
+                 (docs/plugins.md)",
+            )
+        })
+        .collect();
+    if !loaded.active.is_empty() {
+        let running = loaded.active.iter().filter(|a| a.runs).count();
+        let text = format!(
+            "{} plugins loaded, {running} with their hooks and servers",
+            loaded.active.len()
+        );
+        checks.push(Check::ok("plugins", "-", text));
+    }
+    checks
 }
 
 /// The session store: where, how many sessions, how many bytes.
