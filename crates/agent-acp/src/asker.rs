@@ -68,7 +68,7 @@ impl AcpAsker {
         // With free text allowed, either field answers, so neither is required.
         let required = !question.free_text;
         let schema = if question.multiple {
-            let field = MultiSelectPropertySchema::titled(options).min_items(1).max_items(count);
+            let field = MultiSelectPropertySchema::titled(options).min_items(1u64).max_items(count);
             schema.property(CHOICE, field, required)
         } else {
             schema.property(CHOICE, StringPropertySchema::new().one_of(options), required)
@@ -102,9 +102,10 @@ impl AcpAsker {
             .iter()
             .enumerate()
             .map(|(index, choice)| {
-                let name = match choice.description.is_empty() {
-                    true => choice.label.clone(),
-                    false => format!("{} — {}", choice.label, choice.description),
+                let name = if choice.description.is_empty() {
+                    choice.label.clone()
+                } else {
+                    format!("{} — {}", choice.label, choice.description)
                 };
                 PermissionOption::new(format!("choice-{index}"), name, PermissionOptionKind::AllowOnce)
             })

@@ -31,9 +31,10 @@ impl Asker for TerminalApprover {
 fn shown(question: &Question) -> String {
     let mut text = format!("\n? ask_user: {}\n", visible_line(&question.question));
     for (number, choice) in question.choices.iter().enumerate() {
-        let description = match choice.description.is_empty() {
-            true => String::new(),
-            false => format!(" — {}", visible_line(&choice.description)),
+        let description = if choice.description.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", visible_line(&choice.description))
         };
         text.push_str(&format!("  {}. {}{description}\n", number + 1, visible_line(&choice.label)));
     }

@@ -16,7 +16,7 @@ use serde_json::json;
 
 // One choice. Short `$defs` name: it is sent with every request that offers the tool.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(rename = "Option")]
+#[schemars(rename = "Choice")]
 #[serde(deny_unknown_fields)]
 #[expect(
     missing_docs,
@@ -105,9 +105,8 @@ fn question(input: AskUserInput, call_id: String) -> Result<Question, ToolError>
 /// allowed) counts as declined: a front end's mistake never reaches the model as an answer.
 fn result(question: &Question, reply: Reply) -> String {
     let answered = match reply {
-        Reply::Chosen { choices } => chosen(question, &choices).map(|labels| {
-            json!({"status": "answered", "choices": labels}) //
-        }),
+        Reply::Chosen { choices } => chosen(question, &choices)
+            .map(|labels| json!({"status": "answered", "choices": labels})),
         Reply::Text { text } if question.free_text => {
             let total = text.chars().count();
             let kept: String = text.chars().take(MAX_ANSWER_CHARS).collect();

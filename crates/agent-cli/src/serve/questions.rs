@@ -28,13 +28,11 @@ struct Parked {
 }
 
 /// Why an answer was not taken.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum NotTaken {
     /// No such question waits (404).
-    #[error("no question {0} waits")]
-    NoQuestion(u64),
-    /// The answer does not fit the question (422), with the reason.
-    #[error("{0}")]
+    NoQuestion,
+    /// The answer does not fit the question (400), with the reason.
     Unfit(String),
 }
 
@@ -63,9 +61,9 @@ impl Questions {
     /// where one is asked, text where none is allowed) is refused and the question keeps waiting.
     pub(crate) fn answer(&self, id: u64, answer: QuestionAnswer) -> Result<(), NotTaken> {
         let mut parked = self.lock();
-        let (_, question, _) = parked.waiting.get(&id).ok_or(NotTaken::NoQuestion(id))?;
+        let (_, question, _) = parked.waiting.get(&id).ok_or(NotTaken::NoQuestion)?;
         let reply = reply(question, answer).map_err(NotTaken::Unfit)?;
-        let (_, _, sender) = parked.waiting.remove(&id).ok_or(NotTaken::NoQuestion(id))?;
+        let (_, _, sender) = parked.waiting.remove(&id).ok_or(NotTaken::NoQuestion)?;
         // A wait dropped in between (the prompt cancelled) has no one to tell.
         let _ = sender.send(reply);
         Ok(())

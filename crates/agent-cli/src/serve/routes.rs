@@ -228,7 +228,7 @@ pub(crate) async fn reply(
 ) -> Result<StatusCode, Refusal> {
     match hub.get(&id)?.questions.answer(question, answer) {
         Ok(()) => Ok(StatusCode::NO_CONTENT),
-        Err(NotTaken::NoQuestion(_)) => {
+        Err(NotTaken::NoQuestion) => {
             Err(Refusal::NotFound(format!("no question {question} waits in session {id}")))
         }
         Err(NotTaken::Unfit(why)) => Err(Refusal::Bad(why)),
