@@ -16,7 +16,7 @@ use agent_client_protocol::{
             CreateElicitationRequest, ElicitationAction, ElicitationContentValue,
             ElicitationFormMode, ElicitationSchema, ElicitationSessionScope, EnumOption,
             MultiSelectPropertySchema, PermissionOption, PermissionOptionKind,
-            RequestPermissionOutcome, RequestPermissionRequest, StringPropertySchema,
+            RequestPermissionOutcome, RequestPermissionRequest, StringPropertySchema, ToolCallId,
             ToolCallUpdate, ToolCallUpdateFields,
         },
     },
@@ -60,7 +60,9 @@ impl AcpAsker {
             .iter()
             .map(|choice| {
                 let option = EnumOption::new(choice.label.clone(), choice.label.clone());
-                option.description((!choice.description.is_empty()).then(|| choice.description.clone()))
+                option.description(
+                    (!choice.description.is_empty()).then(|| choice.description.clone()),
+                )
             })
             .collect();
         let count = options.len() as u64;
@@ -82,7 +84,7 @@ impl AcpAsker {
             schema
         };
         let scope = ElicitationSessionScope::new(session.to_owned())
-            .tool_call_id(question.call_id.clone());
+            .tool_call_id(ToolCallId::new(question.call_id.clone()));
         let mode = ElicitationFormMode::new(scope, schema);
         let request = CreateElicitationRequest::new(mode, question.question.clone());
         let answer = self.connection.send_request(request).block_task().await;
@@ -107,7 +109,11 @@ impl AcpAsker {
                 } else {
                     format!("{} — {}", choice.label, choice.description)
                 };
-                PermissionOption::new(format!("choice-{index}"), name, PermissionOptionKind::AllowOnce)
+                PermissionOption::new(
+                    format!("choice-{index}"),
+                    name,
+                    PermissionOptionKind::AllowOnce,
+                )
             })
             .collect();
         options.push(PermissionOption::new(DECLINE, "Decline", PermissionOptionKind::RejectOnce));
@@ -117,7 +123,8 @@ impl AcpAsker {
         let answer = self.connection.send_request(request).block_task().await;
         match answer.map(|answer| answer.outcome) {
             Ok(RequestPermissionOutcome::Selected(selected)) => {
-                let index = selected.option_id.0.strip_prefix("choice-").and_then(|n| n.parse().ok());
+                let index =
+                    selected.option_id.0.strip_prefix("choice-").and_then(|n| n.parse().ok());
                 match index {
                     Some(index) => Reply::Chosen { choices: vec![index] },
                     None => Reply::Declined,

@@ -140,7 +140,8 @@ fn dispatch(
             // the same files (docs/acp.md).
             let fs = &request.client_capabilities.fs;
             state.client_fs.store(fs.read_text_file && fs.write_text_file, Ordering::SeqCst);
-            let forms = request.client_capabilities.elicitation.as_ref().and_then(|e| e.form.as_ref());
+            let forms =
+                request.client_capabilities.elicitation.as_ref().and_then(|e| e.form.as_ref());
             state.client_forms.store(forms.is_some(), Ordering::SeqCst);
             respond(responder, Ok(initialize()))
         }

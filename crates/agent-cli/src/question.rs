@@ -119,6 +119,8 @@ mod tests {
         let text = shown(&asked);
         assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
         assert!(text.contains("  1. a — one"), "{text}");
-        assert!(text.ends_with("answer with a number 1-3, or type your own answer; Enter declines: "));
+        assert!(
+            text.ends_with("answer with a number 1-3, or type your own answer; Enter declines: ")
+        );
     }
 }

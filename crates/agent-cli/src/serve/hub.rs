@@ -19,9 +19,9 @@ use axum::{
 use super::{
     api::{CreateSession, Problem, SessionInfo},
     approvals::Approvals,
-    questions::Questions,
     door::{self, Door, Opened},
     journal::Journal,
+    questions::Questions,
 };
 use crate::Options;
 
@@ -233,7 +233,8 @@ impl Hub {
         let questions = Questions::new(journal.clone());
         let busy = Arc::new(AtomicBool::new(false));
         let people = door::People { approver: approvals.clone(), asker: questions.clone() };
-        let opened = door::open(options.clone(), resume, journal.clone(), people, busy.clone()).await;
+        let opened =
+            door::open(options.clone(), resume, journal.clone(), people, busy.clone()).await;
         let (opened, door) = opened.map_err(|failed| Refusal::Unopened(failed.0))?;
         let live = Arc::new(Live {
             opened,

@@ -177,7 +177,9 @@ async def main():
         reader.feed_eof()
 
     copier = asyncio.create_task(copy())
-    conn = acp.connect_to_agent(recorder, process.stdin, reader)
+    # The Python SDK routes `elicitation/create` only with its unstable protocol switched on.
+    forms = recorder.elicitation is not None
+    conn = acp.connect_to_agent(recorder, process.stdin, reader, use_unstable_protocol=forms)
     results = []
     for index, step in enumerate(plan["steps"]):
         recorder.step = index

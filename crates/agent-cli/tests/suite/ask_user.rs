@@ -97,7 +97,11 @@ impl Tmux {
 
     fn run(&self, args: &[&str]) -> Output {
         let output = self.command(args).output().unwrap();
-        assert!(output.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         output
     }
 

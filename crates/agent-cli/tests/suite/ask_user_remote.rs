@@ -38,8 +38,12 @@ async fn an_editor_with_forms_answers_in_a_form_and_the_answer_reaches_the_model
     let asked = &summary["elicitations"][0];
     assert_eq!(asked["message"], "Which database should the service use?", "{summary}");
     let schema = &asked["mode"]["requestedSchema"];
-    let titles: Vec<&Value> =
-        schema["properties"]["choice"]["oneOf"].as_array().unwrap().iter().map(|o| &o["title"]).collect();
+    let titles: Vec<&Value> = schema["properties"]["choice"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| &o["title"])
+        .collect();
     assert_eq!(titles, ["Postgres", "SQLite", "None"], "{asked}");
     assert_eq!(schema["properties"]["answer"]["maxLength"], 2000, "{asked}");
     assert_eq!(asked["mode"]["toolCallId"], "q1", "{asked}");
@@ -74,9 +78,8 @@ async fn a_serve_client_sees_the_question_on_the_stream_and_answers_over_http() 
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().join("ws");
     std::fs::create_dir(&workspace).unwrap();
-    let model = ScriptedServer::start(Script::new([ask("q1", true), Turn::text("Noted.")]))
-        .await
-        .unwrap();
+    let model =
+        ScriptedServer::start(Script::new([ask("q1", true), Turn::text("Noted.")])).await.unwrap();
     let url = model.url();
     let serve = start(dir.path(), &["--base-url", &url, "--model", "m"], &[]);
     let (status, info) =
@@ -98,7 +101,8 @@ async fn a_serve_client_sees_the_question_on_the_stream_and_answers_over_http() 
     let number = pending[0]["id"].as_u64().unwrap();
     let path = format!("/v1/sessions/{id}/questions/{number}");
     // An answer that does not fit is refused, and the question keeps waiting.
-    for unfit in [json!({"choices": ["MySQL"]}), json!({"choices": ["SQLite", "None"]}), json!({})] {
+    for unfit in [json!({"choices": ["MySQL"]}), json!({"choices": ["SQLite", "None"]}), json!({})]
+    {
         let (status, problem) = serve.call("POST", &path, Some(unfit.clone())).await;
         assert_eq!(status, 400, "{unfit}: {problem}");
     }

@@ -41,8 +41,7 @@ fn args(free: bool, multi: bool) -> Value {
 /// the model reads and the questions the front end saw.
 async fn check(reply: Option<Reply>, args: Value) -> (String, Vec<Question>) {
     let mut fx = Fixture::new();
-    let asker =
-        reply.map(|reply| Arc::new(Scripted { reply, asked: Mutex::new(Vec::new()) }));
+    let asker = reply.map(|reply| Arc::new(Scripted { reply, asked: Mutex::new(Vec::new()) }));
     let dynamic = asker.clone().map(|asker| asker as Arc<dyn Asker>);
     fx.tools.push(Arc::new(Typed::new(agent_tools::AskUser::new(dynamic)).unwrap()));
     let out = fx.call("ask_user", args).await;
@@ -102,9 +101,7 @@ async fn declined_and_no_one_at_hand_are_results_the_model_reads() {
 #[tokio::test]
 async fn questions_out_of_bounds_are_refused_before_anyone_is_asked() {
     let option = |label: &str| json!({"label": label, "description": ""});
-    let with = |options: Vec<Value>, question: &str| {
-        json!({"question": question, "options": options, "multi_select": null, "allow_free_text": null})
-    };
+    let with = |options: Vec<Value>, question: &str| json!({"question": question, "options": options, "multi_select": null, "allow_free_text": null});
     let cases = [
         ("one_option", with(vec![option("a")], "q?")),
         ("seven_options", with(["a", "b", "c", "d", "e", "f", "g"].map(option).to_vec(), "q?")),
