@@ -62,7 +62,7 @@ impl Questions {
     pub(crate) fn answer(&self, id: u64, answer: QuestionAnswer) -> Result<(), NotTaken> {
         let mut parked = self.lock();
         let (_, question, _) = parked.waiting.get(&id).ok_or(NotTaken::NoQuestion)?;
-        let reply = reply(question, answer).map_err(NotTaken::Unfit)?;
+        let reply = reply(question, answer)?;
         let (_, _, sender) = parked.waiting.remove(&id).ok_or(NotTaken::NoQuestion)?;
         // A wait dropped in between (the prompt cancelled) has no one to tell.
         let _ = sender.send(reply);
@@ -71,12 +71,13 @@ impl Questions {
 }
 
 /// The reply `answer` gives to `question`, or why it does not fit.
-fn reply(question: &Question, answer: QuestionAnswer) -> Result<Reply, String> {
+fn reply(question: &Question, answer: QuestionAnswer) -> Result<Reply, NotTaken> {
+    let unfit = |why: String| Err(NotTaken::Unfit(why));
     match answer {
         QuestionAnswer { decline: true, choices: None, text: None } => Ok(Reply::Declined),
         QuestionAnswer { decline: false, choices: Some(labels), text: None } => {
             if labels.is_empty() || (labels.len() > 1 && !question.multiple) {
-                return Err(format!(
+                return unfit(format!(
                     "pick {} of the question's labels",
                     if question.multiple { "one or more" } else { "exactly one" }
                 ));
@@ -86,19 +87,19 @@ fn reply(question: &Question, answer: QuestionAnswer) -> Result<Reply, String> {
                 let index = question.choices.iter().position(|choice| &choice.label == label);
                 match index {
                     Some(index) if !choices.contains(&index) => choices.push(index),
-                    Some(_) => return Err(format!("`{label}` is picked twice")),
-                    None => return Err(format!("the question offers no label `{label}`")),
+                    Some(_) => return unfit(format!("`{label}` is picked twice")),
+                    None => return unfit(format!("the question offers no label `{label}`")),
                 }
             }
             Ok(Reply::Chosen { choices })
         }
         QuestionAnswer { decline: false, choices: None, text: Some(text) } => {
             if !question.free_text {
-                return Err("this question takes one of its labels, not text".to_owned());
+                return unfit("this question takes one of its labels, not text".to_owned());
             }
             Ok(Reply::Text { text })
         }
-        _ => Err("answer with exactly one of `choices`, `text` or `decline: true`".to_owned()),
+        _ => unfit("answer with exactly one of `choices`, `text` or `decline: true`".to_owned()),
     }
 }
 
