@@ -183,7 +183,11 @@ async fn in_the_repl_a_pick_and_an_own_answer_reach_the_next_requests() {
     .unwrap();
     assert!(pane.contains("? ask_user: Which database should the service use?"), "{pane}");
     assert!(pane.contains("  2. SQLite — one file, no server"), "{pane}");
-    assert!(offered(&bodies[0]).contains(&"ask_user".to_owned()), "{:?}", offered(&bodies[0]));
+    let tools = bodies[0]["tools"].as_array().unwrap();
+    let schema = tools.iter().find(|t| t["function"]["name"] == "ask_user").expect("offered");
+    // What offering it costs every request (docs/tools.md's token table).
+    let tokens = agent_model::estimate_tokens(&json!([schema]).to_string());
+    assert!(tokens <= 190, "ask_user costs {tokens} tokens a request");
     assert_eq!(output_of(&bodies[1], "q1"), json!({"status": "answered", "choices": ["SQLite"]}));
     let own = json!({"status": "answered", "text": "MySQL 8, it is what ops knows"});
     assert_eq!(output_of(&bodies[2], "q2"), own);
