@@ -45,6 +45,9 @@ pub struct Open {
     pub mcp_servers: Vec<ClientMcpServer>,
     /// Who answers when the policy asks: the client, through `session/request_permission`.
     pub approver: Arc<dyn Approver>,
+    /// Who answers the model's questions (`ask_user`): the client, through a form or
+    /// `session/request_permission`.
+    pub asker: Arc<dyn agent_exec::ask::Asker>,
     /// Where the file tools read and write: the client's file system when it offers one
     /// (`fs/read_text_file` and `fs/write_text_file`), else `None`, the disk.
     pub files: Option<Arc<dyn agent_core::FileSystem>>,

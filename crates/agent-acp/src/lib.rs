@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 mod approver;
+mod asker;
 mod error;
 mod files;
 mod frames;
@@ -23,6 +24,7 @@ mod session;
 mod updates;
 
 pub use approver::AcpApprover;
+pub use asker::AcpAsker;
 pub use error::Error;
 pub use files::ClientFiles;
 pub use frames::{MAX_FRAME_BYTES, read_frame};

@@ -29,7 +29,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use crate::{
-    AcpApprover, ClientFiles, ClientMcpServer, Error, Host, Open, Opening,
+    AcpApprover, AcpAsker, ClientFiles, ClientMcpServer, Error, Host, Open, Opening,
     frames::{TOO_LARGE_METHOD, TooLarge},
     replay,
     session::{self, Command, Handle},
@@ -52,6 +52,7 @@ type Sessions = Arc<Mutex<HashMap<String, Handle>>>;
 pub async fn serve(host: Arc<dyn Host>, frames: Frames) -> Result<(), Error> {
     let sessions: Sessions = Arc::default();
     let client_fs = Arc::new(AtomicBool::new(false));
+    let client_forms = Arc::new(AtomicBool::new(false));
     let on_request = {
         let (host, sessions) = (host.clone(), sessions.clone());
         // Requests are parsed here rather than by the SDK, so one it cannot parse (an unknown
@@ -62,7 +63,12 @@ pub async fn serve(host: Arc<dyn Host>, frames: Frames) -> Result<(), Error> {
                     connection: ConnectionTo<Client>| {
             match ClientRequest::parse_message(&message.method, &message.params) {
                 Ok(request) => {
-                    let state = State { host: &host, sessions: &sessions, client_fs: &client_fs };
+                    let state = State {
+                        host: &host,
+                        sessions: &sessions,
+                        client_fs: &client_fs,
+                        client_forms: &client_forms,
+                    };
                     dispatch(&state, request, responder, connection);
                 }
                 Err(err) => {
@@ -114,6 +120,8 @@ struct State<'a> {
     sessions: &'a Sessions,
     /// Whether the client offered both `fs/read_text_file` and `fs/write_text_file`.
     client_fs: &'a Arc<AtomicBool>,
+    /// Whether the client declared form elicitation (`elicitation.form`).
+    client_forms: &'a Arc<AtomicBool>,
 }
 
 /// Answers one request; what takes long (opening a session, a prompt) is handed to a task, so
@@ -132,6 +140,9 @@ fn dispatch(
             // the same files (docs/acp.md).
             let fs = &request.client_capabilities.fs;
             state.client_fs.store(fs.read_text_file && fs.write_text_file, Ordering::SeqCst);
+            let forms =
+                request.client_capabilities.elicitation.as_ref().and_then(|e| e.form.as_ref());
+            state.client_forms.store(forms.is_some(), Ordering::SeqCst);
             respond(responder, Ok(initialize()))
         }
         // No authentication methods are advertised: the model's key comes from our own
@@ -269,13 +280,16 @@ fn open(
     let (host, sessions) = (state.host.clone(), state.sessions.clone());
     let files =
         state.client_fs.load(Ordering::SeqCst).then(|| ClientFiles::new(connection.clone()));
+    let forms = state.client_forms.load(Ordering::SeqCst);
     tokio::spawn(async move {
         let approver = AcpApprover::new(connection.clone());
+        let asker = AcpAsker::new(connection.clone(), forms);
         let open = Open {
             opening: opening.clone(),
             cwd,
             mcp_servers,
             approver: approver.clone(),
+            asker: asker.clone(),
             files: files.clone().map(|files| files as Arc<dyn agent_core::FileSystem>),
         };
         let opened = match host.open(open).await {
@@ -284,6 +298,7 @@ fn open(
         };
         let id = opened.id();
         approver.bind(&id);
+        asker.bind(&id);
         if let Some(files) = &files {
             files.bind(&id);
         }

@@ -76,6 +76,12 @@ impl TerminalApprover {
         });
     }
 
+    /// Holds the terminal for one whole question, so the calls of a parallel batch (approvals
+    /// and `ask_user`'s questions alike) never ask at once.
+    pub(crate) async fn hold(&self) -> Held<'_> {
+        Held { lines: self.lines.lock().await, approver: self }
+    }
+
     /// Whether a line read for an abandoned prompt is owed to the REPL.
     pub(crate) fn is_reading(&self) -> bool {
         self.owed.load(Ordering::SeqCst) > 0
@@ -95,11 +101,30 @@ impl TerminalApprover {
     }
 }
 
+/// The terminal, held for one question ([`TerminalApprover::hold`]).
+pub(crate) struct Held<'a> {
+    lines: tokio::sync::MutexGuard<'a, mpsc::UnboundedReceiver<Option<String>>>,
+    approver: &'a TerminalApprover,
+}
+
+impl Held<'_> {
+    /// The next line typed, `None` at end of input. A prompt cancelled while it waits leaves
+    /// the line owed to the REPL.
+    pub(crate) async fn line(&mut self) -> Option<String> {
+        let _ = std::io::stderr().flush();
+        self.approver.read_line();
+        let answer = self.lines.recv().await.flatten();
+        // Received within the same poll as the line arrived, so a cancelled prompt either took
+        // its line here or leaves it owed to the REPL.
+        self.approver.owed.store(0, Ordering::SeqCst);
+        answer
+    }
+}
+
 impl Approver for TerminalApprover {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
         Box::pin(async move {
-            // Held for the whole prompt, so the calls of a parallel batch never ask at once.
-            let mut lines = self.lines.lock().await;
+            let mut held = self.hold().await;
             let style = Style::stderr();
             let preview = preview::approval(request, self.previewer.get().map(|p| &**p), &style);
             // Rung before the question is drawn, so whoever sees the question got the ring.
@@ -109,13 +134,7 @@ impl Approver for TerminalApprover {
             }
             eprint!("{}", question(request, &preview, &style));
             loop {
-                let _ = std::io::stderr().flush();
-                self.read_line();
-                let answer = lines.recv().await.flatten();
-                // Received within the same poll as the line arrived, so a cancelled prompt either
-                // took its line here or leaves it owed to the REPL.
-                self.owed.store(0, Ordering::SeqCst);
-                match answer {
+                match held.line().await {
                     Some(line) if is_view(&line) => {
                         eprint!("{}", preview.block.render(&style, None, ""));
                         eprint!("{}", ask_line(false));

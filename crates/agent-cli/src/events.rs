@@ -121,6 +121,23 @@ pub(crate) enum ExecEvent {
         /// The rules "allow always" records (empty: this exact call, this session).
         suggested_rules: Vec<String>,
     },
+    /// The model asks the user a question (`ask_user`; `agent serve` only: `exec` has no one to
+    /// ask); it is answered at `POST /v1/sessions/{id}/questions/{question_id}` (docs/serve.md).
+    #[serde(rename = "question.asked")]
+    QuestionAsked {
+        /// The question's id in the session.
+        question_id: u64,
+        /// The model's id for the call that asks.
+        call_id: String,
+        /// The question.
+        question: String,
+        /// The choices, 2 to 6, in the model's order.
+        choices: Vec<crate::serve::QuestionChoice>,
+        /// Whether several choices may be picked.
+        multiple: bool,
+        /// Whether an answer in words of one's own is taken.
+        free_text: bool,
+    },
     /// A model request failed; `run.failed` follows.
     #[serde(rename = "error")]
     Error {

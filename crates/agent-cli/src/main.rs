@@ -23,6 +23,7 @@ mod notify;
 mod options;
 mod organizer;
 mod preview;
+mod question;
 mod render;
 mod repl;
 mod serve;

@@ -144,6 +144,8 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         replay: args.replay.clone(),
         default_mode: PermissionMode::Default,
         approver: Some(approver.clone()),
+        // The approval prompts' reader answers the model's questions too (question.rs).
+        asker: Some(approver.clone()),
         mcp_servers: Vec::new(),
         trust: Trust::Ask,
     };

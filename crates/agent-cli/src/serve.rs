@@ -17,9 +17,12 @@ mod hub;
 mod journal;
 pub(crate) mod openapi;
 mod page;
+mod questions;
 mod routes;
 mod stream;
 mod token;
+
+pub(crate) use api::QuestionChoice;
 
 /// The flags of `agent serve`.
 #[derive(Debug, Clone, Args)]

@@ -25,6 +25,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) default_mode: PermissionMode,
     /// Who answers approval prompts; `None` denies every call that would ask.
     pub(crate) approver: Option<Arc<dyn Approver>>,
+    /// Who answers the model's questions (`ask_user`); `None` keeps the tool out of the list.
+    pub(crate) asker: Option<Arc<dyn agent_exec::ask::Asker>>,
     /// Whether the user may be asked to trust the project's hooks.
     pub(crate) trust: Trust,
     /// MCP servers the front end adds to the configured ones (an ACP client's), by name.
@@ -43,6 +45,7 @@ pub(crate) fn open(
         replay: launch.replay,
         default_mode: launch.default_mode,
         approver: launch.approver,
+        asker: launch.asker,
         trust: launch.trust,
         frontend: Arc::new(Terminal),
         mcp_servers: launch.mcp_servers,

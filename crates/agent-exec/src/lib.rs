@@ -51,6 +51,7 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod ask;
 mod background;
 mod builder;
 mod checkpointer;

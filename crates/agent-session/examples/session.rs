@@ -30,6 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Nobody is there to answer, as in `agent exec`: calls that would ask are refused.
         default_mode: PermissionMode::DontAsk,
         approver: None,
+        asker: None,
         trust: Trust::OnlyTrusted,
         frontend: Arc::new(Silent),
         mcp_servers: Vec::new(),

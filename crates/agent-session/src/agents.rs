@@ -128,7 +128,8 @@ pub fn wire(
         limits: settings.file.agents.limits(),
         definitions,
         // The plan is the parent's: a child keeps none of its own and cannot change the parent's.
-        withheld: vec!["update_plan".to_owned()],
+        // The person is the parent's to ask: a child reports what it could not decide instead.
+        withheld: vec!["update_plan".to_owned(), "ask_user".to_owned()],
         spawners: vec!["task".to_owned()],
         session_dir: Some(session_dir.to_path_buf()),
         secrets,

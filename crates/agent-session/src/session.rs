@@ -35,6 +35,10 @@ pub struct Launch<'a> {
     pub default_mode: PermissionMode,
     /// Who answers approval prompts; `None` denies every call that would ask.
     pub approver: Option<Arc<dyn Approver>>,
+    /// Who answers the model's questions (the `ask_user` tool, docs/ask-user.md): with one the
+    /// tool is offered; `None` keeps it out of the tool list, and a call of it is answered that
+    /// no one can reply.
+    pub asker: Option<Arc<dyn agent_exec::ask::Asker>>,
     /// Whether the user may be asked to trust the project's hooks, skills and MCP servers.
     pub trust: Trust,
     /// Where the session says what the user should know, and asks what only a user answers.

@@ -38,6 +38,7 @@
 
 // The tools, one module each.
 mod apply_patch;
+mod ask_user;
 mod bash;
 mod edit_file;
 #[cfg(feature = "execute-code")]
@@ -84,6 +85,7 @@ pub use crate::{
         ApplyPatch, ApplyPatchInput, LARK_GRAMMAR as APPLY_PATCH_LARK_GRAMMAR, MAX_PATCH_BYTES,
         MAX_PATCH_FILES, PatchChange, access_for as apply_patch_access,
     },
+    ask_user::{AskOption, AskUser, AskUserInput},
     bash::{Bash, BashConfig, BashInput},
     builtin_tools::{BuiltinTools, GUIDANCE},
     change::FileChange,

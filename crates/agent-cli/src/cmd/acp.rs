@@ -166,6 +166,7 @@ fn open_session(
         // An editor is there to answer, as in the REPL.
         default_mode: PermissionMode::Default,
         approver: Some(open.approver),
+        asker: Some(open.asker),
         trust: Trust::OnlyTrusted,
         mcp_servers: open.mcp_servers.into_iter().map(mcp_config).collect(),
     };

@@ -60,6 +60,7 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
         replay: args.replay.clone(),
         default_mode: PermissionMode::DontAsk,
         approver: None,
+        asker: None,
         mcp_servers: Vec::new(),
         trust: Trust::OnlyTrusted,
     };

@@ -131,6 +131,47 @@ pub(crate) enum Decision {
     Deny,
 }
 
+/// A question of the model's waiting for an answer (`ask_user`, docs/ask-user.md).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub(crate) struct PendingQuestion {
+    /// The question's id in the session (answer it at `.../questions/{id}`).
+    pub(crate) id: u64,
+    /// The model's id for the call that asks.
+    pub(crate) call_id: String,
+    /// The question.
+    pub(crate) question: String,
+    /// The choices, 2 to 6, in the model's order.
+    pub(crate) choices: Vec<QuestionChoice>,
+    /// Whether several choices may be picked.
+    pub(crate) multiple: bool,
+    /// Whether an answer in words of one's own is taken.
+    pub(crate) free_text: bool,
+}
+
+/// One choice of a question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema, schemars::JsonSchema)]
+pub(crate) struct QuestionChoice {
+    /// The label, which an answer names.
+    pub(crate) label: String,
+    /// What picking it means.
+    pub(crate) description: String,
+}
+
+/// The answer to a pending question: exactly one of `choices`, `text` or `decline`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct QuestionAnswer {
+    /// The labels picked (one unless the question takes several).
+    #[serde(default)]
+    pub(crate) choices: Option<Vec<String>>,
+    /// An answer in words of one's own (only when the question allows it).
+    #[serde(default)]
+    pub(crate) text: Option<String>,
+    /// Decline to answer.
+    #[serde(default)]
+    pub(crate) decline: bool,
+}
+
 /// The session's conversation as its transcript holds it.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub(crate) struct TranscriptBody {

@@ -60,6 +60,12 @@ impl std::fmt::Debug for Order {
     }
 }
 
+/// Who answers for the person at the other end of the API: approvals and the model's questions.
+pub(crate) struct People {
+    pub(crate) approver: Arc<dyn Approver>,
+    pub(crate) asker: Arc<dyn agent_exec::ask::Asker>,
+}
+
 /// A session that did not open, and why (its details are on the server's stderr too).
 #[derive(Debug)]
 pub(crate) struct NotOpened(pub(crate) String);
@@ -70,7 +76,7 @@ pub(crate) async fn open(
     options: Options,
     resume: Option<String>,
     journal: Arc<Journal>,
-    approver: Arc<dyn Approver>,
+    people: People,
     busy: Arc<AtomicBool>,
 ) -> Result<(Opened, Door), NotOpened> {
     let (reply, opened) = oneshot::channel();
@@ -88,7 +94,8 @@ pub(crate) async fn open(
             replay: None,
             // Someone answers over HTTP, as an editor does under `agent acp`.
             default_mode: PermissionMode::Default,
-            approver: Some(approver),
+            approver: Some(people.approver),
+            asker: Some(people.asker),
             trust: Trust::OnlyTrusted,
             mcp_servers: Vec::new(),
         };

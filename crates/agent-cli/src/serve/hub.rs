@@ -21,6 +21,7 @@ use super::{
     approvals::Approvals,
     door::{self, Door, Opened},
     journal::Journal,
+    questions::Questions,
 };
 use crate::Options;
 
@@ -71,6 +72,8 @@ pub(crate) struct Live {
     options: Options,
     pub(crate) journal: Arc<Journal>,
     pub(crate) approvals: Arc<Approvals>,
+    /// The model's questions waiting for an answer.
+    pub(crate) questions: Arc<Questions>,
     door: Door,
     busy: Arc<AtomicBool>,
     cancel: Mutex<CancellationToken>,
@@ -227,16 +230,18 @@ impl Hub {
         };
         let journal = Arc::new(Journal::default());
         let approvals = Approvals::new(journal.clone());
+        let questions = Questions::new(journal.clone());
         let busy = Arc::new(AtomicBool::new(false));
+        let people = door::People { approver: approvals.clone(), asker: questions.clone() };
         let opened =
-            door::open(options.clone(), resume, journal.clone(), approvals.clone(), busy.clone())
-                .await;
+            door::open(options.clone(), resume, journal.clone(), people, busy.clone()).await;
         let (opened, door) = opened.map_err(|failed| Refusal::Unopened(failed.0))?;
         let live = Arc::new(Live {
             opened,
             options,
             journal,
             approvals,
+            questions,
             door,
             busy,
             cancel: Mutex::new(CancellationToken::new()),

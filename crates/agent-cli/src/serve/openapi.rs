@@ -14,13 +14,15 @@ use super::{api, routes};
     paths(
         routes::health, routes::document, routes::create_session, routes::list_sessions,
         routes::get_session, routes::close_session, routes::transcript, routes::prompt,
-        routes::events, routes::cancel, routes::approvals, routes::answer, routes::checkpoints,
+        routes::events, routes::cancel, routes::approvals, routes::answer, routes::questions, routes::reply,
+        routes::checkpoints,
         routes::undo, routes::fork,
     ),
     components(schemas(
         api::CreateSession, api::PermissionMode, api::SessionInfo, api::PromptRequest,
         api::PromptAccepted, api::Problem, api::PendingApproval, api::ApprovalAnswer,
-        api::Decision, api::TranscriptBody, api::Checkpoint, api::UndoRequest, api::UndoResult,
+        api::Decision, api::PendingQuestion, api::QuestionChoice, api::QuestionAnswer,
+        api::TranscriptBody, api::Checkpoint, api::UndoRequest, api::UndoResult,
         api::ForkRequest,
     )),
     modifiers(&Bearer),

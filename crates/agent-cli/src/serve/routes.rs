@@ -13,13 +13,16 @@ use serde::Deserialize;
 
 use super::{
     api::{
-        ApprovalAnswer, Checkpoint, CreateSession, ForkRequest, PendingApproval, Problem,
-        PromptAccepted, PromptRequest, SessionInfo, TranscriptBody, UndoRequest, UndoResult,
+        ApprovalAnswer, Checkpoint, CreateSession, ForkRequest, PendingApproval, PendingQuestion,
+        Problem, PromptAccepted, PromptRequest, QuestionAnswer, SessionInfo, TranscriptBody,
+        UndoRequest, UndoResult,
     },
     guard::{self, Guard},
     history,
     hub::{Hub, Refusal},
-    openapi, page, stream,
+    openapi, page,
+    questions::NotTaken,
+    stream,
 };
 
 /// The largest request body (docs/limits.md).
@@ -41,6 +44,8 @@ pub(crate) fn router(hub: Arc<Hub>, guard: Arc<Guard>) -> Router {
         .route("/v1/sessions/{id}/cancel", post(cancel))
         .route("/v1/sessions/{id}/approvals", get(approvals))
         .route("/v1/sessions/{id}/approvals/{approval}", post(answer))
+        .route("/v1/sessions/{id}/questions", get(questions))
+        .route("/v1/sessions/{id}/questions/{question}", post(reply))
         .route("/v1/sessions/{id}/checkpoints", get(checkpoints))
         .route("/v1/sessions/{id}/undo", post(undo))
         .route("/v1/sessions/{id}/fork", post(fork))
@@ -197,6 +202,36 @@ pub(crate) async fn answer(
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(Refusal::NotFound(format!("no approval {approval} waits in session {id}")))
+    }
+}
+
+/// The model's questions waiting for an answer (`ask_user`).
+#[utoipa::path(get, path = "/v1/sessions/{id}/questions", params(("id" = String, Path)),
+    responses((status = 200, body = Vec<PendingQuestion>), (status = 404, body = Problem)))]
+pub(crate) async fn questions(
+    State(hub): Shared,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<PendingQuestion>>, Refusal> {
+    Ok(Json(hub.get(&id)?.questions.list()))
+}
+
+/// Answers (or declines) a waiting question; an answer that does not fit it is refused and the
+/// question keeps waiting.
+#[utoipa::path(post, path = "/v1/sessions/{id}/questions/{question}",
+    params(("id" = String, Path), ("question" = u64, Path)), request_body = QuestionAnswer,
+    responses((status = 204, description = "answered"), (status = 400, body = Problem),
+        (status = 404, body = Problem)))]
+pub(crate) async fn reply(
+    State(hub): Shared,
+    Path((id, question)): Path<(String, u64)>,
+    Json(answer): Json<QuestionAnswer>,
+) -> Result<StatusCode, Refusal> {
+    match hub.get(&id)?.questions.answer(question, answer) {
+        Ok(()) => Ok(StatusCode::NO_CONTENT),
+        Err(NotTaken::NoQuestion) => {
+            Err(Refusal::NotFound(format!("no question {question} waits in session {id}")))
+        }
+        Err(NotTaken::Unfit(why)) => Err(Refusal::Bad(why)),
     }
 }
 

@@ -6,8 +6,10 @@ Starts `AGENT [AGENT_ARGS...] acp` in WORKSPACE (with this process's environment
 line it writes to FRAMES (the Rust test validates them against the protocol's schema), plays
 PLAN on one connection and prints a JSON summary.
 
-PLAN is JSON: {"answer": OPTION_ID, "steps": [STEP, ...]}. Every permission request is answered
-with OPTION_ID. Each step is an object with one key, played in order; its result (the response,
+PLAN is JSON: {"answer": OPTION_ID, "elicitation": RESPONSE?, "steps": [STEP, ...]}. Every
+permission request is answered with OPTION_ID. With "elicitation" the client declares form
+elicitation at initialize and answers every `elicitation/create` with RESPONSE (the protocol's
+CreateElicitationResponse, e.g. {"action": "accept", "content": {"choice": "B"}}). Each step is an object with one key, played in order; its result (the response,
 or {"error": {...}}) is the summary's `results[i]`:
   {"initialize": {}}             initialize, protocol version 1
   {"authenticate": METHOD_ID}
@@ -21,7 +23,8 @@ or {"error": {...}}) is the summary's `results[i]`:
   {"processes": {"marker": M, "wait": BOOL}}
                                  the pids whose command line holds M (waiting until there is
                                  one when `wait`), and whether the agent is still running
-The summary also holds every update (with the step it came in) and permission request.
+The summary also holds every update (with the step it came in), permission request and
+elicitation request.
 """
 
 import asyncio
@@ -32,23 +35,49 @@ import time
 
 import acp
 from acp.helpers import text_block
-from acp.schema import AllowedOutcome, McpServerStdio, RequestPermissionResponse
+from acp.schema import (
+    AllowedOutcome,
+    AcceptElicitationResponse,
+    CancelElicitationResponse,
+    ClientCapabilities,
+    DeclineElicitationResponse,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    McpServerStdio,
+    RequestPermissionResponse,
+)
 
 
 class Recorder(acp.Client):
-    def __init__(self, answer):
+    def __init__(self, answer, elicitation):
         self.answer = answer
+        self.elicitation = elicitation
         self.step = None
         self.updates = []
         self.permissions = []
+        self.elicitations = []
 
     async def request_permission(self, session_id, tool_call, options, **kwargs):
         self.permissions.append(
-            {"toolCallId": tool_call.tool_call_id, "options": [o.kind for o in options]}
+            {
+                "toolCallId": tool_call.tool_call_id,
+                "title": tool_call.title,
+                "options": [o.kind for o in options],
+                "names": {o.option_id: o.name for o in options},
+            }
         )
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", optionId=self.answer)
         )
+
+    async def create_elicitation(self, message, mode, **kwargs):
+        self.elicitations.append({"message": message, "mode": dump(mode)})
+        kinds = {
+            "accept": AcceptElicitationResponse,
+            "decline": DeclineElicitationResponse,
+            "cancel": CancelElicitationResponse,
+        }
+        return kinds[self.elicitation["action"]].model_validate(self.elicitation)
 
     async def session_update(self, session_id, update, **kwargs):
         update = update.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -86,12 +115,16 @@ def dump(value):
     return None if value is None else value.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-async def play(conn, process, workspace, step):
+async def play(conn, process, workspace, step, forms):
     """Plays one step; returns its result."""
     (kind, arg), = step.items()
     global session_id
     if kind == "initialize":
-        return dump(await conn.initialize(protocol_version=1))
+        if not forms:
+            return dump(await conn.initialize(protocol_version=1))
+        elicitation = ElicitationCapabilities(form=ElicitationFormCapabilities())
+        capabilities = ClientCapabilities(elicitation=elicitation)
+        return dump(await conn.initialize(protocol_version=1, client_capabilities=capabilities))
     if kind == "authenticate":
         return dump(await conn.authenticate(method_id=arg))
     if kind == "new":
@@ -127,7 +160,7 @@ session_id = None
 async def main():
     agent, workspace, frames_path, plan, *args = sys.argv[1:]
     plan = json.loads(plan)
-    recorder = Recorder(plan.get("answer", "allow-once"))
+    recorder = Recorder(plan.get("answer", "allow-once"), plan.get("elicitation"))
     # The agent gets this process's environment (the SDK's own spawn trims it to a few
     # variables), and its stderr stays ours, for the test to read.
     process = await asyncio.create_subprocess_exec(
@@ -144,12 +177,15 @@ async def main():
         reader.feed_eof()
 
     copier = asyncio.create_task(copy())
-    conn = acp.connect_to_agent(recorder, process.stdin, reader)
+    # The Python SDK routes `elicitation/create` only with its unstable protocol switched on.
+    forms = recorder.elicitation is not None
+    conn = acp.connect_to_agent(recorder, process.stdin, reader, use_unstable_protocol=forms)
     results = []
     for index, step in enumerate(plan["steps"]):
         recorder.step = index
         try:
-            results.append(await play(conn, process, workspace, step))
+            forms = recorder.elicitation is not None
+            results.append(await play(conn, process, workspace, step, forms))
         except acp.RequestError as error:
             results.append({"error": {"code": error.code, "message": str(error), "data": error.data}})
     await conn.close()
@@ -161,6 +197,7 @@ async def main():
         "results": results,
         "updates": recorder.updates,
         "permissions": recorder.permissions,
+        "elicitations": recorder.elicitations,
         "exitCode": process.returncode,
     }
     print(json.dumps(summary))

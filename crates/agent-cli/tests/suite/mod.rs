@@ -10,6 +10,8 @@ mod agents_mcp;
 mod agents_repl;
 mod agents_replay;
 mod apply_patch;
+mod ask_user;
+mod ask_user_remote;
 mod batch;
 mod batch_ray;
 mod broken_pipe;

@@ -1,10 +1,12 @@
 //! Opening a session: the one place where configuration becomes a running agent, with its
 //! model, tools, sandbox and proxy, skills, hooks, MCP servers, child agents and checkpoints.
 
-use agent_core::ModelClient;
-use agent_exec::{ExecutorConfig, Transcript};
+use std::{sync::Arc, time::Duration};
+
+use agent_core::{ModelClient, Typed, TypedTool};
+use agent_exec::{AgentBuilder, ExecutorConfig, ToolLimits, Transcript};
 use agent_model::ReplayClient;
-use agent_tools::FileTracker;
+use agent_tools::{AskUser, FileTracker};
 
 use super::{
     Launch, Session,
@@ -14,6 +16,26 @@ use crate::{
     agents, config, error::bail, hooks, log::SessionLog, overrides::Overrides, settings::Settings,
     waiting::Waiting,
 };
+
+/// Registers `ask_user` asking through `asker`. Without one it is registered but never offered:
+/// no request pays for its schema (`agent exec`'s first request is held to a budget), and a
+/// model that calls it anyway reads that no one can reply instead of `unknown_tool`.
+fn ask_user(
+    builder: AgentBuilder,
+    asker: Option<Arc<dyn agent_exec::ask::Asker>>,
+) -> crate::Result<AgentBuilder> {
+    let offered = asker.is_some();
+    // A person takes longer than a tool call may: the wait has its own limit.
+    let limits = ToolLimits { timeout: Some(ASK_USER_TIMEOUT), output_cap: None };
+    let builder = builder.tool_with_limits(Arc::new(Typed::new(AskUser::new(asker))?), limits);
+    Ok(if offered { builder } else { builder.offer_when(ASK_USER, Arc::new(|| false)) })
+}
+
+/// The tool's name, as rules and the child filter know it.
+const ASK_USER: &str = <AskUser as TypedTool>::NAME;
+
+/// How long a question waits for its answer (docs/ask-user.md).
+const ASK_USER_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 
 impl Session {
     /// Opens a session from the configuration `overrides` point at, as `launch` asks; `runtime`
@@ -127,6 +149,7 @@ impl Session {
         let replay = launch.replay.as_deref();
         let (builder, organizer) =
             agents::wire(builder, &settings, log.dir(), child_secrets, &waiting, replay)?;
+        let builder = ask_user(builder, launch.asker)?;
         let mut agent = builder.build_boxed(model)?;
         organizer.children.attach(agent.executor(), &docs.text);
         for warning in agent.executor().policy().warnings() {

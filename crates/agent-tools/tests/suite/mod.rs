@@ -1,6 +1,7 @@
 //! Shared fixture: a temporary workspace and the built-in tools, called as the executor would.
 
 mod apply_patch;
+mod ask_user;
 mod bash;
 // The code sandbox and its tool exist only with the feature.
 #[cfg(feature = "execute-code")]

@@ -52,16 +52,18 @@ fn rule_names_match_the_permission_vocabulary() {
     }
 }
 
-/// The tools that `builtin` does not build (they need the session's plan), pinned the same way.
+/// The tools that `builtin` does not build (they need the session's plan or its front end),
+/// pinned the same way.
 #[test]
-fn update_plan_and_apply_patch_specs_are_pinned() {
+fn update_plan_apply_patch_and_ask_user_specs_are_pinned() {
     let dir = tempfile::tempdir().unwrap();
     let book = std::sync::Arc::new(agent_exec::plan::PlanBook::open(dir.path()));
     let plan = agent_core::Typed::new(agent_tools::UpdatePlan::new(book)).unwrap();
     let patch =
         agent_core::Typed::new(agent_tools::ApplyPatch::new(agent_tools::FileTracker::new()))
             .unwrap();
-    for tool in [&plan as &dyn agent_core::Tool, &patch] {
+    let ask = agent_core::Typed::new(agent_tools::AskUser::new(None)).unwrap();
+    for tool in [&plan as &dyn agent_core::Tool, &patch, &ask] {
         let spec = tool.spec();
         assert!(spec.strict, "{} is not strict", spec.name);
         insta::assert_json_snapshot!(format!("spec_{}", spec.name), spec);
