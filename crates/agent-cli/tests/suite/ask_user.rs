@@ -2,16 +2,12 @@
 //! tmux, a person picks a choice and types an answer of their own; in `exec` no one can reply;
 //! in each the structured answer is what the next model request carries.
 
-use std::{
-    path::{Path, PathBuf},
-    process::{Command, Output},
-    time::Instant,
-};
+use std::time::Instant;
 
 use agent_model::scripted::{RecordedRequest, Script, ScriptedCall, ScriptedServer, Turn};
 use serde_json::{Value, json};
 
-use crate::suite::{DEADLINE, data_dir, exec::exec, stderr};
+use crate::suite::{DEADLINE, exec::exec, stderr, tmux::Pane};
 
 /// A call of `ask_user` with three choices.
 pub(crate) fn ask(id: &str, free_text: bool) -> Turn {
@@ -59,83 +55,6 @@ async fn in_exec_the_tool_is_not_offered_and_a_call_hears_that_no_one_can_reply(
     assert!(answer["message"].as_str().unwrap().starts_with("no one can reply"), "{answer}");
 }
 
-/// A tmux server of the test's own (its socket in the test's folder), killed when dropped.
-struct Tmux {
-    socket: PathBuf,
-}
-
-impl Tmux {
-    /// Starts `agent ARGS` in a detached 120×40 pane, with the environment the suite gives
-    /// every run (`suite::command`).
-    fn start(workspace: &Path, args: &[&str]) -> Tmux {
-        let socket = workspace.parent().unwrap().join("tmux.sock");
-        let tmux = Tmux { socket };
-        let agent = env!("CARGO_BIN_EXE_agent");
-        let home = workspace.display().to_string();
-        let env = [
-            format!("HOME={home}"),
-            format!("AGENT_DATA_DIR={}", data_dir(workspace).display()),
-            format!("XDG_CONFIG_HOME={home}/.no-config"),
-            "AGENT_LSP_PATH=".to_owned(),
-            "TERM=xterm-256color".to_owned(),
-        ];
-        let mut command = tmux.command(&["new-session", "-d", "-x", "120", "-y", "40", "-s", "t"]);
-        command.arg("-c").arg(workspace);
-        for pair in &env {
-            command.arg("-e").arg(pair);
-        }
-        let started = command.arg(agent).args(args).output().unwrap();
-        assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
-        tmux
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new("tmux");
-        command.arg("-S").arg(&self.socket).args(args);
-        command
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        let output = self.command(args).output().unwrap();
-        assert!(
-            output.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output
-    }
-
-    /// The pane's text, with its scroll-back.
-    fn pane(&self) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-S", "-200", "-t", "t"]).stdout)
-            .into_owned()
-    }
-
-    /// Waits until the pane shows `text`, polling its content until the suite's deadline.
-    fn wait_for(&self, text: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let pane = self.pane();
-            if pane.contains(text) {
-                return pane;
-            }
-            assert!(start.elapsed() < DEADLINE, "{text:?} never shown:\n{pane}");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    }
-
-    /// Types `keys` (tmux key names, `Enter` among them).
-    fn keys(&self, keys: &[&str]) {
-        self.run(&[&["send-keys", "-t", "t"][..], keys].concat());
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.command(&["kill-server"]).output();
-    }
-}
-
 /// Waits until `server` recorded `count` model requests; their bodies.
 fn requests(server: &ScriptedServer, count: usize) -> Vec<Value> {
     let start = Instant::now();
@@ -152,35 +71,31 @@ fn requests(server: &ScriptedServer, count: usize) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_the_repl_a_pick_and_an_own_answer_reach_the_next_requests() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        // Fails instead under AGENT_NO_SKIP; .ci/run installs tmux.
-        agent_test_support::skipped("tmux is not installed");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().join("ws");
     std::fs::create_dir(&workspace).unwrap();
     let turns = [ask("q1", false), ask("q2", true), Turn::text("Going with it.")];
     let server = ScriptedServer::start(Script::new(turns)).await.unwrap();
-    let url = server.url();
-    let (pane, bodies) = tokio::task::spawn_blocking(move || {
-        let args = ["--base-url", &url, "--model", "m", "--api", "chat", "chat"];
-        let tmux = Tmux::start(&workspace, &args);
-        tmux.wait_for("›");
-        tmux.keys(&["set up the service", "Enter"]);
-        let pane = tmux.wait_for("answer with a number 1-3; Enter declines:");
+    let Some((pane, bodies)) = tokio::task::spawn_blocking(move || {
+        // Without tmux the test is skipped (a failure under AGENT_NO_SKIP; .ci/run installs it).
+        let tmux = Pane::repl(&workspace, &server, &[])?;
+        tmux.enter("set up the service");
+        let asked = "answer with a number 1-3; Enter declines:";
+        let pane = tmux.wait_until(asked, |screen| screen.contains(asked));
         // A number out of range is asked again, not taken.
-        tmux.keys(&["7", "Enter"]);
-        tmux.keys(&["2", "Enter"]);
+        tmux.enter("7");
+        tmux.enter("2");
         tmux.wait_for("answer with a number 1-3, or type your own answer; Enter declines:");
-        tmux.keys(&["MySQL 8, it is what ops knows", "Enter"]);
+        tmux.enter("MySQL 8, it is what ops knows");
         tmux.wait_for("Going with it.");
         let bodies = requests(&server, 3);
-        tmux.keys(&["/exit", "Enter"]);
-        (pane, bodies)
+        assert_eq!(tmux.exit(), 0);
+        Some((pane, bodies))
     })
     .await
-    .unwrap();
+    .unwrap() else {
+        return;
+    };
     assert!(pane.contains("? ask_user: Which database should the service use?"), "{pane}");
     assert!(pane.contains("  2. SQLite — one file, no server"), "{pane}");
     let tools = bodies[0]["tools"].as_array().unwrap();
