@@ -134,7 +134,7 @@ const GRANTS: &[&str] = &[
     "dangerouslySkipPermissions",
 ];
 
-/// Reads the plugin in `root` (which must already be checked by [`super::tree::files`]).
+/// Reads the plugin in `root` (which must already be checked by `tree::files`).
 pub fn read(root: &Path, fallback_name: &str) -> crate::Result<Manifest> {
     let (format, file) = [
         (Format::ClaudeCode, ".claude-plugin/plugin.json"),
