@@ -116,11 +116,13 @@ fn campaign(
         let before = Stats::read(&out.join(target).join("default").join("fuzzer_stats")).ok();
         let limit = Limit { wall_seconds, cpu_seconds: Some(cpu_seconds) };
         let stats = afl(root, &harness, target, &out, limit, true)?;
-        println!("{}", stats.line(target));
+        let hangs = out.join(target).join("default").join("hangs");
+        let (replayed, hanging) = replay_hangs(&harness, target, &hangs)?;
+        println!("{}  (of {replayed} saved hangs, {hanging} hang again alone)", stats.line(target));
         // A resumed afl-fuzz carries the earlier runs' counts on; this run's are the difference.
         let earlier = before.unwrap_or_default();
         let record = format!(
-            "{}\t{target}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+            "{}\t{target}\t{:.1}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{hanging}\n",
             stats.last_update,
             stats.cpu_seconds / 60.0,
             stats.wall_seconds,
@@ -138,7 +140,9 @@ fn campaign(
             .open(out.join("cpu.tsv"))
             .context("cpu.tsv")?;
         file.write_all(record.as_bytes())?;
-        if stats.crashes + stats.hangs > earlier.crashes + earlier.hangs {
+        // A saved hang that finishes in time when replayed alone was a run starved of CPU (the
+        // time limit is wall time, and a campaign runs at nice 19), not a finding.
+        if stats.crashes > earlier.crashes || hanging > 0 {
             found.push(target.clone());
         }
     }
@@ -147,6 +151,36 @@ fn campaign(
         bail!("findings in {found:?}, under {}", out.display());
     }
     Ok(())
+}
+
+/// Replays every saved hang of `dir` through `harness` alone (`afl-showmap`, the same time
+/// limit): how many there are, and how many still exceed the limit or crash.
+fn replay_hangs(harness: &Path, name: &str, dir: &Path) -> anyhow::Result<(usize, usize)> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok((0, 0)) };
+    let mut replayed = 0;
+    let mut hanging = 0;
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        if !entry.file_name().to_string_lossy().starts_with("id:") {
+            continue;
+        }
+        let input = std::fs::File::open(&path)?;
+        let status = Command::new("afl-showmap")
+            .args(["-q", "-t", TIMEOUT_MS, "-m", "none", "-o", "/dev/null", "--"])
+            .arg(harness)
+            .arg(name)
+            .env("AFL_NO_AFFINITY", "1")
+            .stdin(input)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .context("running afl-showmap")?;
+        replayed += 1;
+        if !status.success() {
+            hanging += 1;
+        }
+    }
+    Ok((replayed, hanging))
 }
 
 /// `cargo run -p agent-fuzz -- --list` (an ordinary debug build, the one the tests make).
