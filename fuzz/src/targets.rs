@@ -1,5 +1,6 @@
 //! The targets, one module per kind of input.
 
+mod command;
 mod config;
 mod frames;
 mod html;
@@ -80,6 +81,12 @@ pub(crate) const ALL: &[Target] = &[
         about: "skill and command frontmatter (bounded YAML): the bounded reader agrees with \
                 yaml-rust2 on what it accepts, within its limits",
         run: skill::frontmatter,
+    },
+    Target {
+        name: "command",
+        about: "custom-command templates: the expansion is the reference's, deterministic, and \
+                refused exactly past its limit of repeated substitution, so bounded",
+        run: command::expansion,
     },
     Target {
         name: "config",

@@ -80,6 +80,10 @@ fn skill() {
     check("skill");
 }
 #[test]
+fn command() {
+    check("command");
+}
+#[test]
 fn config() {
     check("config");
 }

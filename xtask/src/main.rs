@@ -26,8 +26,9 @@ tasks:
 {steps}
   demo    [--no-build] [NAME] offline demos: the real agent binary against a scripted model server
           (--no-build: on the debug binaries as they are, e.g. after `cargo test --no-run`)
-  fuzz    --list | TARGET --minutes N | --smoke [--seconds S]  the fuzz targets under AFL++ (apt
-          package afl++; docs/fuzzing.md): list them, run one, or run each for S seconds (CI)
+  fuzz    --list | TARGET --minutes N | --cpu-minutes N TARGET... | --smoke [--seconds S]  the fuzz
+          targets under AFL++ (apt package afl++; docs/fuzzing.md): list them, run one for N
+          minutes of wall or CPU time, or run each for S seconds (CI)
   realmodel  [--no-build] [--only TEXT | --bench] the real-server tier: the agent binary against
           llama-cpp-python, llama-server and LiteLLM with a real tiny model (setup cached in
           $AGENT_REALMODEL_CACHE)

@@ -94,6 +94,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "agent-lsp",
             "agent-acp",
             "agent-skills",
+            "agent-session",
         ],
     ),
     ("xtask", &[]),

@@ -219,9 +219,16 @@ pub(crate) fn run(options: &Options, args: ChatArgs) -> anyhow::Result<ExitCode>
         // A custom command runs as its prompt; a built-in of the same name wins.
         let parsed = match parse_line(&line) {
             Line::Unknown(_) | Line::Prompt(_)
-                if let Some(prompt) = session.extras.commands.expand_line(&line) =>
+                if let Some(expanded) = session.extras.commands.expand_line(&line) =>
             {
-                Line::Prompt(prompt)
+                match expanded {
+                    Ok(prompt) => Line::Prompt(prompt),
+                    // A command that repeats its arguments too often is not sent (docs/skills.md).
+                    Err(err) => {
+                        eprintln!("{err}");
+                        Line::Empty
+                    }
+                }
             }
             parsed => parsed,
         };

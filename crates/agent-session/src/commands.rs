@@ -5,6 +5,9 @@
 //! (`git/commit.md` is `/git:commit`) and the first file of a name wins. The frontmatter's
 //! `description` and `argument-hint` show in `/help`; the body is the prompt, with `$ARGUMENTS`
 //! replaced by everything after the name and `$1`…`$9` by its words (quotes group words).
+//! A placeholder used again may repeat the arguments only so far ([`MAX_REPEATED_BYTES`]): a
+//! project's command is untrusted text, and 6,000 `$ARGUMENTS` would turn a pasted megabyte into
+//! gigabytes.
 //! A command is only text for the model: any other field (Claude Code's `allowed-tools`,
 //! `model`) is ignored, so a command never widens a permission.
 
@@ -14,6 +17,12 @@ use agent_skills::frontmatter;
 
 /// The largest command file read, in bytes.
 pub const MAX_COMMAND_BYTES: u64 = 64 * 1024;
+
+/// How many bytes the placeholders used a second time or more may substitute in all: a command
+/// file's size. The first use of each (`$ARGUMENTS`, `$1`…`$9`) is free, which is at most twice
+/// the arguments; a body that repeats them past this is refused ([`ExpansionTooLarge`]) rather
+/// than expanded.
+pub const MAX_REPEATED_BYTES: usize = 64 * 1024;
 
 /// How deep namespaces go below a commands folder.
 const MAX_DEPTH: usize = 3;
@@ -71,6 +80,20 @@ impl std::fmt::Display for Unusable {
 
 impl std::error::Error for Unusable {}
 
+/// A command whose repeated placeholders would substitute more than [`MAX_REPEATED_BYTES`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "/{name} was not run: its placeholders repeat the {args} bytes of arguments past {limit} bytes"
+)]
+pub struct ExpansionTooLarge {
+    /// The command's name.
+    pub name: String,
+    /// The length of the arguments, in bytes.
+    pub args: usize,
+    /// The most repeated placeholders may substitute, in bytes ([`MAX_REPEATED_BYTES`]).
+    pub limit: usize,
+}
+
 impl Commands {
     /// Reads the commands folders, in precedence order: `(folder, from the project)`.
     pub fn discover(roots: &[(PathBuf, bool)]) -> Self {
@@ -100,7 +123,7 @@ impl Commands {
     }
 
     /// The prompt a line typed as `/name args` runs, when `name` is a custom command.
-    pub fn expand_line(&self, line: &str) -> Option<String> {
+    pub fn expand_line(&self, line: &str) -> Option<Result<String, ExpansionTooLarge>> {
         let rest = line.trim().strip_prefix('/')?;
         let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
         Some(self.get(name)?.expand(args.trim()))
@@ -158,7 +181,12 @@ fn read(path: &Path) -> Result<String, Unusable> {
     std::fs::read_to_string(path).map_err(|err| Unusable::Io(err.into()))
 }
 
-fn parse(name: String, text: &str, path: PathBuf, project: bool) -> Result<Command, Unusable> {
+pub(crate) fn parse(
+    name: String,
+    text: &str,
+    path: PathBuf,
+    project: bool,
+) -> Result<Command, Unusable> {
     // A command without frontmatter is all prompt.
     let (description, argument_hint, body) = match frontmatter::parse(text) {
         Ok(front) => {
@@ -195,35 +223,58 @@ fn after_frontmatter(text: &str) -> &str {
 impl Command {
     /// The prompt for `args`: `$ARGUMENTS` is all of them, `$1`…`$9` one word each (empty when
     /// missing), in one pass, so an argument holding `$1` is not expanded again. A body that
-    /// names no argument gets them appended (as Claude Code does), so none is lost.
-    pub fn expand(&self, args: &str) -> String {
+    /// names no argument gets them appended (as Claude Code does), so none is lost. Refused
+    /// when placeholders used again would substitute more than [`MAX_REPEATED_BYTES`], so a
+    /// prompt is at most the body, twice the arguments and 64 KiB.
+    pub fn expand(&self, args: &str) -> Result<String, ExpansionTooLarge> {
+        self.expand_within(args, MAX_REPEATED_BYTES)
+    }
+
+    /// [`Command::expand`] with the most repeated placeholders may substitute, in bytes, as a
+    /// parameter (the fuzz target explores small limits with small inputs).
+    pub(crate) fn expand_within(
+        &self,
+        args: &str,
+        limit: usize,
+    ) -> Result<String, ExpansionTooLarge> {
         let words = split_words(args);
         let mut out = String::with_capacity(self.body.len() + args.len());
         let mut rest = self.body.as_str();
         let mut used = false;
+        // `$ARGUMENTS` is slot 0, `$1`…`$9` slots 1 to 9.
+        let mut seen = [false; 10];
+        let mut repeated = 0usize;
         while let Some(at) = rest.find('$') {
             out.push_str(&rest[..at]);
             let after = &rest[at + 1..];
-            if let Some(tail) = after.strip_prefix("ARGUMENTS") {
-                out.push_str(args);
-                rest = tail;
-                used = true;
+            let (slot, text, tail) = if let Some(tail) = after.strip_prefix("ARGUMENTS") {
+                (0, args, tail)
             } else if let Some(digit) = after.chars().next().filter(|c| ('1'..='9').contains(c)) {
-                let index = digit as usize - '1' as usize;
-                out.push_str(words.get(index).map_or("", String::as_str));
-                rest = &after[1..];
-                used = true;
+                let slot = digit as usize - '0' as usize;
+                (slot, words.get(slot - 1).map_or("", String::as_str), &after[1..])
             } else {
                 out.push('$');
                 rest = after;
+                continue;
+            };
+            // Counted before it is copied, so a refused prompt is never built.
+            if std::mem::replace(&mut seen[slot], true) {
+                repeated = repeated.saturating_add(text.len());
             }
+            if repeated > limit {
+                let name = self.name.clone();
+                return Err(ExpansionTooLarge { name, args: args.len(), limit });
+            }
+            out.push_str(text);
+            rest = tail;
+            used = true;
         }
         out.push_str(rest);
         if !used && !args.is_empty() {
             out.push_str("\n\nARGUMENTS: ");
             out.push_str(args);
         }
-        out
+        Ok(out)
     }
 }
 
@@ -268,7 +319,7 @@ mod tests {
 
     #[track_caller]
     fn check(body: &str, args: &str, expect: &str) {
-        assert_eq!(command(body).expand(args), expect);
+        assert_eq!(command(body).expand(args).unwrap(), expect);
     }
 
     #[test]
@@ -284,6 +335,21 @@ mod tests {
         check("No placeholders", "extra words", "No placeholders\n\nARGUMENTS: extra words");
         check("---\ndescription: d\n---\nBody $ARGUMENTS\n", "x", "Body x");
         check("---\nargument-hint: [a] [b]\n---\nBody $1\n", "x", "Body x");
+    }
+
+    /// Found in stating the `command` fuzz target's bound: 1,000 `$1` made a 1 KiB argument a
+    /// 1 MiB prompt (and 6,000 `$ARGUMENTS` a pasted megabyte 6 GB). Now refused past 64 KiB of
+    /// repeats, while every placeholder once, even with a megabyte of arguments, expands.
+    #[test]
+    fn regression_expansion_unbounded() {
+        let word = "x".repeat(1024);
+        let refused = command(&"$1".repeat(1000)).expand(&word).unwrap_err();
+        assert_eq!((refused.args, refused.limit), (1024, MAX_REPEATED_BYTES));
+        assert!(command(&"$ARGUMENTS".repeat(70)).expand(&word).is_err());
+        assert!(command(&"$1".repeat(65)).expand(&word).is_ok());
+        let pasted = "y".repeat(1 << 20);
+        let honest = command("Review $1: $ARGUMENTS").expand(&pasted).unwrap();
+        assert_eq!(honest.len(), "Review : ".len() + 2 * pasted.len());
     }
 
     #[test]
@@ -304,7 +370,7 @@ mod tests {
         let names: Vec<_> = commands.list.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["git:commit", "review"]);
         assert_eq!(commands.get("review").unwrap().body, "Review the diff");
-        assert_eq!(commands.expand_line("/git:commit  fix it ").as_deref(), Some("Commit fix"));
+        assert_eq!(commands.expand_line("/git:commit  fix it "), Some(Ok("Commit fix".into())));
         assert_eq!(commands.expand_line("/nope x"), None);
         assert_eq!(commands.help(), "  /git:commit [msg]  Commit\n  /review  (no description)\n");
     }

@@ -15,6 +15,9 @@ pub mod config;
 mod error;
 pub mod fork;
 mod frontend;
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
+pub mod fuzz;
 pub mod hooks;
 pub mod log;
 pub mod mcp;

@@ -81,7 +81,10 @@ pub(crate) fn run(options: &Options, args: ExecArgs) -> anyhow::Result<ExitCode>
         args.prompt
     };
     // `agent exec '/name args'` runs a custom command (docs/skills.md).
-    let prompt = session.extras.commands.expand_line(&prompt).unwrap_or(prompt);
+    let prompt = match session.extras.commands.expand_line(&prompt) {
+        Some(expanded) => expanded?,
+        None => prompt,
+    };
 
     let mut renderer = Renderer::new(args.json);
     renderer.work.set_previewer(crate::preview::Previewer::for_session(&session));
