@@ -2,12 +2,12 @@
 //! these types (`openapi.rs`), so what the document says is what the server reads and writes.
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use crate::options::Mode;
 
 /// A session to open.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CreateSession {
     /// The workspace: an absolute path to an existing directory.
@@ -25,7 +25,8 @@ pub(crate) struct CreateSession {
 }
 
 /// A permission mode, spelled as `--permission-mode` spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum PermissionMode {
     /// Reads run; edits and commands ask.
@@ -53,7 +54,8 @@ impl From<PermissionMode> for Mode {
 }
 
 /// An open session.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 pub(crate) struct SessionInfo {
     /// The session id (`agent exec --resume` and `agent undo --session` take it).
     pub(crate) id: String,
@@ -70,7 +72,8 @@ pub(crate) struct SessionInfo {
 }
 
 /// A prompt to run.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PromptRequest {
     /// The prompt's text.
@@ -78,21 +81,24 @@ pub(crate) struct PromptRequest {
 }
 
 /// A prompt taken: its events follow `after` on the session's event stream.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 pub(crate) struct PromptAccepted {
     /// The id of the last event before the prompt's `run.started`.
     pub(crate) after: u64,
 }
 
 /// What went wrong, in words.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 pub(crate) struct Problem {
     /// The reason, for people.
     pub(crate) error: String,
 }
 
 /// A call waiting for an answer.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 pub(crate) struct PendingApproval {
     /// The approval's id in the session (answer it at `.../approvals/{id}`).
     pub(crate) id: u64,
@@ -109,7 +115,8 @@ pub(crate) struct PendingApproval {
 }
 
 /// The answer to a pending approval.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ApprovalAnswer {
     /// What to do with the call.
@@ -120,7 +127,8 @@ pub(crate) struct ApprovalAnswer {
 }
 
 /// An approval's decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Decision {
     /// Run this call.
@@ -132,7 +140,8 @@ pub(crate) enum Decision {
 }
 
 /// A question of the model's waiting for an answer (`ask_user`, docs/ask-user.md).
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 pub(crate) struct PendingQuestion {
     /// The question's id in the session (answer it at `.../questions/{id}`).
     pub(crate) id: u64,
@@ -149,7 +158,8 @@ pub(crate) struct PendingQuestion {
 }
 
 /// One choice of a question.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 pub(crate) struct QuestionChoice {
     /// The label, which an answer names.
     pub(crate) label: String,
@@ -158,7 +168,8 @@ pub(crate) struct QuestionChoice {
 }
 
 /// The answer to a pending question: exactly one of `choices`, `text` or `decline`.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub(crate) struct QuestionAnswer {
     /// The labels picked (one unless the question takes several).
@@ -173,7 +184,8 @@ pub(crate) struct QuestionAnswer {
 }
 
 /// The session's conversation as its transcript holds it.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 pub(crate) struct TranscriptBody {
     /// The items (`message`, `tool_call`, `tool_output`, `reasoning`), as `item.added` carries
     /// them.
@@ -181,7 +193,8 @@ pub(crate) struct TranscriptBody {
 }
 
 /// One checkpoint of the session.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 pub(crate) struct Checkpoint {
     /// Sequential within the session, from 1.
     pub(crate) id: u32,
@@ -200,7 +213,8 @@ pub(crate) struct Checkpoint {
 }
 
 /// What to undo.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct UndoRequest {
     /// Undo this turn (default: the last one not undone yet).
@@ -214,7 +228,8 @@ pub(crate) struct UndoRequest {
 }
 
 /// What an undo did.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 pub(crate) struct UndoResult {
     /// The report `agent undo` prints.
     pub(crate) report: String,
@@ -227,7 +242,8 @@ pub(crate) struct UndoResult {
 }
 
 /// Where to fork.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[cfg_attr(test, derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct ForkRequest {
     /// Keep the history up to the end of this turn (default: all of it).

@@ -1,4 +1,5 @@
-//! The routes of `agent serve`, each documented for the OpenAPI document by its `utoipa::path`.
+//! The routes of `agent serve`, each documented for the OpenAPI document by its `utoipa::path`
+//! (compiled in tests only: see the `openapi` module).
 
 use std::sync::Arc;
 
@@ -14,8 +15,8 @@ use serde::Deserialize;
 use super::{
     api::{
         ApprovalAnswer, Checkpoint, CreateSession, ForkRequest, PendingApproval, PendingQuestion,
-        Problem, PromptAccepted, PromptRequest, QuestionAnswer, SessionInfo, TranscriptBody,
-        UndoRequest, UndoResult,
+        PromptAccepted, PromptRequest, QuestionAnswer, SessionInfo, TranscriptBody, UndoRequest,
+        UndoResult,
     },
     guard::{self, Guard},
     history,
@@ -24,6 +25,9 @@ use super::{
     questions::NotTaken,
     stream,
 };
+// The error body is named only in the routes' OpenAPI annotations, which tests compile.
+#[cfg(test)]
+use super::api::Problem;
 
 /// The largest request body (docs/limits.md).
 pub(crate) const MAX_BODY: usize = 1 << 20;
@@ -55,22 +59,22 @@ pub(crate) fn router(hub: Arc<Hub>, guard: Arc<Guard>) -> Router {
 }
 
 /// Says the server is up, and nothing else (no token needed).
-#[utoipa::path(get, path = "/health", security(()), responses((status = 204, description = "up")))]
+#[cfg_attr(test, utoipa::path(get, path = "/health", security(()), responses((status = 204, description = "up"))))]
 pub(crate) async fn health() -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
 /// This API's OpenAPI 3.1 document.
-#[utoipa::path(get, path = "/v1/openapi.json",
-    responses((status = 200, description = "the document", content_type = "application/json")))]
+#[cfg_attr(test, utoipa::path(get, path = "/v1/openapi.json",
+    responses((status = 200, description = "the document", content_type = "application/json"))))]
 pub(crate) async fn document() -> Response {
-    ([("content-type", "application/json")], openapi::document()).into_response()
+    ([("content-type", "application/json")], openapi::DOCUMENT).into_response()
 }
 
 /// Opens a session, built as `agent exec` builds one.
-#[utoipa::path(post, path = "/v1/sessions", request_body = CreateSession, responses(
+#[cfg_attr(test, utoipa::path(post, path = "/v1/sessions", request_body = CreateSession, responses(
     (status = 201, body = SessionInfo), (status = 400, body = Problem),
-    (status = 409, body = Problem), (status = 422, body = Problem), (status = 429, body = Problem)))]
+    (status = 409, body = Problem), (status = 422, body = Problem), (status = 429, body = Problem))))]
 pub(crate) async fn create_session(
     State(hub): Shared,
     Json(request): Json<CreateSession>,
@@ -80,14 +84,14 @@ pub(crate) async fn create_session(
 }
 
 /// The open sessions.
-#[utoipa::path(get, path = "/v1/sessions", responses((status = 200, body = Vec<SessionInfo>)))]
+#[cfg_attr(test, utoipa::path(get, path = "/v1/sessions", responses((status = 200, body = Vec<SessionInfo>))))]
 pub(crate) async fn list_sessions(State(hub): Shared) -> Json<Vec<SessionInfo>> {
     Json(hub.list().iter().map(|live| live.info()).collect())
 }
 
 /// One open session.
-#[utoipa::path(get, path = "/v1/sessions/{id}", params(("id" = String, Path)),
-    responses((status = 200, body = SessionInfo), (status = 404, body = Problem)))]
+#[cfg_attr(test, utoipa::path(get, path = "/v1/sessions/{id}", params(("id" = String, Path)),
+    responses((status = 200, body = SessionInfo), (status = 404, body = Problem))))]
 pub(crate) async fn get_session(
     State(hub): Shared,
     Path(id): Path<String>,
@@ -97,8 +101,8 @@ pub(crate) async fn get_session(
 
 /// Closes a session: its prompt is cancelled, its jobs killed, its MCP servers stopped. Its
 /// files stay; `resume` opens it again.
-#[utoipa::path(delete, path = "/v1/sessions/{id}", params(("id" = String, Path)),
-    responses((status = 204, description = "closed"), (status = 404, body = Problem)))]
+#[cfg_attr(test, utoipa::path(delete, path = "/v1/sessions/{id}", params(("id" = String, Path)),
+    responses((status = 204, description = "closed"), (status = 404, body = Problem))))]
 pub(crate) async fn close_session(
     State(hub): Shared,
     Path(id): Path<String>,
@@ -108,8 +112,8 @@ pub(crate) async fn close_session(
 }
 
 /// The session's conversation as its transcript holds it.
-#[utoipa::path(get, path = "/v1/sessions/{id}/transcript", params(("id" = String, Path)),
-    responses((status = 200, body = TranscriptBody), (status = 404, body = Problem)))]
+#[cfg_attr(test, utoipa::path(get, path = "/v1/sessions/{id}/transcript", params(("id" = String, Path)),
+    responses((status = 200, body = TranscriptBody), (status = 404, body = Problem))))]
 pub(crate) async fn transcript(
     State(hub): Shared,
     Path(id): Path<String>,
@@ -119,9 +123,9 @@ pub(crate) async fn transcript(
 }
 
 /// Runs a prompt; its events follow on the event stream. One prompt at a time per session.
-#[utoipa::path(post, path = "/v1/sessions/{id}/prompt", params(("id" = String, Path)),
+#[cfg_attr(test, utoipa::path(post, path = "/v1/sessions/{id}/prompt", params(("id" = String, Path)),
     request_body = PromptRequest, responses((status = 202, body = PromptAccepted),
-    (status = 404, body = Problem), (status = 409, body = Problem)))]
+    (status = 404, body = Problem), (status = 409, body = Problem))))]
 pub(crate) async fn prompt(
     State(hub): Shared,
     Path(id): Path<String>,
@@ -132,8 +136,8 @@ pub(crate) async fn prompt(
 }
 
 /// Where an event stream begins.
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
+#[derive(Debug, Deserialize)]
+#[cfg_attr(test, derive(utoipa::IntoParams), into_params(parameter_in = Query))]
 pub(crate) struct StreamFrom {
     /// Stream the events after this id (as `Last-Event-ID`; the header wins). Default: only
     /// events from now on.
@@ -143,12 +147,12 @@ pub(crate) struct StreamFrom {
 /// The session's events as Server-Sent Events: each `data` is one event of
 /// docs/exec-events.schema.json, each `id` its number in the session. Send `Last-Event-ID` to
 /// resume after a dropped connection.
-#[utoipa::path(get, path = "/v1/sessions/{id}/events",
+#[cfg_attr(test, utoipa::path(get, path = "/v1/sessions/{id}/events",
     params(("id" = String, Path), StreamFrom,
         ("Last-Event-ID" = Option<u64>, Header, description = "resume after this event")),
     responses((status = 200, description = "the event stream", content_type = "text/event-stream",
         body = String),
-    (status = 404, body = Problem), (status = 410, body = Problem), (status = 429, body = Problem)))]
+    (status = 404, body = Problem), (status = 410, body = Problem), (status = 429, body = Problem))))]
 pub(crate) async fn events(
     State(hub): Shared,
     Path(id): Path<String>,
@@ -169,8 +173,8 @@ pub(crate) async fn events(
 
 /// Cancels the running prompt: the model request and every tool stop; the run ends with
 /// `run.failed` (`cancelled`).
-#[utoipa::path(post, path = "/v1/sessions/{id}/cancel", params(("id" = String, Path)),
-    responses((status = 204, description = "cancelled"), (status = 404, body = Problem)))]
+#[cfg_attr(test, utoipa::path(post, path = "/v1/sessions/{id}/cancel", params(("id" = String, Path)),
+    responses((status = 204, description = "cancelled"), (status = 404, body = Problem))))]
 pub(crate) async fn cancel(
     State(hub): Shared,
     Path(id): Path<String>,
@@ -180,8 +184,8 @@ pub(crate) async fn cancel(
 }
 
 /// The calls waiting for approval.
-#[utoipa::path(get, path = "/v1/sessions/{id}/approvals", params(("id" = String, Path)),
-    responses((status = 200, body = Vec<PendingApproval>), (status = 404, body = Problem)))]
+#[cfg_attr(test, utoipa::path(get, path = "/v1/sessions/{id}/approvals", params(("id" = String, Path)),
+    responses((status = 200, body = Vec<PendingApproval>), (status = 404, body = Problem))))]
 pub(crate) async fn approvals(
     State(hub): Shared,
     Path(id): Path<String>,
@@ -190,9 +194,9 @@ pub(crate) async fn approvals(
 }
 
 /// Answers a waiting call.
-#[utoipa::path(post, path = "/v1/sessions/{id}/approvals/{approval}",
+#[cfg_attr(test, utoipa::path(post, path = "/v1/sessions/{id}/approvals/{approval}",
     params(("id" = String, Path), ("approval" = u64, Path)), request_body = ApprovalAnswer,
-    responses((status = 204, description = "answered"), (status = 404, body = Problem)))]
+    responses((status = 204, description = "answered"), (status = 404, body = Problem))))]
 pub(crate) async fn answer(
     State(hub): Shared,
     Path((id, approval)): Path<(String, u64)>,
@@ -206,8 +210,8 @@ pub(crate) async fn answer(
 }
 
 /// The model's questions waiting for an answer (`ask_user`).
-#[utoipa::path(get, path = "/v1/sessions/{id}/questions", params(("id" = String, Path)),
-    responses((status = 200, body = Vec<PendingQuestion>), (status = 404, body = Problem)))]
+#[cfg_attr(test, utoipa::path(get, path = "/v1/sessions/{id}/questions", params(("id" = String, Path)),
+    responses((status = 200, body = Vec<PendingQuestion>), (status = 404, body = Problem))))]
 pub(crate) async fn questions(
     State(hub): Shared,
     Path(id): Path<String>,
@@ -217,10 +221,10 @@ pub(crate) async fn questions(
 
 /// Answers (or declines) a waiting question; an answer that does not fit it is refused and the
 /// question keeps waiting.
-#[utoipa::path(post, path = "/v1/sessions/{id}/questions/{question}",
+#[cfg_attr(test, utoipa::path(post, path = "/v1/sessions/{id}/questions/{question}",
     params(("id" = String, Path), ("question" = u64, Path)), request_body = QuestionAnswer,
     responses((status = 204, description = "answered"), (status = 400, body = Problem),
-        (status = 404, body = Problem)))]
+        (status = 404, body = Problem))))]
 pub(crate) async fn reply(
     State(hub): Shared,
     Path((id, question)): Path<(String, u64)>,
@@ -236,8 +240,8 @@ pub(crate) async fn reply(
 }
 
 /// The session's checkpoints (each prompt's file changes), oldest first.
-#[utoipa::path(get, path = "/v1/sessions/{id}/checkpoints", params(("id" = String, Path)),
-    responses((status = 200, body = Vec<Checkpoint>), (status = 404, body = Problem)))]
+#[cfg_attr(test, utoipa::path(get, path = "/v1/sessions/{id}/checkpoints", params(("id" = String, Path)),
+    responses((status = 200, body = Vec<Checkpoint>), (status = 404, body = Problem))))]
 pub(crate) async fn checkpoints(
     State(hub): Shared,
     Path(id): Path<String>,
@@ -247,9 +251,9 @@ pub(crate) async fn checkpoints(
 }
 
 /// Undoes a turn's file changes (or redoes an undo), as `agent undo` does.
-#[utoipa::path(post, path = "/v1/sessions/{id}/undo", params(("id" = String, Path)),
+#[cfg_attr(test, utoipa::path(post, path = "/v1/sessions/{id}/undo", params(("id" = String, Path)),
     request_body = UndoRequest, responses((status = 200, body = UndoResult),
-    (status = 404, body = Problem), (status = 409, body = Problem)))]
+    (status = 404, body = Problem), (status = 409, body = Problem))))]
 pub(crate) async fn undo(
     State(hub): Shared,
     Path(id): Path<String>,
@@ -264,9 +268,9 @@ pub(crate) async fn undo(
 
 /// Opens a new session whose history is this one's up to the end of a turn (`--fork`); the
 /// original is unchanged.
-#[utoipa::path(post, path = "/v1/sessions/{id}/fork", params(("id" = String, Path)),
+#[cfg_attr(test, utoipa::path(post, path = "/v1/sessions/{id}/fork", params(("id" = String, Path)),
     request_body = ForkRequest, responses((status = 201, body = SessionInfo),
-    (status = 404, body = Problem), (status = 409, body = Problem), (status = 429, body = Problem)))]
+    (status = 404, body = Problem), (status = 409, body = Problem), (status = 429, body = Problem))))]
 pub(crate) async fn fork(
     State(hub): Shared,
     Path(id): Path<String>,
