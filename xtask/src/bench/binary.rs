@@ -15,7 +15,7 @@ const BUDGET_MB: f64 = 25.0;
 /// A change that grows the binary by more than [`ALLOWED_GROWTH_MB`] updates this number in the
 /// same commit, with a line in `docs/BENCHMARKS.md` saying what the megabytes buy; a change that
 /// shrinks it lowers the number so the guard stays tight.
-const BASELINE_MB: f64 = 23.96;
+const BASELINE_MB: f64 = 25.01;
 
 /// How much a change may add before its row fails.
 const ALLOWED_GROWTH_MB: f64 = 1.0;
